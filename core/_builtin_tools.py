@@ -1,0 +1,152 @@
+"""The core's own tools: ToolSearch, the scratchpad, and background tasks.
+
+They belong to the call pipeline rather than to any plugin, so they are
+registered under the plugin name ``core``.
+"""
+
+from __future__ import annotations
+
+from typing import Literal
+
+from pydantic import BaseModel, Field
+
+from ._descriptions import clip_summary
+from ._tools import Tool, ToolContext, ToolResult
+
+__all__ = ["core_tools"]
+
+MAX_LOADED_PER_CALL = 10
+
+
+class ToolSearchInput(BaseModel):
+    query: str = Field(description='"select:A,B" loads those tools; otherwise words to search names and '
+                                   'descriptions, "+word" required.')
+    max_results: int = Field(default=5, ge=1, le=MAX_LOADED_PER_CALL,
+                             description="How many tools a keyword search loads.")
+
+
+async def tool_search(args: ToolSearchInput, ctx: ToolContext) -> ToolResult:
+    session = ctx.session
+    deferred = [t for t in session.offered() if t.loading == "deferred"]
+    by_name = {t.name: t for t in deferred}
+    query = args.query.strip()
+    if query.startswith("select:"):
+        wanted = [n.strip() for n in query[len("select:"):].split(",") if n.strip()]
+        unknown = [n for n in wanted if n not in by_name]
+        chosen = [by_name[n] for n in wanted if n in by_name][:MAX_LOADED_PER_CALL]
+        if len(wanted) - len(unknown) > MAX_LOADED_PER_CALL:
+            unknown.append(f"(only {MAX_LOADED_PER_CALL} tools load per call)")
+    else:
+        words = query.lower().split()
+        required = [w[1:] for w in words if w.startswith("+") and len(w) > 1]
+        optional = [w for w in words if not w.startswith("+")]
+        scored = []
+        for tool in deferred:
+            name = tool.name.lower()
+            text = f"{name} {ctx.session.toolbox.description(tool).lower()}"
+            if any(r not in name and r not in text for r in required):
+                continue
+            score = sum(3 if w in name else 1 for w in optional if w in text) + len(required)
+            if score:
+                scored.append((-score, tool.name, tool))
+        chosen = [t for _, _, t in sorted(scored)][: args.max_results]
+        unknown = []
+    if not chosen:
+        return ToolResult.error(f"No deferred tool matches {query!r}."
+                                + (f" Unknown: {', '.join(unknown)}." if unknown else "")
+                                + f" Deferred tools: {', '.join(sorted(by_name)) or 'none'}.")
+    lines = []
+    for tool in chosen:
+        session.loaded.add(tool.name)
+        lines.append(f"- {tool.name}: {clip_summary(ctx.session.toolbox.description(tool), 120)}")
+    text = "Loaded (their schemas are in the catalogue from the next request on):\n" + "\n".join(lines)
+    if unknown:
+        text += f"\nNot found: {', '.join(unknown)}"
+    return ToolResult.text(text)
+
+
+class ScratchpadReadInput(BaseModel):
+    name: str = Field(description="The entry's name.")
+    offset: int = Field(default=0, ge=0, description="First character to return.")
+    limit: int = Field(default=20_000, ge=1, le=100_000, description="How many characters to return.")
+
+
+async def scratchpad_read(args: ScratchpadReadInput, ctx: ToolContext) -> ToolResult:
+    pad = ctx.session.scratchpad
+    if args.name not in pad:
+        return ToolResult.error(f"No scratchpad entry {args.name!r}. Entries: {', '.join(sorted(pad)) or 'none'}.")
+    text = pad[args.name]
+    part = text[args.offset: args.offset + args.limit]
+    end = args.offset + len(part)
+    if end < len(text):
+        part += f"\n[{len(text) - end:,} more characters; continue with offset={end}]"
+    return ToolResult.text(part)
+
+
+class NoInput(BaseModel):
+    pass
+
+
+async def scratchpad_list(args: NoInput, ctx: ToolContext) -> ToolResult:
+    pad = ctx.session.scratchpad
+    if not pad:
+        return ToolResult.text("The scratchpad is empty.")
+    return ToolResult.text("\n".join(f"{name}\t{len(text):,} characters" for name, text in sorted(pad.items())))
+
+
+async def task_list(args: NoInput, ctx: ToolContext) -> ToolResult:
+    tasks = ctx.session.tasks.list()
+    if not tasks:
+        return ToolResult.text("No background tasks in this session.")
+    return ToolResult.text("\n".join(
+        f"{t.id}\t{t.status}\t{t.kind}\t{t.description}" for t in tasks))
+
+
+class TaskIdInput(BaseModel):
+    task_id: str = Field(description="The task id, as returned when the task started.")
+
+
+async def task_output(args: TaskIdInput, ctx: ToolContext) -> ToolResult:
+    task = ctx.session.tasks.get(args.task_id)
+    if task is None:
+        return ToolResult.error(f"No task {args.task_id!r} in this session; TaskList shows the tasks.")
+    if task.status == "running":
+        return ToolResult.text(f"{task.id} is still running ({task.description}).")
+    if task.status == "failed":
+        return ToolResult.error(f"{task.id} failed: {task.error}")
+    if isinstance(task.result, ToolResult):
+        return task.result
+    return ToolResult.text(f"{task.id} {task.status}." + (f"\n{task.result}" if task.result is not None else ""))
+
+
+class TaskStopInput(BaseModel):
+    task_id: str | None = Field(default=None, description="The task to stop.")
+    shell_id: str | None = Field(default=None, description="Older name for task_id.")
+
+
+async def task_stop(args: TaskStopInput, ctx: ToolContext) -> ToolResult:
+    task_id = args.task_id or args.shell_id
+    if not task_id:
+        return ToolResult.error("Give task_id.")
+    if await ctx.session.tasks.stop(task_id):
+        return ToolResult.text(f"Stopped {task_id}.")
+    return ToolResult.error(f"No running task {task_id!r}; TaskList shows the tasks.")
+
+
+def core_tools(background: bool, have: set[str]) -> list[Tool]:
+    tools = [
+        Tool(name="ToolSearch", handler=tool_search, input_model=ToolSearchInput, read_only=True,
+             permission="read", plugin="core"),
+        Tool(name="ScratchpadRead", handler=scratchpad_read, input_model=ScratchpadReadInput, read_only=True,
+             permission="read", loading="deferred", plugin="core"),
+        Tool(name="ScratchpadList", handler=scratchpad_list, input_model=NoInput, read_only=True,
+             permission="read", loading="deferred", plugin="core"),
+        Tool(name="TaskList", handler=task_list, input_model=NoInput, read_only=True,
+             permission="read", loading="deferred", plugin="core"),
+        Tool(name="TaskOutput", handler=task_output, input_model=TaskIdInput, read_only=True,
+             permission="read", loading="deferred", plugin="core"),
+    ]
+    if background and "TaskStop" not in have:
+        tools.append(Tool(name="TaskStop", handler=task_stop, input_model=TaskStopInput,
+                          permission="read", loading="deferred", plugin="core"))
+    return tools

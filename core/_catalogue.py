@@ -1,0 +1,97 @@
+"""What a model is sent: loaded tools with schemas, deferred tools by name.
+
+Exports the loaded tools as MCP tool definitions and in the tool formats of
+the Anthropic Messages API and the OpenAI Chat Completions API.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+from ._descriptions import clip_summary
+
+if TYPE_CHECKING:
+    from ._session import Session
+    from ._tools import Tool
+
+__all__ = ["Catalogue", "CatalogueTool", "build_catalogue", "augmented_schema"]
+
+
+@dataclass(frozen=True)
+class CatalogueTool:
+    name: str
+    description: str
+    input_schema: dict[str, Any]
+    read_only: bool
+
+
+@dataclass(frozen=True)
+class DeferredTool:
+    name: str
+    summary: str
+
+
+@dataclass(frozen=True)
+class Catalogue:
+    tools: list[CatalogueTool]
+    deferred: list[DeferredTool]
+
+    def names(self) -> list[str]:
+        return [t.name for t in self.tools] + [d.name for d in self.deferred]
+
+    def to_mcp(self) -> list[dict[str, Any]]:
+        return [{"name": t.name, "description": t.description, "inputSchema": t.input_schema,
+                 "annotations": {"readOnlyHint": t.read_only}} for t in self.tools]
+
+    def to_anthropic(self) -> list[dict[str, Any]]:
+        return [{"name": t.name, "description": t.description, "input_schema": t.input_schema}
+                for t in self.tools]
+
+    def to_openai(self) -> list[dict[str, Any]]:
+        return [{"type": "function",
+                 "function": {"name": t.name, "description": t.description, "parameters": t.input_schema}}
+                for t in self.tools]
+
+    def deferred_text(self) -> str:
+        """The listing of deferred tools for the system prompt."""
+        if not self.deferred:
+            return ""
+        lines = ["Deferred tools (load a schema with ToolSearch, e.g. select:Name; calling one directly also works):"]
+        lines += [f"- {d.name}: {d.summary}" for d in self.deferred]
+        return "\n".join(lines)
+
+
+def augmented_schema(session: Session, tool: Tool) -> dict[str, Any]:
+    """The tool's schema plus pegboard's ``scratchpad`` (and ``background``
+    when enabled), unless the tool has parameters of those names."""
+    schema = dict(tool.schema)
+    props = dict(schema.get("properties", {}))
+    if "scratchpad" not in props:
+        extra = " Setting it also lifts this tool's output caps." if tool.lifts_caps_with_scratchpad else ""
+        props["scratchpad"] = {
+            "type": "string",
+            "description": "Save the output in the session scratchpad under this name instead of returning it; "
+                           f"you get a short confirmation.{extra}",
+        }
+    if session.toolbox.settings.core.background.enabled and "background" not in props:
+        props["background"] = {
+            "type": "boolean",
+            "description": "Run in the background: you get a task id at once and the result is delivered when "
+                           "it finishes.",
+        }
+    schema["properties"] = props
+    schema.setdefault("type", "object")
+    return schema
+
+
+def build_catalogue(session: Session) -> Catalogue:
+    toolbox = session.toolbox
+    tools, deferred = [], []
+    for tool in session.offered():
+        description = toolbox.description(tool)
+        if tool.loading == "deferred" and tool.name not in session.loaded:
+            deferred.append(DeferredTool(tool.name, clip_summary(description)))
+        else:
+            tools.append(CatalogueTool(tool.name, description, augmented_schema(session, tool), tool.read_only))
+    return Catalogue(tools, deferred)

@@ -1,0 +1,457 @@
+"""The ``pegboard`` command line."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import sys
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import click
+
+from ._config import ConfigError, config_dir, find_layers, load_settings, policy_path
+from ._decisions import Answer, Decision, PermissionRequest
+from ._hookspecs import hookimpl
+from ._policy import POLICY_NAMES, policy_for
+
+__all__ = ["CLIState", "main"]
+
+
+@dataclass
+class CLIState:
+    """What every command shares: the global options and, once needed, the toolbox.
+
+    Plugin commands reach it as ``click.get_current_context().find_object(CLIState)``.
+    """
+
+    cwd: Path | None = None
+    config: Path | None = None
+    _toolboxes: dict[tuple[bool, object], Any] = field(default_factory=dict)
+
+    def toolbox(self, *, inventory: bool = False, host: object | None = None) -> Any:
+        key = (inventory, host)
+        if key not in self._toolboxes:
+            from ._toolbox import Toolbox
+
+            try:
+                self._toolboxes[key] = Toolbox.load(cwd=self.cwd, config=self.config, inventory=inventory,
+                                                    host=host)
+            except ConfigError as exc:
+                fail_config(exc)
+        return self._toolboxes[key]
+
+
+def fail_config(exc: ConfigError) -> None:
+    click.echo("pegboard: configuration problems:", err=True)
+    for line in exc.problems:
+        click.echo(f"  {line}", err=True)
+    sys.exit(2)
+
+
+def _state() -> CLIState:
+    ctx = click.get_current_context()
+    state = ctx.find_object(CLIState)
+    if state is None:
+        state = ctx.ensure_object(CLIState)
+    return state
+
+
+def _set_cwd(ctx: click.Context, _: click.Parameter, value: Path | None) -> None:
+    if value is not None:
+        ctx.ensure_object(CLIState).cwd = value
+
+
+def _set_config(ctx: click.Context, _: click.Parameter, value: Path | None) -> None:
+    if value is not None:
+        ctx.ensure_object(CLIState).config = value
+
+
+def global_options(fn: Any) -> Any:
+    """``--config`` and ``--cwd``, accepted before or after the subcommand."""
+    fn = click.option("--cwd", type=click.Path(file_okay=False, path_type=Path), callback=_set_cwd,
+                      expose_value=False, is_eager=True,
+                      help="Project root and working directory.")(fn)
+    fn = click.option("--config", type=click.Path(dir_okay=False, path_type=Path), callback=_set_config,
+                      expose_value=False, is_eager=True, envvar="PEGBOARD_CONFIG",
+                      help="Extra config file, above the user and project files.")(fn)
+    return fn
+
+
+MODE = click.option("--mode", type=click.Choice(POLICY_NAMES), default=None,
+                    help="Permission mode or level (default: [permissions] mode).")
+JSON = click.option("--json", "as_json", is_flag=True, help="Print JSON.")
+
+
+class _PegboardGroup(click.Group):
+    """Built-in commands plus those plugins add through ``pegboard_register_commands``."""
+
+    _plugin_group: click.Group | None = None
+
+    def _plugins(self, ctx: click.Context) -> click.Group:
+        if self._plugin_group is None:
+            group = click.Group()
+            self._plugin_group = group
+            try:
+                toolbox = ctx.ensure_object(CLIState).toolbox()
+                for impl in toolbox.hook.pegboard_register_commands.get_hookimpls():
+                    try:
+                        impl.function(group)
+                    except Exception as exc:
+                        click.echo(f"pegboard: plugin {impl.plugin_name!r} failed to add commands: {exc}",
+                                   err=True)
+            except SystemExit:
+                pass
+        return self._plugin_group
+
+    def list_commands(self, ctx: click.Context) -> list[str]:
+        return sorted({*super().list_commands(ctx), *self._plugins(ctx).list_commands(ctx)})
+
+    def get_command(self, ctx: click.Context, name: str) -> click.Command | None:
+        return super().get_command(ctx, name) or self._plugins(ctx).get_command(ctx, name)
+
+
+@click.group(cls=_PegboardGroup)
+@global_options
+@click.version_option(package_name="pegboard")
+@click.pass_context
+def cli(ctx: click.Context) -> None:
+    """pegboard: tools for LLM agents, through plugins."""
+    ctx.ensure_object(CLIState)
+
+
+def _emit_json(data: Any) -> None:
+    click.echo(json.dumps(data, indent=2, default=str))
+
+
+# --- plugins -----------------------------------------------------------------
+
+
+@cli.group()
+def plugins() -> None:
+    """Installed plugins."""
+
+
+@plugins.command("list")
+@global_options
+@JSON
+def plugins_list(as_json: bool) -> None:
+    """Every discovered plugin: version, distribution, state, tools, error."""
+    toolbox = _state().toolbox(inventory=True)
+    rows = [r.to_json() for r in toolbox.records.values()]
+    if as_json:
+        _emit_json(rows)
+        return
+    for r in rows:
+        state = "error" if r["error"] else ("enabled" if r["enabled"] else "disabled")
+        click.echo(f"{r['name']:<12} {state:<9} {r['distribution'] or '-'} {r['version'] or ''}  "
+                   f"tools: {', '.join(r['tools']) or '-'}")
+        if r["error"]:
+            click.echo(f"{'':<12} {r['error']}")
+
+
+# --- tools -------------------------------------------------------------------
+
+
+@cli.group()
+def tools() -> None:
+    """The tools the catalogue offers."""
+
+
+@tools.command("list")
+@global_options
+@MODE
+@JSON
+def tools_list(mode: str | None, as_json: bool) -> None:
+    """Every tool at a glance, with why an absent one is absent."""
+    toolbox = _state().toolbox(inventory=True)
+    policy = policy_for(mode or toolbox.settings.core.permissions.mode)
+    rows = []
+    for status in toolbox.tool_statuses():
+        row = status.to_json()
+        if row["enabled"] and not policy.offers_tool(status.permission, status.tool.read_only):
+            row["enabled"] = False
+            row["status"] = f"not offered in {policy.name} (needs {status.permission})"
+        rows.append(row)
+    if as_json:
+        _emit_json(rows)
+        return
+    click.echo(f"{'NAME':<28} {'PLUGIN':<10} {'LOADING':<9} {'RO':<4} {'PERMISSION':<13} STATUS")
+    for r in rows:
+        click.echo(f"{r['name']:<28} {r['plugin']:<10} {r['loading']:<9} {'yes' if r['read_only'] else '':<4} "
+                   f"{r['permission']:<13} {r['status']}")
+
+
+@tools.command("show")
+@global_options
+@click.argument("name")
+@JSON
+def tools_show(name: str, as_json: bool) -> None:
+    """A tool's description and input schema."""
+    toolbox = _state().toolbox(inventory=True)
+    status = toolbox.statuses.get(name)
+    if status is None:
+        raise click.UsageError(f"no tool called {name!r}; `pegboard tools list` shows them")
+    from ._catalogue import augmented_schema
+
+    tool = status.tool
+    description = toolbox.description(tool)
+    schema = augmented_schema(toolbox.session(), tool)
+    if as_json:
+        _emit_json({**status.to_json(), "description": description, "input_schema": schema})
+        return
+    click.echo(f"{tool.name} ({tool.plugin}; {status.status})\n")
+    click.echo(description)
+    click.echo("\nInput schema:")
+    click.echo(json.dumps(schema, indent=2))
+
+
+# --- call --------------------------------------------------------------------
+
+
+class _TerminalHost:
+    """Asks the person at the terminal."""
+
+    @hookimpl
+    def pegboard_ask(self, request: PermissionRequest, decision: Decision) -> Answer:
+        click.echo(f"{request.tool.name} wants to run: {decision.reason}", err=True)
+        click.echo(json.dumps(dict(request.input), default=str)[:500], err=True)
+        suggestion = decision.suggestions[0] if decision.suggestions else request.tool.name
+        choice = click.prompt(f"Allow? [y]es once / [a]lways ({suggestion}) for this project / [n]o",
+                              type=click.Choice(["y", "a", "n"]), default="n", err=True)
+        if choice == "y":
+            return Answer(allow=True)
+        if choice == "a":
+            return Answer(allow=True, remember="project", rule=suggestion)
+        return Answer(allow=False, message="The person declined this call.")
+
+
+def _parse_input(text: str) -> Any:
+    try:
+        return json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise click.UsageError(f"--input is not valid JSON: {exc}") from None
+
+
+@cli.command("call")
+@global_options
+@click.argument("tool")
+@click.option("--input", "input_json", default="{}", help="The tool's arguments as a JSON object.")
+@MODE
+@JSON
+def call(tool: str, input_json: str, mode: str | None, as_json: bool) -> None:
+    """Run one tool through the whole pipeline in a fresh session."""
+    arguments = _parse_input(input_json)
+    host = _TerminalHost() if sys.stdin.isatty() else None
+    toolbox = _state().toolbox(host=host)
+
+    async def run() -> Any:
+        async with toolbox.session(mode) as session:
+            return await session.call(tool, arguments)
+
+    result = asyncio.run(run())
+    if as_json:
+        _emit_json({"is_error": result.is_error, "content": [c.model_dump() for c in result.content],
+                    **({"structured_content": result.structured_content} if result.structured_content else {})})
+    else:
+        for part in result.content:
+            if part.type == "text":
+                click.echo(part.text)
+            else:
+                click.echo(f"[{part.type} {getattr(part, 'mime_type', '')}]")
+    sys.exit(1 if result.is_error else 0)
+
+
+# --- permissions -------------------------------------------------------------
+
+
+@cli.group()
+def permissions() -> None:
+    """Permission decisions and rules."""
+
+
+def _decide(toolbox: Any, sessions: dict[str, Any], tool_name: str, arguments: Any, mode: str | None) -> Decision:
+    key = mode or ""
+    if key not in sessions:
+        sessions[key] = toolbox.session(mode)
+    session = sessions[key]
+    tool = toolbox.tools.get(tool_name)
+    if tool is None:
+        return Decision("deny", toolbox.why_unavailable(tool_name, session), "catalogue")
+    from ._pipeline import _Refusal, _split_reserved, _validate, _as_mapping
+
+    try:
+        args = dict(arguments or {})
+        _split_reserved(session, tool, args)
+        validated, _ = _validate(tool, args)
+    except _Refusal as refusal:
+        return Decision("deny", refusal.result.text_content(), "validation")
+    except (TypeError, ValueError) as exc:
+        return Decision("deny", f"arguments must be a JSON object ({exc})", "validation")
+    request = PermissionRequest(tool=tool, input=_as_mapping(validated), session=session, policy=session.policy)
+    return toolbox.permissions.evaluate(request)
+
+
+@permissions.command("check")
+@global_options
+@click.argument("tool", required=False)
+@click.option("--input", "input_json", default="{}", help="The call's arguments as JSON.")
+@click.option("--batch", type=click.File("r"), default=None, help='JSON lines {"tool","input","mode"}; - for stdin.')
+@MODE
+@JSON
+def permissions_check(tool: str | None, input_json: str, batch: Any, mode: str | None, as_json: bool) -> None:
+    """The decision for a call, why, and who decided."""
+    toolbox = _state().toolbox()
+    sessions: dict[str, Any] = {}
+    if batch is not None:
+        for number, line in enumerate(batch, 1):
+            if not line.strip():
+                continue
+            try:
+                item = json.loads(line)
+                item_mode = item.get("mode") or mode
+                if item_mode is not None:
+                    policy_for(item_mode)
+                decision = _decide(toolbox, sessions, str(item["tool"]), item.get("input", {}), item_mode)
+                out = decision.to_json()
+            except (json.JSONDecodeError, KeyError, TypeError, AttributeError, ValueError) as exc:
+                out = {"decision": "deny", "reason": f"line {number}: not a valid request ({exc})",
+                       "source": "input"}
+            click.echo(json.dumps(out))
+        return
+    if tool is None:
+        raise click.UsageError("give a TOOL or --batch FILE")
+    decision = _decide(toolbox, sessions, tool, _parse_input(input_json), mode)
+    if as_json:
+        click.echo(json.dumps(decision.to_json()))
+    else:
+        click.echo(f"{decision.decision}: {decision.reason}\nsource: {decision.source}")
+        for rule in decision.suggestions:
+            click.echo(f"rule that would allow it: {rule}")
+
+
+@permissions.command("list")
+@global_options
+@JSON
+def permissions_list(as_json: bool) -> None:
+    """Every rule in force, with the layer and file it came from."""
+    toolbox = _state().toolbox()
+    rows = toolbox.permissions.listing()
+    if as_json:
+        _emit_json(rows)
+        return
+    for r in rows:
+        flag = "" if r["active"] else f"  (inactive: {r['why']})"
+        click.echo(f"{r['behavior']:<6} {r['rule']:<40} {r['source']}{flag}")
+
+
+# --- config ------------------------------------------------------------------
+
+
+@cli.group("config")
+def config_group() -> None:
+    """Where configuration lives and what it says."""
+
+
+@config_group.command("path")
+@global_options
+def config_path() -> None:
+    """The config files, lowest precedence first, and whether each exists."""
+    state = _state()
+    root = (state.cwd or Path.cwd()).resolve()
+    click.echo(f"user     {config_dir() / 'config.toml'}")
+    click.echo(f"project  {root / '.pegboard' / 'config.toml'}")
+    if state.config:
+        click.echo(f"explicit {state.config}")
+    click.echo(f"policy   {policy_path()}")
+
+
+def _flatten(data: Any, prefix: tuple[str, ...] = ()) -> list[tuple[tuple[str, ...], Any]]:
+    if isinstance(data, dict) and data:
+        out = []
+        for key, value in data.items():
+            out += _flatten(value, (*prefix, key))
+        return out
+    return [(prefix, data)]
+
+
+@config_group.command("show")
+@global_options
+@JSON
+def config_show(as_json: bool) -> None:
+    """The merged config, with the file each value came from."""
+    state = _state()
+    try:
+        settings = load_settings((state.cwd or Path.cwd()), state.config)
+    except ConfigError as exc:
+        fail_config(exc)
+        return
+    effective = settings.core.model_dump(mode="json")
+    effective["plugins"] = settings.merged.get("plugins", {})
+    rows = []
+    for keys, value in _flatten(effective):
+        if not keys:
+            continue
+        source = settings.source_of(*keys)
+        if keys[:1] == ("permissions",) and keys[1:2] and keys[1] in ("allow", "ask", "deny"):
+            source = "every layer (see `pegboard permissions list`)"
+        rows.append({"key": ".".join(keys), "value": value, "source": source})
+    if as_json:
+        _emit_json(rows)
+        return
+    for r in rows:
+        click.echo(f"{r['key']} = {json.dumps(r['value'])}    # {r['source']}")
+
+
+# --- doctor ------------------------------------------------------------------
+
+
+@cli.command("doctor")
+@global_options
+def doctor() -> None:
+    """Config, plugins and each plugin's own health checks, one line each."""
+    from ._plugins import call_impl
+
+    state = _state()
+    failed = False
+
+    def line(status: str, name: str, detail: str = "") -> None:
+        nonlocal failed
+        failed = failed or status == "fail"
+        click.echo(f"{status.upper():<5} {name}{': ' + detail if detail else ''}")
+
+    root = (state.cwd or Path.cwd())
+    try:
+        for layer in find_layers(root.resolve(), state.config):
+            if layer.path:
+                line("ok", f"config {layer.name}", str(layer.path))
+        toolbox = state.toolbox()
+    except ConfigError as exc:
+        for problem in exc.problems:
+            line("fail", "config", problem)
+        sys.exit(1)
+    except SystemExit:
+        sys.exit(1)
+    for problem in toolbox.settings.problems:
+        line("fail", "config", problem)
+    for record in toolbox.records.values():
+        if record.error:
+            line("fail", f"plugin {record.name}", record.error)
+            continue
+        if not record.enabled:
+            line("ok", f"plugin {record.name}", "disabled")
+            continue
+        line("ok", f"plugin {record.name}", f"{len(record.tools)} tools")
+        try:
+            checks = call_impl(toolbox.plugins.pm, record.obj, "pegboard_doctor", config=record.config,
+                               context=toolbox.context_for(record.name)) or []
+            for check in checks:
+                line(check.status, f"{record.name}: {check.name}", check.detail)
+        except Exception as exc:
+            line("fail", f"{record.name}: health check", f"{type(exc).__name__}: {exc}")
+    sys.exit(1 if failed else 0)
+
+
+def main() -> None:
+    cli(prog_name="pegboard")

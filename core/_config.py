@@ -1,0 +1,313 @@
+"""Layered TOML configuration with provenance.
+
+Layers, lowest first: built-in defaults, the user file, the project file,
+the file named by ``--config`` / ``PEGBOARD_CONFIG``, and last the
+system policy file, which no other layer can loosen. Permission rules are
+collected from every layer; every other value is taken from the highest layer
+that sets it, and ``Settings.source_of`` says which file that was.
+"""
+
+from __future__ import annotations
+
+import os
+import tomllib
+from collections.abc import Iterator, Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import platformdirs
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+
+from ._tools import Level
+
+__all__ = [
+    "ConfigError",
+    "Layer",
+    "Settings",
+    "config_dir",
+    "data_dir",
+    "load_settings",
+    "policy_path",
+]
+
+DEFAULT_PROTECTED = (
+    ".git/**",
+    ".pegboard/**",
+    ".mcp.json",
+    ".bashrc",
+    ".bash_profile",
+    ".bash_login",
+    ".profile",
+    ".zshrc",
+    ".zprofile",
+    ".zshenv",
+    ".config/fish/**",
+    ".gitconfig",
+    ".ssh/**",
+)
+
+
+def config_dir() -> Path:
+    return Path(platformdirs.user_config_dir("pegboard"))
+
+
+def data_dir() -> Path:
+    return Path(platformdirs.user_data_dir("pegboard"))
+
+
+def policy_path() -> Path:
+    return Path(os.environ.get("PEGBOARD_POLICY", "/etc/pegboard/policy.toml"))
+
+
+class ConfigError(Exception):
+    """Configuration an operator must fix; each problem names file and key."""
+
+    def __init__(self, problems: list[str]):
+        self.problems = problems
+        super().__init__("\n".join(problems))
+
+
+class _Strict(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+
+class ToolsConfig(_Strict):
+    """``[tools]``: an allow-list, a block list and permission overrides."""
+
+    allow: list[str] | None = None
+    block: list[str] = Field(default_factory=list)
+    permission: dict[str, Level] = Field(default_factory=dict)
+
+
+class PermissionsConfig(_Strict):
+    mode: str = "default"
+    allow: list[str] = Field(default_factory=list)
+    ask: list[str] = Field(default_factory=list)
+    deny: list[str] = Field(default_factory=list)
+    additional_directories: list[str] = Field(default_factory=list)
+    protected_paths: list[str] = Field(default_factory=lambda: list(DEFAULT_PROTECTED))
+    disable_bypass_permissions: bool = False
+
+    @field_validator("mode")
+    @classmethod
+    def _known_mode(cls, value: str) -> str:
+        from ._policy import policy_for
+
+        policy_for(value)
+        return value
+
+
+class BackgroundConfig(_Strict):
+    enabled: bool = False
+
+
+class ResultsConfig(_Strict):
+    max_chars: int = Field(default=30_000, ge=1_000)
+
+
+class CoreConfig(_Strict):
+    tools: ToolsConfig = Field(default_factory=ToolsConfig)
+    permissions: PermissionsConfig = Field(default_factory=PermissionsConfig)
+    background: BackgroundConfig = Field(default_factory=BackgroundConfig)
+    results: ResultsConfig = Field(default_factory=ResultsConfig)
+    plugins: dict[str, dict[str, Any]] = Field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class Layer:
+    name: str
+    path: Path | None
+    data: Mapping[str, Any]
+
+    @property
+    def label(self) -> str:
+        return str(self.path) if self.path else self.name
+
+
+RULE_KEYS = ("allow", "ask", "deny")
+
+
+@dataclass
+class Settings:
+    """The merged configuration and where each value came from."""
+
+    root: Path
+    layers: list[Layer]
+    merged: dict[str, Any]
+    provenance: dict[tuple[str, ...], str]
+    core: CoreConfig
+    problems: list[str] = field(default_factory=list)
+
+    def source_of(self, *keys: str) -> str:
+        """The file (or "defaults") that set ``keys``, or its nearest parent."""
+        path = tuple(keys)
+        while path:
+            if path in self.provenance:
+                return self.provenance[path]
+            path = path[:-1]
+        return "defaults"
+
+    def plugin_table(self, name: str) -> dict[str, Any]:
+        table = self.merged.get("plugins", {}).get(name, {})
+        return dict(table) if isinstance(table, Mapping) else {}
+
+    def plugin_enabled(self, name: str) -> bool:
+        return self.plugin_table(name).get("enabled", True) is not False
+
+    def rules(self) -> Iterator[tuple[str, str, Layer]]:
+        """Every permission rule from every layer: (behavior, text, layer)."""
+        for layer in self.layers:
+            perms = layer.data.get("permissions", {})
+            if not isinstance(perms, Mapping):
+                continue
+            for behavior in RULE_KEYS:
+                for text in perms.get(behavior, []) or []:
+                    yield behavior, text, layer
+
+    def working_dirs(self) -> tuple[Path, ...]:
+        dirs = [self.root]
+        for entry in self.core.permissions.additional_directories:
+            p = Path(os.path.expanduser(entry))
+            dirs.append(Path(os.path.realpath(p if p.is_absolute() else self.root / p)))
+        return tuple(dict.fromkeys(dirs))
+
+
+def _read_toml(path: Path) -> dict[str, Any]:
+    try:
+        with path.open("rb") as fh:
+            return tomllib.load(fh)
+    except tomllib.TOMLDecodeError as exc:
+        raise ConfigError([f"{path}: not valid TOML: {exc}"]) from None
+    except OSError as exc:
+        raise ConfigError([f"{path}: cannot read: {exc.strerror}"]) from None
+
+
+def _merge(into: dict[str, Any], data: Mapping[str, Any], label: str,
+           provenance: dict[tuple[str, ...], str], prefix: tuple[str, ...] = ()) -> None:
+    for key, value in data.items():
+        path = (*prefix, key)
+        if isinstance(value, Mapping) and isinstance(into.get(key), dict):
+            _merge(into[key], value, label, provenance, path)
+            provenance.setdefault(path, label)
+            continue
+        if isinstance(value, Mapping):
+            into[key] = {}
+            _merge(into[key], value, label, provenance, path)
+            provenance[path] = label
+            continue
+        if prefix == ("permissions",) and key in RULE_KEYS:
+            # Rules accumulate across layers; Settings.rules() keeps each one's file.
+            into[key] = [*into.get(key, []), *value] if isinstance(value, list) else value
+        else:
+            into[key] = value
+        provenance[path] = label
+
+
+def find_layers(root: Path, explicit: Path | None) -> list[Layer]:
+    """The config files that apply, lowest precedence first (policy last)."""
+    layers = [Layer("defaults", None, {})]
+    # granted.toml holds rules remembered from approvals, next to each config.toml.
+    candidates: list[tuple[str, Path, bool]] = [
+        ("user", config_dir() / "config.toml", False),
+        ("user grants", config_dir() / "granted.toml", False),
+        ("project", root / ".pegboard" / "config.toml", False),
+        ("project grants", root / ".pegboard" / "granted.toml", False),
+    ]
+    env = os.environ.get("PEGBOARD_CONFIG")
+    chosen = explicit or (Path(env) if env else None)
+    if chosen is not None:
+        candidates.append(("explicit", chosen, True))
+    candidates.append(("policy", policy_path(), False))
+    for name, path, required in candidates:
+        if path.is_file():
+            layers.append(Layer(name, path, _read_toml(path)))
+        elif required:
+            raise ConfigError([f"{path}: config file not found (named by --config or PEGBOARD_CONFIG)"])
+    return layers
+
+
+def load_settings(root: Path, explicit: Path | None = None) -> Settings:
+    """Read and validate every layer. ``ConfigError`` lists each problem."""
+    root = Path(os.path.realpath(root))
+    layers = find_layers(root, explicit)
+    merged: dict[str, Any] = {}
+    provenance: dict[tuple[str, ...], str] = {}
+    for layer in layers:
+        _merge(merged, layer.data, layer.label, provenance)
+    policy = next((layer for layer in layers if layer.name == "policy"), None)
+    if policy is not None:
+        _apply_policy(merged, policy)
+    try:
+        core = CoreConfig.model_validate(merged)
+    except ValidationError as exc:
+        raise ConfigError(describe_errors(exc, provenance)) from None
+    problems: list[str] = []
+    if core.permissions.disable_bypass_permissions and core.permissions.mode in ("bypassPermissions", "unrestricted"):
+        problems.append(
+            f"{provenance.get(('permissions', 'mode'), 'defaults')}: [permissions] mode = "
+            f"{core.permissions.mode!r} is disabled by the system policy {policy.label if policy else ''}".rstrip()
+        )
+        raise ConfigError(problems)
+    return Settings(root, layers, merged, provenance, core, problems)
+
+
+def _apply_policy(merged: dict[str, Any], policy: Layer) -> None:
+    """The policy file's settings win over every other layer, and the user or
+    project cannot re-enable what it protects: its protected paths add to
+    the others' rather than replacing them."""
+    perms = policy.data.get("permissions", {})
+    if isinstance(perms, Mapping) and "protected_paths" in perms:
+        others = merged.setdefault("permissions", {}).get("protected_paths", list(DEFAULT_PROTECTED))
+        merged["permissions"]["protected_paths"] = list(dict.fromkeys([*others, *perms["protected_paths"]]))
+
+
+_EXPECTED = {
+    "float_parsing": "expected a number",
+    "float_type": "expected a number",
+    "int_parsing": "expected an integer",
+    "int_type": "expected an integer",
+    "int_from_float": "expected an integer",
+    "bool_type": "expected true or false",
+    "bool_parsing": "expected true or false",
+    "string_type": "expected a string",
+    "list_type": "expected a list",
+    "dict_type": "expected a table",
+    "model_type": "expected a table",
+    "extra_forbidden": "unknown key",
+    "missing": "required key is missing",
+}
+
+
+def describe_errors(exc: ValidationError, provenance: Mapping[tuple[str, ...], str],
+                    prefix: tuple[str, ...] = ()) -> list[str]:
+    """Pydantic errors as ``<file>: [table] key: expected ...`` lines."""
+    lines = []
+    for err in exc.errors():
+        loc = (*prefix, *(str(part) for part in err["loc"]))
+        expected = _EXPECTED.get(err["type"]) or err["msg"]
+        if err["type"] == "value_error":
+            expected = err["msg"].removeprefix("Value error, ")
+        lines.append(f"{_source(loc, provenance)}: {format_key(loc)}: {expected}")
+    return lines
+
+
+def _source(loc: tuple[str, ...], provenance: Mapping[tuple[str, ...], str]) -> str:
+    path = loc
+    while path:
+        if path in provenance:
+            return provenance[path]
+        path = path[:-1]
+    return "defaults"
+
+
+def format_key(loc: tuple[str, ...]) -> str:
+    """("plugins", "web", "timeout_s") -> "[plugins.web] timeout_s";
+    ("permissions", "allow", "2") -> "[permissions] allow[2]"."""
+    parts = list(loc)
+    index = ""
+    while parts and parts[-1].isdigit():
+        index = f"[{parts.pop()}]" + index
+    if len(parts) == 1:
+        return parts[0] + index
+    return f"[{'.'.join(parts[:-1])}] {parts[-1]}{index}"

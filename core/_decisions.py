@@ -1,0 +1,187 @@
+"""The vocabulary of permission decisions: requests, votes, rules, answers."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Literal, Protocol
+
+if TYPE_CHECKING:
+    from ._policy import Policy
+    from ._session import Session
+    from ._tools import Tool
+
+__all__ = [
+    "Answer",
+    "Decision",
+    "DecisionKind",
+    "PermissionRequest",
+    "Rule",
+    "RuleMatcher",
+    "Vote",
+]
+
+DecisionKind = Literal["allow", "ask", "deny"]
+RANK: dict[str, int] = {"allow": 0, "ask": 1, "deny": 2}
+
+
+@dataclass(frozen=True)
+class Vote:
+    """A plugin's or classifier's opinion on one call.
+
+    ``firm`` marks an ask that neither an allow rule nor a permissive mode may
+    wave through (protected paths); in bypassPermissions a firm ask denies.
+    ``suggestions`` are rules to offer when the person says "always allow".
+    """
+
+    decision: DecisionKind
+    reason: str
+    firm: bool = False
+    suggestions: tuple[str, ...] = ()
+
+    @classmethod
+    def allow(cls, reason: str) -> Vote:
+        return cls("allow", reason)
+
+    @classmethod
+    def ask(cls, reason: str, *, suggest: tuple[str, ...] | list[str] = (), firm: bool = False) -> Vote:
+        return cls("ask", reason, firm=firm, suggestions=tuple(suggest))
+
+    @classmethod
+    def deny(cls, reason: str) -> Vote:
+        return cls("deny", reason)
+
+
+@dataclass(frozen=True)
+class Decision:
+    """The engine's one answer for a call, with why and who decided."""
+
+    decision: DecisionKind
+    reason: str
+    source: str
+    suggestions: tuple[str, ...] = ()
+    firm: bool = False
+
+    def to_json(self) -> dict[str, Any]:
+        return {"decision": self.decision, "reason": self.reason, "source": self.source}
+
+
+@dataclass(frozen=True)
+class Rule:
+    """``Tool`` or ``Tool(specifier)`` from one config layer or a session grant."""
+
+    tool: str
+    specifier: str | None
+    behavior: DecisionKind
+    source: str
+    base_dir: Path | None = None
+
+    @property
+    def text(self) -> str:
+        return self.tool if self.specifier is None else f"{self.tool}({self.specifier})"
+
+    @classmethod
+    def parse(cls, text: str, behavior: DecisionKind, source: str, base_dir: Path | None = None) -> Rule:
+        """Split ``Tool(specifier)``; ``ValueError`` says what is wrong."""
+        text = text.strip()
+        if not text:
+            raise ValueError("empty rule")
+        if "(" not in text:
+            if ")" in text or not _is_tool_name(text):
+                raise ValueError(f"{text!r} is not a tool name")
+            return cls(text, None, behavior, source, base_dir)
+        if not text.endswith(")"):
+            raise ValueError(f"{text!r}: a specifier must end with ')'")
+        name, _, spec = text[:-1].partition("(")
+        if not _is_tool_name(name):
+            raise ValueError(f"{text!r}: {name!r} is not a tool name")
+        if not spec.strip():
+            raise ValueError(f"{text!r}: empty specifier; write {name!r} for the whole tool")
+        return cls(name, spec, behavior, source, base_dir)
+
+
+def _is_tool_name(name: str) -> bool:
+    return bool(name) and all(c.isalnum() or c in "_-." for c in name)
+
+
+class RuleMatcher(Protocol):
+    def matches(self, request: PermissionRequest) -> bool: ...
+
+
+@dataclass(frozen=True)
+class Answer:
+    """The person's answer to an ask.
+
+    ``remember``: None (this call only), or "session", "project", "user";
+    ``rule``: the rule to remember (defaults to the first suggestion).
+    ``message``: for a deny, what the model is told.
+    """
+
+    allow: bool
+    remember: Literal["session", "project", "user"] | None = None
+    rule: str | None = None
+    message: str | None = None
+
+
+@dataclass
+class PermissionRequest:
+    """One call as the permission engine and plugins see it."""
+
+    tool: Tool
+    input: Mapping[str, Any]
+    session: Session
+    policy: Policy
+    extra: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def working_dirs(self) -> tuple[Path, ...]:
+        return self.session.working_dirs
+
+    def resolve(self, path: str | os.PathLike[str]) -> Path:
+        """The real path a name refers to, relative to the session root."""
+        from ._paths import resolve_path
+
+        return resolve_path(path, self.session.root)
+
+    def inside_working_dirs(self, path: str | os.PathLike[str]) -> bool:
+        from ._paths import is_within
+
+        real = self.resolve(path)
+        return any(is_within(real, d) for d in self.working_dirs)
+
+    def is_protected(self, path: str | os.PathLike[str]) -> bool:
+        return self.session.toolbox.permissions.is_protected(self.resolve(path), self.session)
+
+    def path_vote(self, path: str | os.PathLike[str], *, write: bool) -> Vote:
+        """The standard vote for touching one path, under this request's policy.
+
+        Protected paths: a firm ask. Inside the working dirs: reads run where
+        the policy lets reads run, writes where it lets edits run. Outside:
+        ask, offering a rule for the directory.
+        """
+        from ._paths import rule_path
+
+        try:
+            real = self.resolve(path)
+        except ValueError as exc:
+            return Vote.deny(str(exc))
+        inside = self.inside_working_dirs(real)
+        if write and self.is_protected(real):
+            return Vote.ask(f"{real} is a protected path", firm=True)
+        if not write and self.is_protected(real) and not inside:
+            return Vote.ask(f"{real} is a protected path", firm=True)
+        verb = "write" if write else "read"
+        tool = self.tool.name
+        folder = real if real.is_dir() else real.parent
+        suggest = (f"{tool}({rule_path(folder)}/**)",)
+        if write:
+            if self.policy.allows_edits(inside):
+                return Vote.allow(f"{verb} {'inside' if inside else 'outside'} the working directories")
+            if inside:
+                return Vote.ask(f"{tool} writes {real}", suggest=suggest)
+            return Vote.ask(f"{real} is outside the working directories", suggest=suggest)
+        if self.policy.allows_reads(inside):
+            return Vote.allow(f"{verb} {'inside' if inside else 'outside'} the working directories")
+        return Vote.ask(f"{real} is outside the working directories", suggest=suggest)

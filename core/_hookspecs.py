@@ -1,0 +1,170 @@
+"""Every hook pegboard calls, in one place.
+
+A plugin implements only the hooks it needs, with only the arguments it needs
+(pluggy passes an implementation the subset of arguments it names), so a spec
+can gain arguments later without breaking anyone. Mark implementations with
+``pegboard.hookimpl``.
+
+Hooks come in three groups, following the design:
+
+* registering tools: ``pegboard_config_model``, ``pegboard_register_tools``;
+* loading tool descriptions: ``pegboard_tool_description``;
+* deciding permissions: ``pegboard_permission``, ``pegboard_rule_matcher``,
+  and the host callbacks ``pegboard_ask`` and ``pegboard_classify``;
+
+plus the call pipeline (``pegboard_before_call``, ``pegboard_after_call``,
+``pegboard_event``, ``pegboard_file_read``, ``pegboard_session_closed``) and the
+operator surface (``pegboard_doctor``, ``pegboard_register_commands``).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable
+from typing import TYPE_CHECKING, Any
+
+import pluggy
+
+if TYPE_CHECKING:
+    from pathlib import Path
+
+    import click
+    from pydantic import BaseModel
+
+    from ._decisions import Answer, Decision, PermissionRequest, Rule, RuleMatcher, Vote
+    from ._plugins import PluginContext
+    from ._session import CallInfo, PreCall, Session
+    from ._tools import Tool, ToolResult
+    from ._doctor import Check
+
+PROJECT = "pegboard"
+hookspec = pluggy.HookspecMarker(PROJECT)
+hookimpl = pluggy.HookimplMarker(PROJECT)
+
+
+# --- registering tools -------------------------------------------------------
+
+
+@hookspec
+def pegboard_config_model() -> type[BaseModel] | None:
+    """Return the pydantic model for this plugin's ``[plugins.<name>]`` table.
+
+    The core validates the table against it (unknown keys are errors) and
+    hands the instance to the plugin's other hooks as ``config``. ``enabled``
+    is the core's own key and never reaches the model.
+    """
+
+
+@hookspec
+def pegboard_register_tools(
+    register: Callable[[Tool], None], config: Any, context: PluginContext
+) -> None:
+    """Register this plugin's tools by calling ``register(Tool(...))``.
+
+    Called only for enabled plugins, once per toolbox. Keep it light: give
+    handlers and input models as ``"module:attr"`` strings so that listing
+    tools imports nothing heavy.
+    """
+
+
+# --- loading descriptions -----------------------------------------------------
+
+
+@hookspec(firstresult=True)
+def pegboard_tool_description(tool: Tool, context: PluginContext) -> str | None:
+    """Return the model-facing description of ``tool``, or None to pass.
+
+    The core's own implementations look first in the operator's override
+    folders (``<config dir>/descriptions/<Tool>.md``, then the project's
+    ``.pegboard/descriptions/``) and last in the plugin's ``descriptions/``.
+    """
+
+
+# --- deciding permissions -----------------------------------------------------
+
+
+@hookspec
+def pegboard_permission(request: PermissionRequest) -> Vote | None:
+    """Vote on one tool call: ``Vote.allow/ask/deny(reason)``, or None to abstain.
+
+    Every plugin is asked about every call; most answer only for their own
+    tools (``request.tool.plugin``). Deny beats ask beats allow, and a plugin
+    that raises counts as a deny for that call.
+    """
+
+
+@hookspec(firstresult=True)
+def pegboard_rule_matcher(rule: Rule, context: PluginContext) -> RuleMatcher | None:
+    """Compile a permission rule's specifier for a tool this plugin owns.
+
+    Return an object with ``matches(request) -> bool``, None when the rule
+    is not for this plugin, or raise ``ValueError`` with a message when the
+    specifier does not parse (the operator sees it with the file and rule).
+    """
+
+
+@hookspec(firstresult=True)
+def pegboard_ask(request: PermissionRequest, decision: Decision) -> Answer | None:
+    """Host callback: ask the person about a call. Return an ``Answer``.
+
+    With no implementation (headless), an ask becomes a deny that says how
+    to allow the call.
+    """
+
+
+@hookspec(firstresult=True)
+def pegboard_classify(request: PermissionRequest, decision: Decision) -> Vote | None:
+    """Host callback for ``auto`` mode: judge a call that would otherwise ask.
+
+    It is consulted only for asks: nothing it says can turn a deny into an allow.
+    """
+
+
+# --- the call pipeline --------------------------------------------------------
+
+
+@hookspec
+def pegboard_before_call(call: CallInfo) -> PreCall | None:
+    """Runs after the permission decision, before the tool.
+
+    Return ``PreCall(input=...)`` to rewrite the input, ``PreCall(block=...)``
+    to stop the call with a message for the model, ``PreCall(context=...)``
+    to add text to the result, or None.
+    """
+
+
+@hookspec
+def pegboard_after_call(call: CallInfo, result: ToolResult) -> ToolResult | None:
+    """Runs after the tool. Return a replacement result, or None to keep it."""
+
+
+@hookspec
+def pegboard_event(session: Session, kind: str, data: dict[str, Any]) -> None:
+    """Host callback: background results, notifications from tools that stream,
+    one-time notes. ``kind`` is e.g. ``"background.done"``, ``"monitor.line"``."""
+
+
+@hookspec
+def pegboard_file_read(session: Session, path: Path, source: str) -> None:
+    """A file was shown to the model in full (``source``: the tool that showed it).
+
+    The fs plugin records it so that Edit and Write accept the file; the shell
+    plugin calls it for ``cat``, ``head``, ``tail`` and ``sed -n``.
+    """
+
+
+@hookspec
+def pegboard_session_closed(session: Session) -> None:
+    """The session ends: stop child processes, flush state."""
+
+
+# --- operator surface ---------------------------------------------------------
+
+
+@hookspec
+def pegboard_doctor(config: Any, context: PluginContext) -> Iterable[Check] | None:
+    """Health checks for ``pegboard doctor``: return ``Check`` objects."""
+
+
+@hookspec
+def pegboard_register_commands(cli: click.Group) -> None:
+    """Add subcommands to the ``pegboard`` command line."""

@@ -1,0 +1,231 @@
+"""Finding plugins through entry points and keeping one broken plugin from
+taking the others down."""
+
+from __future__ import annotations
+
+import importlib
+import os
+import traceback
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field
+from importlib.metadata import EntryPoint, entry_points
+from pathlib import Path
+from types import ModuleType
+from typing import Any
+
+import pluggy
+from pydantic import BaseModel, ValidationError
+
+from . import _hookspecs
+from ._config import Settings, config_dir, data_dir, describe_errors
+from ._tools import Tool
+
+__all__ = ["PluginContext", "PluginRecord", "Plugins", "ENTRY_POINT_GROUP"]
+
+ENTRY_POINT_GROUP = "pegboard"
+
+
+@dataclass(frozen=True)
+class PluginContext:
+    """What a plugin's hooks learn about where they run."""
+
+    name: str
+    package: str
+    root: Path
+    config_dir: Path
+    data_dir: Path
+    settings: Settings
+
+
+@dataclass
+class PluginRecord:
+    """One discovered plugin and what became of it."""
+
+    name: str
+    module: str
+    distribution: str | None
+    version: str | None
+    enabled: bool = True
+    error: str | None = None
+    tools: list[str] = field(default_factory=list)
+    config: Any = None
+    obj: ModuleType | None = None
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "name": self.name,
+            "version": self.version,
+            "distribution": self.distribution,
+            "enabled": self.enabled,
+            "tools": list(self.tools),
+            "error": self.error,
+        }
+
+
+def _short_error(exc: BaseException) -> str:
+    frames = traceback.extract_tb(exc.__traceback__)
+    where = f" (at {frames[-1].filename}:{frames[-1].lineno})" if frames else ""
+    return f"{type(exc).__name__}: {exc}{where}"
+
+
+def call_impl(pm: pluggy.PluginManager, plugin: object, hook: str, **kwargs: Any) -> Any:
+    """Call one plugin's implementation of ``hook`` (None if it has none),
+    passing only the arguments it asks for."""
+    for impl in getattr(pm.hook, hook).get_hookimpls():
+        if impl.plugin is plugin:
+            return impl.function(*[kwargs[arg] for arg in impl.argnames])
+    return None
+
+
+class Plugins:
+    """The plugin manager plus a record per discovered plugin."""
+
+    def __init__(self, settings: Settings, only: Iterable[str] | None = None, inventory: bool = False):
+        self.settings = settings
+        self.pm = pluggy.PluginManager(_hookspecs.PROJECT)
+        self.pm.add_hookspecs(_hookspecs)
+        self.records: dict[str, PluginRecord] = {}
+        self.tools: dict[str, Tool] = {}
+        # Tools of disabled plugins, collected only for listings (never offered).
+        self.inventory: dict[str, Tool] = {}
+        self._inventory = inventory
+        if only is None and os.environ.get("PEGBOARD_PLUGINS"):
+            only = [n.strip() for n in os.environ["PEGBOARD_PLUGINS"].split(",") if n.strip()]
+        self.only = set(only) if only is not None else None
+
+    def context(self, record: PluginRecord) -> PluginContext:
+        return PluginContext(
+            name=record.name,
+            package=record.module,
+            root=self.settings.root,
+            config_dir=config_dir(),
+            data_dir=data_dir(),
+            settings=self.settings,
+        )
+
+    def discover(self) -> list[EntryPoint]:
+        found = sorted(entry_points(group=ENTRY_POINT_GROUP), key=lambda ep: ep.name)
+        seen: dict[str, EntryPoint] = {}
+        for ep in found:
+            seen.setdefault(ep.name, ep)
+        return [ep for ep in seen.values() if self.only is None or ep.name in self.only]
+
+    def load(self, register_internal: Callable[[pluggy.PluginManager], None] | None = None) -> None:
+        if register_internal is not None:
+            register_internal(self.pm)
+        for ep in self.discover():
+            dist = ep.dist
+            record = PluginRecord(
+                name=ep.name,
+                module=ep.value.partition(":")[0],
+                distribution=dist.metadata["Name"] if dist else None,
+                version=dist.version if dist else None,
+                enabled=self.settings.plugin_enabled(ep.name),
+            )
+            self.records[ep.name] = record
+            if not record.enabled:
+                if self._inventory:
+                    self._take_inventory(ep, record)
+                continue
+            self._load_one(ep, record)
+        self._check_unknown_plugin_tables()
+
+    def _load_one(self, ep: EntryPoint, record: PluginRecord) -> None:
+        try:
+            obj = ep.load()
+        except Exception as exc:  # a plugin's own bug: isolate and report it
+            record.error = f"failed to import {ep.value}: {_short_error(exc)}"
+            return
+        try:
+            self.pm.register(obj, name=ep.name)
+        except Exception as exc:
+            record.error = f"failed validation: {_short_error(exc)}"
+            return
+        record.obj = obj
+        try:
+            record.config = self._validate_config(record, obj)
+        except _PluginConfigError as exc:
+            record.error = str(exc)
+            self.pm.unregister(obj)
+            record.obj = None
+            return
+        registered: list[Tool] = []
+        try:
+            call_impl(self.pm, obj, "pegboard_register_tools",
+                      register=registered.append, config=record.config, context=self.context(record))
+            for tool in registered:
+                if not isinstance(tool, Tool):
+                    raise TypeError(f"register() takes a pegboard.Tool, got {type(tool).__name__}")
+                if tool.name in self.tools:
+                    raise ValueError(
+                        f"tool {tool.name!r} is already registered by plugin {self.tools[tool.name].plugin!r}")
+        except Exception as exc:
+            record.error = f"failed while registering tools: {_short_error(exc)}"
+            self.pm.unregister(obj)
+            record.obj = None
+            return
+        for tool in registered:
+            bound = _with_plugin(tool, record.name)
+            self.tools[bound.name] = bound
+            record.tools.append(bound.name)
+
+    def _take_inventory(self, ep: EntryPoint, record: PluginRecord) -> None:
+        """Learn a disabled plugin's tool names for `tools list`, without
+        registering its hooks: it stays switched off."""
+        try:
+            obj = ep.load()
+            register = getattr(obj, "pegboard_register_tools", None)
+            if register is None:
+                return
+            model = getattr(obj, "pegboard_config_model", None)
+            config = model()() if model is not None and model() is not None else None
+            found: list[Tool] = []
+            spec_args = {"register": found.append, "config": config, "context": self.context(record)}
+            import inspect
+
+            params = inspect.signature(register).parameters
+            register(**{k: v for k, v in spec_args.items() if k in params})
+        except Exception:
+            return  # listing a switched-off plugin is best effort
+        for tool in found:
+            self.inventory[tool.name] = _with_plugin(tool, record.name)
+            record.tools.append(tool.name)
+
+    def _validate_config(self, record: PluginRecord, obj: object) -> BaseModel | None:
+        table = self.settings.plugin_table(record.name)
+        table.pop("enabled", None)
+        model = call_impl(self.pm, obj, "pegboard_config_model")
+        if model is None:
+            if table:
+                keys = ", ".join(sorted(table))
+                raise _PluginConfigError(
+                    f"{self.settings.source_of('plugins', record.name)}: [plugins.{record.name}] "
+                    f"{keys}: unknown key (this plugin takes no options)")
+            return None
+        try:
+            return model.model_validate(table)  # type: ignore[no-any-return]
+        except ValidationError as exc:
+            raise _PluginConfigError(
+                "; ".join(describe_errors(exc, self.settings.provenance, ("plugins", record.name)))) from None
+
+    def _check_unknown_plugin_tables(self) -> None:
+        if self.only is not None:
+            return
+        for name in self.settings.merged.get("plugins", {}):
+            if name not in self.records:
+                self.settings.problems.append(
+                    f"{self.settings.source_of('plugins', name)}: [plugins.{name}]: "
+                    f"no installed plugin is called {name!r}")
+
+    def plugin_object(self, name: str) -> object | None:
+        return self.pm.get_plugin(name)
+
+
+class _PluginConfigError(Exception):
+    pass
+
+
+def _with_plugin(tool: Tool, plugin: str) -> Tool:
+    from dataclasses import replace
+
+    return replace(tool, plugin=plugin)

@@ -1,0 +1,198 @@
+"""A session: what lasts across the calls of one agent conversation."""
+
+from __future__ import annotations
+
+import os
+import uuid
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from ._decisions import Rule
+from ._policy import Policy, policy_for
+from ._tasks import BackgroundTasks
+from ._tools import Tool, ToolResult
+
+if TYPE_CHECKING:
+    from ._catalogue import Catalogue
+    from ._permissions import CompiledRule
+    from ._toolbox import Toolbox
+
+__all__ = ["CallInfo", "Grant", "PreCall", "Session"]
+
+
+@dataclass
+class CallInfo:
+    """One call as the pre- and post-call hooks see it."""
+
+    session: Session
+    tool: Tool
+    input: dict[str, Any]
+    call_id: str
+
+
+@dataclass(frozen=True)
+class PreCall:
+    """A pre-call hook's verdict: rewrite the input, block, or add context."""
+
+    input: dict[str, Any] | None = None
+    block: str | None = None
+    context: str | None = None
+
+
+@dataclass
+class Grant:
+    """A rule granted for this session; ``revoke()`` ends it."""
+
+    session: Session
+    compiled: CompiledRule
+
+    def revoke(self) -> None:
+        self.session._revoke(self.compiled)
+
+
+@dataclass
+class _ReadOnlyView:
+    name: str
+
+
+class Session:
+    """Working directories, mode, loaded deferred tools, notes given,
+    background tasks, the scratchpad and per-plugin state.
+
+    Two sessions never share any of these.
+    """
+
+    def __init__(self, toolbox: Toolbox, policy: Policy, session_id: str | None = None):
+        self.toolbox = toolbox
+        self.id = session_id or uuid.uuid4().hex[:12]
+        self.policy = policy
+        self.root: Path = toolbox.settings.root
+        self.working_dirs: tuple[Path, ...] = toolbox.settings.working_dirs()
+        self.loaded: set[str] = set()
+        self.scratchpad: dict[str, str] = {}
+        self.tasks = BackgroundTasks(self)
+        self._notes: set[str] = set()
+        self._plugin_state: dict[str, dict[str, Any]] = {}
+        self._grants: dict[str, dict[str, list[CompiledRule]]] = {"allow": {}, "ask": {}, "deny": {}}
+        self._data_dir: Path | None = None
+        self.closed = False
+
+    # --- state -------------------------------------------------------------
+
+    @property
+    def mode(self) -> str:
+        return self.policy.name
+
+    def set_mode(self, name: str) -> None:
+        self.policy = policy_for(name)
+
+    def plugin_state(self, plugin: str) -> dict[str, Any]:
+        return self._plugin_state.setdefault(plugin, {})
+
+    def note_once(self, key: str) -> bool:
+        if key in self._notes:
+            return False
+        self._notes.add(key)
+        return True
+
+    @property
+    def data_dir(self) -> Path:
+        """A private directory for this session's files (spilled output, logs)."""
+        if self._data_dir is None:
+            from ._config import data_dir
+
+            path = data_dir() / "sessions" / self.id
+            path.mkdir(parents=True, exist_ok=True, mode=0o700)
+            self._data_dir = path
+        return self._data_dir
+
+    def emit(self, kind: str, data: dict[str, Any]) -> None:
+        """Tell the host something (``pegboard_event``); a failing host hook
+        is reported on stderr, never raised into the tool."""
+        for impl in self.toolbox.hook.pegboard_event.get_hookimpls():
+            kwargs = {"session": self, "kind": kind, "data": data}
+            try:
+                impl.function(*[kwargs[a] for a in impl.argnames])
+            except Exception as exc:  # the host's bug must not break a tool
+                import sys
+
+                print(f"pegboard: event hook of {impl.plugin_name!r} failed: {exc!r}", file=sys.stderr)
+
+    def file_read(self, path: str | os.PathLike[str], source: str) -> None:
+        """Report a file shown to the model in full (counts as read for Edit)."""
+        for impl in self.toolbox.hook.pegboard_file_read.get_hookimpls():
+            kwargs = {"session": self, "path": Path(path), "source": source}
+            try:
+                impl.function(*[kwargs[a] for a in impl.argnames])
+            except Exception:
+                continue
+
+    # --- grants ------------------------------------------------------------
+
+    def grant(self, rule_text: str, behavior: str = "allow", *, source: str = "session grant") -> Grant:
+        """Add a rule for this session only, through the plugin's grammar."""
+        rule = Rule.parse(rule_text, behavior, source, self.root)  # type: ignore[arg-type]
+        compiled = self.toolbox.permissions.compile(rule)
+        if compiled is None:
+            from ._permissions import CompiledRule, _NameMatcher
+
+            compiled = CompiledRule(rule, _NameMatcher(rule.tool))
+        self._grants[behavior].setdefault(rule.tool, []).append(compiled)
+        return Grant(self, compiled)
+
+    def _revoke(self, compiled: CompiledRule) -> None:
+        rules = self._grants[compiled.rule.behavior].get(compiled.rule.tool, [])
+        if compiled in rules:
+            rules.remove(compiled)
+
+    def grant_index(self, behavior: str) -> dict[str, list[CompiledRule]]:
+        return self._grants[behavior]
+
+    def grants(self) -> list[Rule]:
+        return [c.rule for rules in self._grants.values() for cs in rules.values() for c in cs]
+
+    # --- tools -------------------------------------------------------------
+
+    def offered(self) -> list[Tool]:
+        """The tools this session offers, in catalogue order."""
+        return self.toolbox.offered_tools(self.policy, self)
+
+    def catalogue(self) -> Catalogue:
+        from ._catalogue import build_catalogue
+
+        return build_catalogue(self)
+
+    async def call(self, name: str, arguments: Any = None, *, call_id: str | None = None) -> ToolResult:
+        """Run one tool call through the whole pipeline. Never raises for a
+        tool's failure: that is an error result."""
+        from ._pipeline import run_call
+
+        return await run_call(self, name, arguments, call_id or uuid.uuid4().hex[:10])
+
+    async def call_batch(self, calls: Sequence[tuple[str, Any]] | Iterable[tuple[str, Any]]) -> list[ToolResult]:
+        """The calls of one model reply: read-only ones side by side (at most
+        10 at once), the rest alone and in order; results in call order."""
+        from ._pipeline import run_batch
+
+        return await run_batch(self, list(calls))
+
+    async def aclose(self) -> None:
+        if self.closed:
+            return
+        self.closed = True
+        await self.tasks.stop_all()
+        for impl in self.toolbox.hook.pegboard_session_closed.get_hookimpls():
+            try:
+                result = impl.function(*[{"session": self}[a] for a in impl.argnames])
+                if hasattr(result, "__await__"):
+                    await result
+            except Exception:
+                continue
+
+    async def __aenter__(self) -> Session:
+        return self
+
+    async def __aexit__(self, *exc: object) -> None:
+        await self.aclose()

@@ -1,0 +1,204 @@
+"""The toolbox: config, plugins, tools, descriptions and the permission
+engine, loaded once; sessions are made from it."""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import pluggy
+
+from ._builtin_tools import core_tools
+from ._config import ConfigError, Settings, config_dir, data_dir, load_settings
+from ._descriptions import DescriptionOverrides, PackageDescriptions
+from ._permissions import PermissionEngine
+from ._plugins import PluginContext, PluginRecord, Plugins
+from ._policy import Policy, policy_for
+from ._session import Session
+from ._tools import LEVELS, Level, Tool
+
+__all__ = ["Toolbox", "ToolStatus"]
+
+CORE_PLUGIN = "core"
+
+
+@dataclass(frozen=True)
+class ToolStatus:
+    """A row of ``pegboard tools list``."""
+
+    tool: Tool
+    enabled: bool
+    status: str
+    permission: Level
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "name": self.tool.name,
+            "plugin": self.tool.plugin,
+            "loading": self.tool.loading,
+            "read_only": self.tool.read_only,
+            "permission": self.permission,
+            "enabled": self.enabled,
+            "status": self.status,
+        }
+
+
+class Toolbox:
+    """Everything loaded from config and plugins. Make sessions from it.
+
+    >>> toolbox = Toolbox.load(cwd=".")            # doctest: +SKIP
+    >>> session = toolbox.session(mode="default")  # doctest: +SKIP
+    """
+
+    def __init__(self, settings: Settings, plugins: Plugins):
+        self.settings = settings
+        self.plugins = plugins
+        self.hook = plugins.pm.hook
+        self._descriptions: dict[str, str] = {}
+        self._core_context = PluginContext(CORE_PLUGIN, "pegboard", settings.root, config_dir(), data_dir(),
+                                           settings)
+        tools_cfg = settings.core.tools
+        registered = dict(plugins.tools)
+        for tool in core_tools(settings.core.background.enabled, set(registered)):
+            registered.setdefault(tool.name, tool)
+        self.statuses: dict[str, ToolStatus] = {}
+        blocked = set(tools_cfg.block)
+        for name, tool in registered.items():
+            needs = tool.metadata.get("requires")
+            if name in blocked:
+                why = f"blocked by [tools] block in {settings.source_of('tools', 'block')}"
+            elif needs and needs in blocked:
+                why = f"blocked by [tools] (it goes with {needs}, which is blocked)"
+            elif tools_cfg.allow is not None and name not in tools_cfg.allow and tool.plugin != CORE_PLUGIN:
+                why = f"blocked by [tools] allow in {settings.source_of('tools', 'allow')} (not listed)"
+            else:
+                why = ""
+            self.statuses[name] = ToolStatus(tool, not why, why or "available", self.required_level(tool))
+        for name, tool in plugins.inventory.items():
+            self.statuses.setdefault(name, ToolStatus(
+                tool, False, f"disabled by [plugins.{tool.plugin}] in "
+                             f"{settings.source_of('plugins', tool.plugin, 'enabled')}", tool.permission))
+        # Built-ins first, MCP servers' tools after them.
+        ordered = sorted((s.tool for s in self.statuses.values() if s.enabled),
+                         key=lambda t: (t.name.startswith("mcp__"), t.plugin == CORE_PLUGIN))
+        self.tools: dict[str, Tool] = {t.name: t for t in ordered}
+        self.permissions = PermissionEngine(self)
+
+    @classmethod
+    def load(
+        cls,
+        *,
+        cwd: str | os.PathLike[str] | None = None,
+        config: str | os.PathLike[str] | None = None,
+        plugins: list[str] | None = None,
+        host: object | None = None,
+        inventory: bool = False,
+    ) -> Toolbox:
+        """Read config, load plugins, register tools.
+
+        ``cwd``: the project root and first working directory (default: the
+        current directory). ``config``: an extra config file (like
+        ``--config``). ``plugins``: load only these (like ``PEGBOARD_PLUGINS``).
+        ``host``: an object implementing host hooks (``pegboard_ask``,
+        ``pegboard_event``, ...). Raises ``ConfigError`` for config an
+        operator must fix.
+        """
+        root = Path(cwd) if cwd is not None else Path.cwd()
+        if not root.is_dir():
+            raise ConfigError([f"--cwd {root}: not a directory"])
+        settings = load_settings(root, Path(config) if config is not None else None)
+        found = Plugins(settings, only=plugins, inventory=inventory)
+
+        def register_internal(pm: pluggy.PluginManager) -> None:
+            pm.register(PackageDescriptions(), name="pegboard.descriptions")
+            pm.register(DescriptionOverrides(), name="pegboard.overrides")
+            if host is not None:
+                pm.register(host, name="host")
+
+        found.load(register_internal)
+        return cls(settings, found)
+
+    # --- lookups -----------------------------------------------------------
+
+    @property
+    def records(self) -> dict[str, PluginRecord]:
+        return self.plugins.records
+
+    def add_host(self, host: object, name: str = "host") -> None:
+        self.plugins.pm.register(host, name=name)
+
+    def required_level(self, tool: Tool) -> Level:
+        return self.settings.core.tools.permission.get(tool.name, tool.permission)
+
+    def all_tool_names(self) -> set[str]:
+        return set(self.statuses)
+
+    def owner_of(self, name: str) -> str | None:
+        status = self.statuses.get(name)
+        return status.tool.plugin if status else None
+
+    def context_for(self, plugin: str) -> PluginContext | None:
+        if plugin == CORE_PLUGIN:
+            return self._core_context
+        record = self.plugins.records.get(plugin)
+        return self.plugins.context(record) if record is not None else None
+
+    def plugin_config(self, plugin: str) -> Any:
+        record = self.plugins.records.get(plugin)
+        return record.config if record is not None else None
+
+    def description(self, tool: Tool) -> str:
+        """The tool's model-facing text, through the description hook."""
+        text = self._descriptions.get(tool.name)
+        if text is None:
+            context = self.context_for(tool.plugin) or self._core_context
+            text = self.hook.pegboard_tool_description(tool=tool, context=context) or ""
+            self._descriptions[tool.name] = text
+        return text
+
+    def offered_tools(self, policy: Policy, session: Session | None = None) -> list[Tool]:
+        offered = [t for t in self.tools.values() if policy.offers_tool(self.required_level(t), t.read_only)]
+        if not any(t.loading == "deferred" for t in offered if t.name != "ToolSearch"):
+            offered = [t for t in offered if t.name != "ToolSearch"]
+        return offered
+
+    def offered_tool(self, name: str, session: Session) -> Tool | None:
+        tool = self.tools.get(name)
+        if tool is None or not session.policy.offers_tool(self.required_level(tool), tool.read_only):
+            return None
+        if name == "ToolSearch" and not any(t.loading == "deferred" for t in self.offered_tools(session.policy)):
+            return None
+        return tool
+
+    def why_unavailable(self, name: str, session: Session) -> str:
+        status = self.statuses.get(name)
+        if status is None:
+            close = sorted(n for n in self.tools if n.lower() == name.lower())
+            hint = f" Did you mean {close[0]}?" if close else ""
+            return f"There is no tool called {name!r}.{hint}"
+        if not status.enabled:
+            return f"{name} is not available: {status.status}."
+        return (f"{name} is not offered in {session.policy.name} "
+                f"(it needs {self.required_level(status.tool)}"
+                f"{', and only read-only tools are offered' if session.policy.read_only_tools else ''}).")
+
+    # --- sessions ----------------------------------------------------------
+
+    def session(self, mode: str | None = None, *, session_id: str | None = None) -> Session:
+        """A new session in ``mode`` (a mode or level name; default from config)."""
+        name = mode or self.settings.core.permissions.mode
+        policy = policy_for(name)
+        if policy.bypass and self.settings.core.permissions.disable_bypass_permissions:
+            raise ConfigError([f"{name} is disabled by [permissions] disable_bypass_permissions "
+                               f"in {self.settings.source_of('permissions', 'disable_bypass_permissions')}"])
+        return Session(self, policy, session_id)
+
+    def tool_statuses(self) -> list[ToolStatus]:
+        return sorted(self.statuses.values(), key=lambda s: (s.tool.name.startswith("mcp__"),
+                                                              s.tool.plugin == CORE_PLUGIN))
+
+
+def level_rank(level: Level) -> int:
+    return LEVELS.index(level)

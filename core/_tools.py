@@ -1,0 +1,212 @@
+"""What a tool is, what it returns, and what its handler is handed.
+
+A ``Tool`` is cheap to create: its handler and input model may be given as
+``"module:attribute"`` strings that are imported only when the tool is called
+or its schema is needed, so that listing tools never imports tool modules.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import importlib
+import inspect
+from collections.abc import Awaitable, Callable, Mapping
+from dataclasses import dataclass, field
+from functools import cached_property
+from typing import TYPE_CHECKING, Annotated, Any, Literal, Union
+
+from pydantic import BaseModel, ConfigDict, Field
+
+if TYPE_CHECKING:
+    from ._session import Session
+
+__all__ = [
+    "Content",
+    "ImageContent",
+    "Level",
+    "Loading",
+    "ResourceContent",
+    "TextContent",
+    "Tool",
+    "ToolContext",
+    "ToolResult",
+    "LEVELS",
+]
+
+Level = Literal["none", "read", "workspace", "unrestricted"]
+LEVELS: tuple[Level, ...] = ("none", "read", "workspace", "unrestricted")
+Loading = Literal["always", "deferred"]
+
+
+class TextContent(BaseModel):
+    model_config = ConfigDict(frozen=True)
+    type: Literal["text"] = "text"
+    text: str
+
+
+class ImageContent(BaseModel):
+    """An image, base64-encoded."""
+
+    model_config = ConfigDict(frozen=True)
+    type: Literal["image"] = "image"
+    data: str
+    mime_type: str
+
+
+class ResourceContent(BaseModel):
+    """An embedded resource: text or a base64 blob, named by URI."""
+
+    model_config = ConfigDict(frozen=True)
+    type: Literal["resource"] = "resource"
+    uri: str
+    mime_type: str | None = None
+    text: str | None = None
+    blob: str | None = None
+
+
+Content = Annotated[Union[TextContent, ImageContent, ResourceContent], Field(discriminator="type")]
+
+
+class ToolResult(BaseModel):
+    """What a tool call gives back to the model."""
+
+    content: list[Content] = Field(default_factory=list)
+    structured_content: dict[str, Any] | None = None
+    is_error: bool = False
+
+    @classmethod
+    def text(cls, text: str, *, is_error: bool = False) -> ToolResult:
+        return cls(content=[TextContent(text=text)], is_error=is_error)
+
+    @classmethod
+    def error(cls, message: str) -> ToolResult:
+        return cls(content=[TextContent(text=message)], is_error=True)
+
+    def text_content(self) -> str:
+        """All text parts joined, for callers that want plain text."""
+        return "\n".join(c.text for c in self.content if isinstance(c, TextContent))
+
+    def with_text_appended(self, text: str) -> ToolResult:
+        return self.model_copy(update={"content": [*self.content, TextContent(text=text)]})
+
+
+HandlerResult = Union[ToolResult, str]
+Handler = Callable[[Any, "ToolContext"], Union[Awaitable[HandlerResult], HandlerResult]]
+
+
+def _import_attr(ref: str) -> Any:
+    module_name, _, attr = ref.partition(":")
+    if not attr:
+        raise ValueError(f"expected 'module:attribute', got {ref!r}")
+    obj: Any = importlib.import_module(module_name)
+    for part in attr.split("."):
+        obj = getattr(obj, part)
+    return obj
+
+
+@dataclass(frozen=True, kw_only=True)
+class Tool:
+    """One tool, as a plugin registers it.
+
+    ``handler`` is ``async def handler(args, ctx) -> ToolResult | str`` where
+    ``args`` is an instance of ``input_model`` (or the raw dict for a tool
+    with an external ``input_schema``). A plain function is run in a thread.
+    The model-facing description is loaded from the plugin's
+    ``descriptions/<name>.md`` through the description hook; ``description``
+    is the fallback for tools whose text comes from elsewhere (MCP servers).
+    """
+
+    name: str
+    handler: Handler | str
+    input_model: type[BaseModel] | str | None = None
+    input_schema: Mapping[str, Any] | None = None
+    read_only: bool = False
+    loading: Loading = "always"
+    permission: Level = "workspace"
+    subagents: bool = True
+    description: str | None = None
+    timeout_s: float | None = None
+    lifts_caps_with_scratchpad: bool = False
+    plugin: str = ""
+    metadata: Mapping[str, Any] = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        if (self.input_model is None) == (self.input_schema is None):
+            raise ValueError(f"tool {self.name!r}: give exactly one of input_model or input_schema")
+        if self.permission not in LEVELS:
+            raise ValueError(f"tool {self.name!r}: permission must be one of {LEVELS}")
+        if self.loading not in ("always", "deferred"):
+            raise ValueError(f"tool {self.name!r}: loading must be 'always' or 'deferred'")
+
+    @cached_property
+    def model(self) -> type[BaseModel] | None:
+        """The pydantic input model, imported on first use."""
+        if self.input_model is None:
+            return None
+        if isinstance(self.input_model, str):
+            model = _import_attr(self.input_model)
+            if not (isinstance(model, type) and issubclass(model, BaseModel)):
+                raise TypeError(f"tool {self.name!r}: {self.input_model} is not a pydantic model")
+            return model
+        return self.input_model
+
+    @cached_property
+    def schema(self) -> dict[str, Any]:
+        """The input JSON Schema the model is shown."""
+        if self.input_schema is not None:
+            return dict(self.input_schema)
+        assert self.model is not None
+        schema = self.model.model_json_schema()
+        schema.pop("title", None)
+        return schema
+
+    @cached_property
+    def function(self) -> Handler:
+        if isinstance(self.handler, str):
+            fn = _import_attr(self.handler)
+            if not callable(fn):
+                raise TypeError(f"tool {self.name!r}: {self.handler} is not callable")
+            return fn  # type: ignore[no-any-return]
+        return self.handler
+
+    async def invoke(self, args: Any, ctx: ToolContext) -> HandlerResult:
+        fn = self.function
+        if inspect.iscoroutinefunction(fn):
+            return await fn(args, ctx)  # type: ignore[no-any-return]
+        result = await asyncio.to_thread(fn, args, ctx)
+        if inspect.isawaitable(result):
+            return await result  # type: ignore[no-any-return]
+        return result
+
+
+@dataclass
+class ToolContext:
+    """What a handler gets besides its arguments."""
+
+    session: Session
+    tool: Tool
+    config: Any
+    call_id: str
+    uncapped: bool = False
+    """True when the caller set ``scratchpad`` on a tool that lifts its caps."""
+
+    @property
+    def root(self) -> Any:
+        return self.session.root
+
+    @property
+    def working_dirs(self) -> tuple[Any, ...]:
+        return self.session.working_dirs
+
+    @property
+    def state(self) -> dict[str, Any]:
+        """This plugin's state in this session (never shared across sessions)."""
+        return self.session.plugin_state(self.tool.plugin)
+
+    def emit(self, kind: str, data: Mapping[str, Any]) -> None:
+        """Send an event to the host (notifications, progress, one-time notes)."""
+        self.session.emit(kind, {"tool": self.tool.name, "call_id": self.call_id, **data})
+
+    def note_once(self, key: str) -> bool:
+        """True the first time ``key`` is seen in this session."""
+        return self.session.note_once(f"{self.tool.plugin}:{key}")
