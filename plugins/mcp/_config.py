@@ -1,0 +1,237 @@
+"""What an MCP server is, where it was defined, and whether it may run.
+
+Light on purpose: the plugin's entry point imports this, so nothing here may
+import ``mcp`` (about half a second of start-up) or anything that does.
+"""
+
+from __future__ import annotations
+
+import fnmatch
+import hashlib
+import json
+import os
+import re
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
+
+__all__ = [
+    "McpConfig",
+    "ServerConfig",
+    "ServerSpec",
+    "SERVER_NAME_RE",
+    "check_server_name",
+    "collect_servers",
+    "expand_vars",
+    "read_mcp_json",
+    "split_tool_name",
+    "tool_name",
+]
+
+# One `__` separates the parts of `mcp__<server>__<tool>`. A server name that
+# held `__` (or ended in `_`) would make that split ambiguous, so names are
+# runs of letters, digits and `-` joined by single underscores.
+SERVER_NAME_RE = re.compile(r"^[A-Za-z0-9-]+(?:_[A-Za-z0-9-]+)*$")
+PREFIX = "mcp__"
+
+
+def check_server_name(name: str) -> str:
+    if not SERVER_NAME_RE.match(name):
+        raise ValueError(
+            f"server name {name!r} is not allowed: use letters, digits, '-' and single '_' "
+            "(no '__', not starting or ending with '_'), so that mcp__<server>__<tool> splits one way"
+        )
+    return name
+
+
+def tool_name(server: str, tool: str) -> str:
+    return f"{PREFIX}{server}__{tool}"
+
+
+def split_tool_name(name: str) -> tuple[str, str | None] | None:
+    """``mcp__srv__tool`` -> ("srv", "tool"); ``mcp__srv`` -> ("srv", None)."""
+    if not name.startswith(PREFIX):
+        return None
+    server, sep, tool = name[len(PREFIX):].partition("__")
+    if not server:
+        return None
+    return server, (tool if sep else None)
+
+
+class ServerConfig(BaseModel):
+    """One ``[plugins.mcp.servers.<name>]`` table (or one ``.mcp.json`` entry)."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    command: str | None = None
+    args: list[str] = Field(default_factory=list)
+    env: dict[str, str] = Field(default_factory=dict)
+    cwd: str | None = None
+    url: str | None = None
+    headers: dict[str, str] = Field(default_factory=dict)
+    enabled: bool = True
+    eager_load_tools: list[str] = Field(default_factory=list)
+    include_tools: list[str] | None = None
+    exclude_tools: list[str] = Field(default_factory=list)
+    startup_timeout_s: float = Field(default=30.0, gt=0)
+    tool_timeout_s: float = Field(default=600.0, gt=0)
+
+    @model_validator(mode="after")
+    def _one_transport(self) -> ServerConfig:
+        if (self.command is None) == (self.url is None):
+            raise ValueError("give either command (a stdio server) or url (a Streamable HTTP server), not both")
+        if self.url is not None and (self.args or self.env or self.cwd):
+            raise ValueError("args, env and cwd are for stdio servers; a url server takes headers")
+        if self.command is not None and self.headers:
+            raise ValueError("headers are for url servers")
+        return self
+
+    @property
+    def transport(self) -> Literal["stdio", "http"]:
+        return "stdio" if self.command is not None else "http"
+
+    def offers(self, tool: str) -> bool:
+        """include_tools / exclude_tools, as exact names or shell-style patterns."""
+        if self.include_tools is not None and not any(fnmatch.fnmatchcase(tool, p) for p in self.include_tools):
+            return False
+        return not any(fnmatch.fnmatchcase(tool, p) for p in self.exclude_tools)
+
+
+class McpConfig(BaseModel):
+    """``[plugins.mcp]``."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    servers: dict[str, ServerConfig] = Field(default_factory=dict)
+    # The project's .mcp.json is the format editors and other agents share.
+    read_mcp_json: bool = True
+
+    @field_validator("servers")
+    @classmethod
+    def _names(cls, value: dict[str, ServerConfig]) -> dict[str, ServerConfig]:
+        for name in value:
+            check_server_name(name)
+        return value
+
+
+@dataclass(frozen=True)
+class ServerSpec:
+    """A server as pegboard will run it, with where it came from."""
+
+    name: str
+    config: ServerConfig
+    source: str
+    project_defined: bool
+    root: Path
+    def_hash: str = field(init=False)
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "def_hash", definition_hash(self.config))
+
+    @property
+    def cache_key(self) -> str:
+        # A project's own server may mean something else in another project
+        # (relative paths, the project's scripts), so its cache is per project.
+        scope = str(self.root) if self.project_defined else ""
+        raw = json.dumps([scope, self.name, self.def_hash])
+        return hashlib.sha256(raw.encode()).hexdigest()[:24]
+
+
+def definition_hash(config: ServerConfig) -> str:
+    """What decides which program runs (or which URL is called): approvals and caches key on it."""
+    what = {
+        "command": config.command,
+        "args": config.args,
+        "env": config.env,
+        "cwd": config.cwd,
+        "url": config.url,
+        "headers": config.headers,
+    }
+    return hashlib.sha256(json.dumps(what, sort_keys=True).encode()).hexdigest()[:16]
+
+
+_VAR = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)(?::-([^}]*))?\}")
+
+
+def expand_vars(text: str, environ: dict[str, str] | None = None) -> str:
+    """``${VAR}`` and ``${VAR:-default}``, as .mcp.json files use them.
+
+    Expanded when the server starts, not when config is read, so a secret in
+    the environment never lands in the definition hash or the cache."""
+    env = os.environ if environ is None else environ
+
+    def sub(m: re.Match[str]) -> str:
+        value = env.get(m.group(1))
+        if value is None or value == "":
+            return m.group(2) if m.group(2) is not None else ""
+        return value
+
+    return _VAR.sub(sub, text)
+
+
+def read_mcp_json(path: Path) -> tuple[dict[str, ServerConfig], list[str]]:
+    """The servers of one ``.mcp.json`` and the problems found (file and key named)."""
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        return {}, []
+    except (OSError, ValueError) as exc:
+        return {}, [f"{path}: not valid JSON: {exc}"]
+    servers = data.get("mcpServers") if isinstance(data, dict) else None
+    if servers is None:
+        return {}, []
+    if not isinstance(servers, dict):
+        return {}, [f"{path}: mcpServers: expected an object"]
+    out: dict[str, ServerConfig] = {}
+    problems: list[str] = []
+    for name, entry in servers.items():
+        try:
+            check_server_name(name)
+        except ValueError as exc:
+            problems.append(f"{path}: mcpServers.{name}: {exc}")
+            continue
+        if not isinstance(entry, dict):
+            problems.append(f"{path}: mcpServers.{name}: expected an object")
+            continue
+        entry = dict(entry)
+        kind = entry.pop("type", None)
+        if kind not in (None, "stdio", "http", "streamable-http", "streamableHttp"):
+            problems.append(f"{path}: mcpServers.{name}.type: {kind!r} is not supported (stdio or http)")
+            continue
+        # Keys other tools add (descriptions, timeouts in their own units) are not ours to reject.
+        known = {k: v for k, v in entry.items() if k in ServerConfig.model_fields}
+        try:
+            out[name] = ServerConfig.model_validate(known)
+        except ValidationError as exc:
+            for err in exc.errors():
+                loc = ".".join(str(p) for p in err["loc"])
+                where = f"mcpServers.{name}" + (f".{loc}" if loc else "")
+                problems.append(f"{path}: {where}: {err['msg'].removeprefix('Value error, ')}")
+    return out, problems
+
+
+def collect_servers(config: McpConfig, root: Path, settings: Any = None) -> tuple[list[ServerSpec], list[str]]:
+    """Every server: the project's .mcp.json first, pegboard's own config over it.
+
+    A server is project-defined (needs approval) when it comes from .mcp.json or
+    from the project's ``.pegboard/config.toml``; the user's and the operator's
+    files are trusted as they stand.
+    """
+    specs: dict[str, ServerSpec] = {}
+    problems: list[str] = []
+    if config.read_mcp_json:
+        path = root / ".mcp.json"
+        found, problems = read_mcp_json(path)
+        for name, server in found.items():
+            specs[name] = ServerSpec(name, server, f"{path}", True, root)
+    project_file = str(root / ".pegboard" / "config.toml")
+    for name, server in config.servers.items():
+        key = ("plugins", "mcp", "servers", name)
+        source = settings.source_of(*key) if settings is not None else "config"
+        # Any key the project file set makes the server the project's: a
+        # project must not get a user's trusted server to run its command.
+        labels = {label for path, label in getattr(settings, "provenance", {}).items() if path[:4] == key}
+        specs[name] = ServerSpec(name, server, source, project_file in labels or source == project_file, root)
+    return list(specs.values()), problems

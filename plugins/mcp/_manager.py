@@ -1,0 +1,336 @@
+"""Running MCP servers for one session: start, watch, restart, stop.
+
+Each server lives in its own asyncio task, because the SDK's ``Client`` must be
+entered and left in the same task (anyio cancel scopes); calls come from any
+task and go through the connected client. This module imports ``mcp``: only
+handlers import it, never the plugin's entry point.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import tempfile
+import time
+from collections.abc import Callable, Mapping
+from contextlib import AbstractAsyncContextManager, asynccontextmanager, suppress
+from pathlib import Path
+from typing import Any, Literal
+
+import anyio
+import mcp_types as types
+from mcp import Client, MCPError
+from mcp.client.stdio import get_default_environment
+
+from ._config import ServerSpec, expand_vars
+from ._stdio import StdioProcess, stdio_transport
+
+__all__ = ["ServerConnection", "ServerUnavailable", "ToolCallTimeout", "describe_exception"]
+
+State = Literal["stopped", "starting", "running", "failed"]
+
+REQUEST_TIMEOUT = -32001
+MAX_BACKOFF_S = 30.0
+STOP_TIMEOUT_S = 8.0
+# Listing tools is paged; a server whose cursor never ends must not hang a start.
+MAX_PAGES = 100
+
+
+class ServerUnavailable(Exception):
+    """The server cannot take calls now; the message says why (for the model)."""
+
+
+class ToolCallTimeout(Exception):
+    pass
+
+
+def describe_exception(exc: BaseException) -> str:
+    """One line for the model out of whatever a transport raised (groups included)."""
+    while isinstance(exc, BaseExceptionGroup) and len(exc.exceptions) == 1:
+        exc = exc.exceptions[0]
+    if isinstance(exc, BaseExceptionGroup):
+        return "; ".join(describe_exception(e) for e in exc.exceptions)
+    if isinstance(exc, MCPError):
+        return f"MCP error {exc.error.code}: {exc.error.message}"
+    text = str(exc) or type(exc).__name__
+    return text if type(exc).__name__ in text else f"{type(exc).__name__}: {text}"
+
+
+def backoff_delay(failures: int) -> float:
+    """The first restart is immediate (a crash is often a one-off); then 1, 2, 4 … 30 s."""
+    if failures <= 1:
+        return 0.0
+    return min(MAX_BACKOFF_S, 2.0 ** (failures - 2))
+
+
+class ServerConnection:
+    """One server in one session."""
+
+    def __init__(
+        self,
+        spec: ServerSpec,
+        *,
+        target: Any = None,
+        log_dir: Path | None = None,
+        on_listing: Callable[[ServerConnection, list[types.Tool]], None] | None = None,
+        environ: Mapping[str, str] | None = None,
+    ) -> None:
+        self.spec = spec
+        self.name = spec.name
+        # An in-process server object (tests, embedding): no subprocess, no HTTP.
+        self._target = target
+        self._log_dir = log_dir
+        self._on_listing = on_listing
+        self._environ = dict(os.environ if environ is None else environ)
+        self.state: State = "stopped"
+        self.reason: str | None = None
+        self.failures = 0
+        self.next_attempt = 0.0
+        self.tools: dict[str, types.Tool] = {}
+        self.client: Client | None = None
+        self.process = StdioProcess()
+        self.stderr_path: Path | None = None
+        self.starts = 0
+        self._task: asyncio.Task[None] | None = None
+        self._stop: anyio.Event | None = None
+        self._lock = asyncio.Lock()
+        self._stopping = False
+
+    # --- state ---------------------------------------------------------------
+
+    def _fail(self, reason: str) -> None:
+        self.state = "failed"
+        self.reason = reason
+        self.failures += 1
+        self.next_attempt = time.monotonic() + backoff_delay(self.failures)
+        self.client = None
+
+    def stderr_tail(self, limit: int = 800) -> str:
+        if self.stderr_path is None:
+            return ""
+        try:
+            data = self.stderr_path.read_bytes()[-limit:]
+        except OSError:
+            return ""
+        return data.decode("utf-8", "replace").strip()
+
+    def _with_stderr(self, reason: str) -> str:
+        tail = self.stderr_tail()
+        return f"{reason}; its stderr ends with:\n{tail}" if tail else reason
+
+    # --- connecting ------------------------------------------------------------
+
+    def _transport(self) -> Any:
+        cfg = self.spec.config
+        if self._target is not None:
+            return self._target
+        if cfg.transport == "http":
+            return _http_transport(expand_vars(cfg.url or "", self._environ),
+                                   {k: expand_vars(v, self._environ) for k, v in cfg.headers.items()})
+        env = get_default_environment() | {k: expand_vars(v, self._environ) for k, v in cfg.env.items()}
+        cwd = Path(expand_vars(cfg.cwd, self._environ)) if cfg.cwd else self.spec.root
+        if not cwd.is_absolute():
+            cwd = self.spec.root / cwd
+        folder = self._log_dir or Path(tempfile.gettempdir())
+        folder.mkdir(parents=True, exist_ok=True)
+        self.stderr_path = folder / f"mcp-{self.name}.stderr.log"
+        self.process = StdioProcess()
+        # Opened here and handed to the child; our copy closes when the transport does.
+        errlog = self.stderr_path.open("wb")
+        return _closing(stdio_transport(
+            expand_vars(cfg.command or "", self._environ),
+            [expand_vars(a, self._environ) for a in cfg.args],
+            env=env, cwd=cwd, stderr=errlog, info=self.process), errlog)
+
+    async def _run(self, ready: asyncio.Future[None], stop: anyio.Event) -> None:
+        try:
+            async with Client(self._transport(), mode="auto") as client:
+                tools = await _list_all_tools(client)
+                self.tools = {t.name: t for t in tools}
+                self.client = client
+                if self._on_listing is not None:
+                    self._on_listing(self, tools)
+                ready.set_result(None)
+                async with anyio.create_task_group() as tg:
+                    async def finish_when(event: anyio.Event) -> None:
+                        await event.wait()
+                        tg.cancel_scope.cancel()
+
+                    tg.start_soon(finish_when, stop)
+                    tg.start_soon(finish_when, self.process.closed)
+        except BaseException as exc:
+            if not ready.done():
+                ready.set_exception(exc if isinstance(exc, Exception) else RuntimeError(describe_exception(exc)))
+                if isinstance(exc, asyncio.CancelledError):
+                    raise
+                return
+            if isinstance(exc, asyncio.CancelledError):
+                raise
+            if not self._stopping:
+                self._fail(self._with_stderr(f"the connection to MCP server {self.name!r} failed: "
+                                             f"{describe_exception(exc)}"))
+            return
+        finally:
+            self.client = None
+        if not self._stopping and self.state == "running":
+            code = self.process.returncode
+            self._fail(self._with_stderr(
+                f"MCP server {self.name!r} exited" + (f" with status {code}" if code is not None else "")))
+
+    async def ensure_started(self) -> Client:
+        """The connected client, starting (or restarting) the server if needed."""
+        async with self._lock:
+            if self.state == "running" and self.client is not None:
+                return self.client
+            if self.state == "failed":
+                wait = self.next_attempt - time.monotonic()
+                if wait > 0:
+                    raise ServerUnavailable(f"{self.reason}\nThe next restart is attempted in {wait:.0f} s.")
+            await self._start()
+            assert self.client is not None
+            return self.client
+
+    async def _start(self) -> None:
+        await self._reap()
+        self.state = "starting"
+        self.starts += 1
+        self._stopping = False
+        ready: asyncio.Future[None] = asyncio.get_running_loop().create_future()
+        stop = anyio.Event()
+        self._stop = stop
+        self._task = asyncio.create_task(self._run(ready, stop), name=f"mcp-server-{self.name}")
+        timeout = self.spec.config.startup_timeout_s
+        try:
+            await asyncio.wait_for(asyncio.shield(ready), timeout)
+        except asyncio.TimeoutError:
+            await self._reap(cancel=True)
+            self._fail(self._with_stderr(f"MCP server {self.name!r} did not start within {timeout:g} s"))
+            raise ServerUnavailable(self.reason) from None
+        except Exception as exc:
+            await self._reap(cancel=True)
+            self._fail(self._with_stderr(f"MCP server {self.name!r} failed to start: {describe_exception(exc)}"))
+            raise ServerUnavailable(self.reason) from None
+        self.state = "running"
+        self.reason = None
+
+    async def _reap(self, cancel: bool = False) -> None:
+        """Wait for the server task to finish (it stops its process on the way out)."""
+        task, self._task = self._task, None
+        if task is None:
+            return
+        self._stopping = True
+        if self._stop is not None:
+            self._stop.set()
+        if cancel:
+            task.cancel()
+        try:
+            await asyncio.wait_for(task, STOP_TIMEOUT_S)
+        except (asyncio.CancelledError, asyncio.TimeoutError, Exception):
+            pass
+
+    async def stop(self) -> None:
+        async with self._lock:
+            await self._reap()
+            self.state = "stopped"
+            self.client = None
+
+    # --- calls -------------------------------------------------------------
+
+    async def _broken(self, exc: BaseException) -> ServerUnavailable:
+        """The server went away under a call: mark it failed, return the error to raise."""
+        # The server task notices the closed pipe by itself; give it a moment
+        # so the reason carries the exit status and stderr.
+        if self._task is not None:
+            with suppress(asyncio.TimeoutError, asyncio.CancelledError, Exception):
+                await asyncio.wait_for(asyncio.shield(self._task), 2.0)
+        if self.state != "failed":
+            await self._reap(cancel=True)
+            self._fail(self._with_stderr(f"lost the connection to MCP server {self.name!r}: "
+                                         f"{describe_exception(exc)}"))
+        return ServerUnavailable(self.reason or describe_exception(exc))
+
+    async def call_tool(self, name: str, arguments: dict[str, Any], timeout: float | None = None) -> types.CallToolResult:
+        client = await self.ensure_started()
+        timeout = timeout if timeout is not None else self.spec.config.tool_timeout_s
+        try:
+            result = await client.call_tool(name, arguments, read_timeout_seconds=timeout)
+        except MCPError as exc:
+            if exc.error.code == REQUEST_TIMEOUT:
+                raise ToolCallTimeout(f"{name} on MCP server {self.name!r} gave no answer within {timeout:g} s") \
+                    from None
+            if self._connection_gone():
+                raise await self._broken(exc) from None
+            raise
+        except (OSError, anyio.BrokenResourceError, anyio.ClosedResourceError, anyio.EndOfStream) as exc:
+            raise await self._broken(exc) from None
+        except Exception as exc:
+            if type(exc).__module__.startswith("httpx2"):
+                raise await self._broken(exc) from None
+            raise
+        self.failures = 0
+        return result
+
+    def _connection_gone(self) -> bool:
+        return self.process.closed.is_set() or self.state != "running" or self.client is None
+
+    async def _request(self, fn: Callable[[Client], Any]) -> Any:
+        client = await self.ensure_started()
+        try:
+            return await fn(client)
+        except MCPError:
+            if self._connection_gone():
+                raise await self._broken(RuntimeError("connection closed")) from None
+            raise
+        except (OSError, anyio.BrokenResourceError, anyio.ClosedResourceError, anyio.EndOfStream) as exc:
+            raise await self._broken(exc) from None
+
+    async def list_resources(self) -> list[types.Resource]:
+        async def go(client: Client) -> list[types.Resource]:
+            out: list[types.Resource] = []
+            cursor: str | None = None
+            for _ in range(MAX_PAGES):
+                page = await client.list_resources(cursor=cursor)
+                out.extend(page.resources)
+                cursor = page.next_cursor
+                if not cursor:
+                    break
+            return out
+
+        caps = (await self.ensure_started()).server_capabilities
+        if caps.resources is None:
+            return []
+        return await self._request(go)  # type: ignore[no-any-return]
+
+    async def read_resource(self, uri: str) -> types.ReadResourceResult:
+        return await self._request(lambda c: c.read_resource(uri))  # type: ignore[no-any-return]
+
+
+async def _list_all_tools(client: Client) -> list[types.Tool]:
+    tools: list[types.Tool] = []
+    cursor: str | None = None
+    for _ in range(MAX_PAGES):
+        page = await client.list_tools(cursor=cursor, cache_mode="refresh")
+        tools.extend(page.tools)
+        cursor = page.next_cursor
+        if not cursor:
+            break
+    return tools
+
+
+@asynccontextmanager
+async def _closing(inner: AbstractAsyncContextManager[Any], handle: Any) -> Any:
+    try:
+        async with inner as streams:
+            yield streams
+    finally:
+        handle.close()
+
+
+@asynccontextmanager
+async def _http_transport(url: str, headers: dict[str, str]) -> Any:
+    from mcp.client.streamable_http import streamable_http_client
+    from mcp.shared._httpx_utils import create_mcp_http_client
+
+    async with create_mcp_http_client(headers=headers or None) as http:
+        async with streamable_http_client(url, http_client=http) as streams:
+            yield streams

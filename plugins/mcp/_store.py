@@ -1,0 +1,144 @@
+"""On-disk state: which project servers the user approved, and each server's
+last known tool list (so listing tools never starts a server).
+
+Light: imported at registration. Files are written atomically (temp + rename)
+so two pegboard processes never leave a half-written file behind.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import time
+from collections.abc import Iterable, Mapping
+from pathlib import Path
+from typing import Any
+
+from pydantic import BaseModel, Field, ValidationError
+
+from ._config import ServerSpec
+
+__all__ = ["Approvals", "CachedTool", "ToolCache", "ToolListing", "tool_hash"]
+
+
+def tool_hash(name: str, description: str | None, input_schema: Mapping[str, Any]) -> str:
+    """What the model is shown of a tool: a change to any of it is a new tool."""
+    raw = json.dumps({"name": name, "description": description or "", "input_schema": input_schema},
+                     sort_keys=True, separators=(",", ":"))
+    return hashlib.sha256(raw.encode()).hexdigest()[:16]
+
+
+def _write_json(path: Path, data: Any) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+    tmp.write_text(json.dumps(data, indent=1, sort_keys=True), encoding="utf-8")
+    os.replace(tmp, path)
+
+
+def _read_json(path: Path) -> Any:
+    try:
+        return json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return None
+
+
+class Approvals:
+    """Project servers the user approved, keyed by project path and definition hash.
+
+    Editing a server's command, args, env or URL changes its hash, so an
+    approval never carries over to a definition the user has not seen."""
+
+    def __init__(self, data_dir: Path):
+        self.path = data_dir / "mcp" / "approvals.json"
+
+    def _load(self) -> dict[str, dict[str, str]]:
+        data = _read_json(self.path)
+        return data if isinstance(data, dict) else {}
+
+    def is_approved(self, spec: ServerSpec) -> bool:
+        if not spec.project_defined:
+            return True
+        return self._load().get(str(spec.root), {}).get(spec.name) == spec.def_hash
+
+    def approve(self, spec: ServerSpec) -> None:
+        data = self._load()
+        data.setdefault(str(spec.root), {})[spec.name] = spec.def_hash
+        _write_json(self.path, data)
+
+    def revoke(self, spec: ServerSpec) -> None:
+        data = self._load()
+        data.get(str(spec.root), {}).pop(spec.name, None)
+        _write_json(self.path, data)
+
+
+class CachedTool(BaseModel):
+    name: str
+    description: str | None = None
+    input_schema: dict[str, Any] = Field(default_factory=lambda: {"type": "object"})
+    hash: str
+    # The definition the user last let run; differs from `hash` while a
+    # changed tool waits for the user to approve the change.
+    approved_hash: str
+
+    @property
+    def changed(self) -> bool:
+        return self.hash != self.approved_hash
+
+
+class ToolListing(BaseModel):
+    server: str
+    def_hash: str
+    updated: float
+    tools: list[CachedTool]
+
+
+class ToolCache:
+    """Each server's tool list as last seen, one JSON file per server definition."""
+
+    def __init__(self, data_dir: Path):
+        self.folder = data_dir / "mcp" / "tools"
+
+    def path(self, spec: ServerSpec) -> Path:
+        return self.folder / f"{spec.name}-{spec.cache_key}.json"
+
+    def load(self, spec: ServerSpec) -> ToolListing | None:
+        data = _read_json(self.path(spec))
+        if data is None:
+            return None
+        try:
+            return ToolListing.model_validate(data)
+        except ValidationError:
+            return None  # a damaged cache is only a cache: the next start rewrites it
+
+    def update(self, spec: ServerSpec, live: Iterable[tuple[str, str | None, Mapping[str, Any]]]) -> tuple[
+            ToolListing, list[str]]:
+        """Record the live tool list; return it and the names whose definition changed.
+
+        A tool seen for the first time is approved as it is (the server was
+        approved as a whole). A known tool whose hash moved keeps its old
+        ``approved_hash`` until a call to it is approved."""
+        before = self.load(spec)
+        old = {t.name: t for t in before.tools} if before else {}
+        tools: list[CachedTool] = []
+        changed: list[str] = []
+        for name, description, schema in live:
+            h = tool_hash(name, description, schema)
+            prev = old.get(name)
+            approved = prev.approved_hash if prev is not None else h
+            if approved != h:
+                changed.append(name)
+            tools.append(CachedTool(name=name, description=description, input_schema=dict(schema),
+                                    hash=h, approved_hash=approved))
+        listing = ToolListing(server=spec.name, def_hash=spec.def_hash, updated=time.time(), tools=tools)
+        _write_json(self.path(spec), listing.model_dump(mode="json"))
+        return listing, changed
+
+    def approve_tool(self, spec: ServerSpec, name: str, h: str) -> None:
+        listing = self.load(spec)
+        if listing is None:
+            return
+        for tool in listing.tools:
+            if tool.name == name and tool.hash == h:
+                tool.approved_hash = h
+        _write_json(self.path(spec), listing.model_dump(mode="json"))
