@@ -1,0 +1,137 @@
+"""The skills plugin: folders of instructions (``SKILL.md``) the model starts on demand.
+
+Skills come from the user's folder (``<config dir>/skills/``), the project's
+(``<root>/.pegboard/skills/``) and plugins (the ``pegboard_skill_dirs`` hook),
+in that order of precedence. See docs/plugins/skills.md.
+
+This module is the entry point and stays light: pydantic and pegboard only.
+YAML parsing, the catalogue and the handlers are imported when first needed.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable
+from typing import TYPE_CHECKING, Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from pegboard._decisions import PermissionRequest, Rule, Vote
+from pegboard._hookspecs import hookimpl
+from pegboard._plugins import PluginContext
+from pegboard._tools import Tool
+
+if TYPE_CHECKING:
+    import click
+
+    from pegboard._session import Session
+
+__all__ = ["SkillsConfig"]
+
+PLUGIN = "skills"
+_MOD = "pegboard.plugins.skills"
+
+
+class SkillsConfig(BaseModel):
+    """``[plugins.skills]``."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    agent_managed: bool = Field(
+        False, description="Offer SkillWrite and SkillDelete (never to sub-agents).")
+    scripts: bool = Field(False, description="Offer run_skill_script.")
+    listing_budget: int = Field(
+        4000, ge=0, le=100_000, description="Characters of the skill listing in the Skill tool's description.")
+    preapprove: list[Literal["user", "project", "plugin"]] = Field(
+        default_factory=lambda: ["user", "project", "plugin"],
+        description="Sources whose skills' allowed-tools become session grants while active.")
+    script_timeout_s: float = Field(120.0, gt=0, le=3600, description="run_skill_script's time limit.")
+
+
+@hookimpl
+def pegboard_config_model() -> type[BaseModel]:
+    return SkillsConfig
+
+
+@hookimpl
+def pegboard_register_tools(register: Callable[[Tool], None], config: SkillsConfig) -> None:
+    h = f"{_MOD}._handlers"
+    register(Tool(name="Skill", handler=f"{h}:skill", input_model=f"{h}:SkillInput",
+                  # Not read-only: it changes what the session allows.
+                  read_only=False, loading="always", permission="read"))
+    register(Tool(name="SkillRead", handler=f"{h}:skill_read", input_model=f"{h}:SkillReadInput",
+                  read_only=True, loading="deferred", permission="read"))
+    register(Tool(name="SkillSearch", handler=f"{h}:skill_search", input_model=f"{h}:SkillSearchInput",
+                  read_only=True, loading="deferred", permission="read"))
+    if config.agent_managed:
+        # The store is pegboard's own folder, not the working tree, hence
+        # "read" like the other skill tools; subagents=False because a worker
+        # handed one task has no business changing the person's skills.
+        register(Tool(name="SkillWrite", handler=f"{h}:skill_write", input_model=f"{h}:SkillWriteInput",
+                      loading="deferred", permission="read", subagents=False))
+        register(Tool(name="SkillDelete", handler=f"{h}:skill_delete", input_model=f"{h}:SkillDeleteInput",
+                      loading="deferred", permission="read", subagents=False))
+    if config.scripts:
+        s = f"{_MOD}._scripts"
+        register(Tool(name="run_skill_script", handler=f"{s}:run_skill_script",
+                      input_model=f"{s}:RunSkillScriptInput", loading="always", permission="unrestricted",
+                      timeout_s=config.script_timeout_s + 30))
+
+
+@hookimpl
+def pegboard_tool_description(tool: Tool, context: PluginContext) -> str | None:
+    """Skill's description: the shipped text plus the listing of skills.
+
+    The core's override folders answer before this; the core's own reader of
+    ``descriptions/`` answers after it and serves the other tools.
+    """
+    if tool.name != "Skill" or tool.plugin != PLUGIN:
+        return None
+    from ._describe import describe_skill_tool
+
+    return describe_skill_tool(context)
+
+
+@hookimpl
+def pegboard_permission(request: PermissionRequest) -> Vote | None:
+    tool = request.tool
+    if tool.plugin != PLUGIN:
+        return None
+    if tool.name == "run_skill_script":
+        skill = str(request.input.get("skill", ""))
+        relpath = str(request.input.get("relpath", ""))
+        return Vote.ask(f"run_skill_script runs {relpath!r} from skill {skill!r}",
+                        suggest=(f"run_skill_script({skill}:{relpath})", f"run_skill_script({skill})"))
+    if tool.name == "SkillWrite" and request.input.get("allowed_tools") is not None:
+        # A skill's allowed-tools become grants when it runs: the model writing
+        # them would be the model approving its own future calls.
+        return Vote.ask(f"SkillWrite sets allowed-tools of {request.input.get('name')!r}, "
+                        "which pre-approves tools whenever that skill is active", firm=True)
+    return Vote.allow(f"{tool.name} works on pegboard's own skills folders")
+
+
+@hookimpl
+def pegboard_rule_matcher(rule: Rule) -> Any:
+    from ._rules import compile_rule
+
+    return compile_rule(rule)
+
+
+@hookimpl
+def pegboard_session_closed(session: Session) -> None:
+    from ._activation import deactivate
+
+    deactivate(session.plugin_state(PLUGIN))
+
+
+@hookimpl
+def pegboard_register_commands(cli: click.Group) -> None:
+    from ._cli import skills_group
+
+    cli.add_command(skills_group)
+
+
+@hookimpl
+def pegboard_doctor(config: SkillsConfig, context: PluginContext) -> Iterable[Any]:
+    from ._describe import doctor_checks
+
+    return doctor_checks(config, context)
