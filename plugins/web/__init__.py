@@ -1,0 +1,122 @@
+"""The web plugin: WebFetch (read a page) and WebSearch (Tavily), safe against SSRF.
+
+Kept light on purpose: this module is imported whenever pegboard starts, so it
+uses only the stdlib, pydantic and pegboard. httpx, httpcore and markdownify
+are imported by the handler modules, when a tool actually runs.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any
+
+from pegboard._decisions import Vote
+from pegboard._hookspecs import hookimpl
+from pegboard._tools import Tool
+
+from ._models import WebConfig
+
+if TYPE_CHECKING:
+    from pydantic import BaseModel
+
+    from pegboard._decisions import PermissionRequest, Rule, RuleMatcher
+    from pegboard._plugins import PluginContext
+
+__all__ = ["WebConfig"]
+
+PLUGIN = "web"
+FETCH = "WebFetch"
+SEARCH = "WebSearch"
+_PKG = "pegboard.plugins.web"
+
+
+@hookimpl
+def pegboard_config_model() -> type[BaseModel]:
+    return WebConfig
+
+
+@hookimpl
+def pegboard_register_tools(register: Callable[[Tool], None], config: Any) -> None:
+    from ._websearch import api_key
+
+    cfg = config if isinstance(config, WebConfig) else WebConfig()
+    register(
+        Tool(
+            name=FETCH,
+            handler=f"{_PKG}._webfetch:web_fetch",
+            input_model=f"{_PKG}._models:WebFetchInput",
+            read_only=True,
+            loading="deferred",
+            permission="read",
+            # The handler enforces its own deadline; this is a backstop that
+            # leaves room for the summariser the host may run afterwards.
+            timeout_s=cfg.timeout_s + 120,
+        )
+    )
+    # Without a key the tool would only ever fail, so it is not offered at all.
+    if api_key(cfg) is not None:
+        register(
+            Tool(
+                name=SEARCH,
+                handler=f"{_PKG}._websearch:web_search",
+                input_model=f"{_PKG}._models:WebSearchInput",
+                read_only=True,
+                loading="deferred",
+                permission="read",
+                timeout_s=cfg.search_timeout_s + 10,
+            )
+        )
+
+
+def _rule_host(host: str) -> str:
+    return f"[{host}]" if ":" in host else host
+
+
+@hookimpl
+def pegboard_permission(request: PermissionRequest) -> Vote | None:
+    if request.tool.plugin != PLUGIN:
+        return None
+    if request.tool.name == SEARCH:
+        return Vote.ask("WebSearch sends the query to the search service")
+    if request.tool.name != FETCH:
+        return None
+    from ._addresses import blocked_reason, ip_literal
+    from ._rules import explicitly_allowed_hosts, operator_rules
+    from ._urls import BadURL, check_url
+
+    url = request.input.get("url")
+    if not isinstance(url, str):
+        return Vote.deny("WebFetch needs a url string")
+    try:
+        target = check_url(url.strip())
+    except BadURL as exc:
+        return Vote.deny(f"WebFetch refuses this URL: {exc}")
+    # Addresses written into the URL can be judged without DNS: refuse them
+    # here so the person is not asked about a call that could never run.
+    # Names are judged at connect time, on what they resolve to.
+    ip = ip_literal(target.host)
+    if ip is not None or target.host == "localhost" or target.host.endswith(".localhost"):
+        reason = blocked_reason(ip) if ip is not None else "a loopback name"
+        if reason is not None and target.host not in explicitly_allowed_hosts(operator_rules(request.session)):
+            rule = f"WebFetch(domain:{_rule_host(target.host)})"
+            return Vote.deny(
+                f"WebFetch refuses {target.host}: it is {reason}, and only an operator's allow rule {rule} "
+                "in the config can open it (a bare WebFetch rule or a permissive mode does not)"
+            )
+    return Vote.ask(
+        f"WebFetch wants to read {target.host}",
+        suggest=(f"WebFetch(domain:{_rule_host(target.host)})",),
+    )
+
+
+@hookimpl
+def pegboard_rule_matcher(rule: Rule, context: PluginContext) -> RuleMatcher | None:
+    if rule.tool == SEARCH:
+        if rule.specifier is not None:
+            raise ValueError("WebSearch takes no specifier; write WebSearch to allow every search")
+        return None
+    if rule.tool != FETCH or rule.specifier is None:
+        return None
+    from ._rules import DomainMatcher, parse_domain_specifier
+
+    return DomainMatcher(parse_domain_specifier(rule.specifier))

@@ -1,0 +1,53 @@
+"""Input models and the ``[plugins.web]`` config model. Pydantic only, so
+listing tools (which needs their schemas) stays cheap."""
+
+from __future__ import annotations
+
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict, Field, SecretStr
+
+__all__ = ["WebConfig", "WebFetchInput", "WebSearchInput"]
+
+
+class WebConfig(BaseModel):
+    """``[plugins.web]``."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    timeout_s: float = Field(30.0, gt=0, le=600, description="whole-fetch time limit, redirects included")
+    max_bytes: int = Field(10_000_000, ge=1024, le=200_000_000, description="download cap (decoded bytes)")
+    window_chars: int = Field(40_000, ge=1000, le=2_000_000, description="characters of page text per call")
+    max_redirects: int = Field(5, ge=0, le=20, description="same-host redirect hops followed")
+    cache_ttl_s: float = Field(900.0, ge=0, description="how long fetched pages are reused (0 turns caching off)")
+    cache_max_entries: int = Field(64, ge=1, le=10_000)
+    user_agent: str = Field("pegboard-webfetch/0.1", min_length=1, max_length=200)
+    search_api_key: SecretStr | None = Field(None, description="Tavily key; PEGBOARD_WEB_SEARCH_API_KEY wins")
+    search_base_url: str = Field("https://api.tavily.com", description="Tavily-compatible endpoint base")
+    search_max_results: int = Field(8, ge=1, le=20)
+    search_timeout_s: float = Field(30.0, gt=0, le=300)
+
+
+class WebFetchInput(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    url: str = Field(description="The full http(s) URL to fetch. http is upgraded to https except for localhost.")
+    prompt: str = Field(description="What you want to find out from the page.")
+    offset: int = Field(
+        0, ge=0, description="Character offset into the page text, to continue a page longer than one call shows."
+    )
+
+
+class WebSearchInput(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    query: str = Field(min_length=2, max_length=400, description="What to search for.")
+    allowed_domains: list[str] | None = Field(
+        None, description="Only return results from these domains (and their subdomains)."
+    )
+    blocked_domains: list[str] | None = Field(
+        None, description="Never return results from these domains (and their subdomains)."
+    )
+    mode: Literal["standard", "extended"] = Field(
+        "extended", description="standard: a quick search; extended: a more thorough one that costs more."
+    )

@@ -1,0 +1,112 @@
+"""Checking and normalising the URLs WebFetch is given. Stdlib only.
+
+The permission vote, the rule matcher and the fetcher all read a URL through
+``check_url`` so that they agree on which host a URL names; a URL that two
+parsers could read differently (backslashes, spaces, credentials) is refused
+rather than interpreted.
+"""
+
+from __future__ import annotations
+
+import unicodedata
+from dataclasses import dataclass
+from urllib.parse import urlsplit, urlunsplit
+
+from ._addresses import canonical_host, ip_literal, is_loopback_host, numeric_host_problem
+
+__all__ = ["BadURL", "Target", "check_url", "host_of"]
+
+MAX_URL_CHARS = 8000
+
+
+class BadURL(ValueError):
+    """The URL is refused; the message says why, in words the model can act on."""
+
+
+@dataclass(frozen=True)
+class Target:
+    """A checked URL: what to request and which host it names."""
+
+    url: str
+    scheme: str
+    host: str  # canonical: lower-case, punycode, IPv6 without brackets
+    port: int | None
+    upgraded: bool  # http was rewritten to https
+
+    @property
+    def authority(self) -> str:
+        h = f"[{self.host}]" if ":" in self.host else self.host
+        return h if self.port is None else f"{h}:{self.port}"
+
+
+def _bad_char(url: str) -> str | None:
+    for ch in url:
+        if ch == "\\":
+            return "a backslash"
+        if ch.isspace():
+            return "whitespace"
+        cat = unicodedata.category(ch)
+        if cat in ("Cc", "Cf", "Zl", "Zp", "Zs"):
+            return f"the control or invisible character U+{ord(ch):04X}"
+    return None
+
+
+def check_url(url: str, *, upgrade: bool = True) -> Target:
+    """Validate ``url``; with ``upgrade``, http becomes https except for loopback hosts."""
+    if not url:
+        raise BadURL("The URL is empty.")
+    if len(url) > MAX_URL_CHARS:
+        raise BadURL(f"The URL is longer than {MAX_URL_CHARS} characters.")
+    bad = _bad_char(url)
+    if bad is not None:
+        raise BadURL(f"The URL contains {bad}; percent-encode it or remove it.")
+    try:
+        parts = urlsplit(url)
+    except ValueError as exc:
+        raise BadURL(f"The URL does not parse: {exc}.") from None
+    scheme = parts.scheme.lower()
+    if scheme not in ("http", "https"):
+        raise BadURL(f"Only http and https URLs can be fetched, not {parts.scheme or 'a URL without a scheme'!r}.")
+    netloc = parts.netloc
+    if not netloc:
+        raise BadURL("The URL has no host; write it as https://host/path.")
+    if "@" in netloc:
+        raise BadURL("URLs with a user name or password (user@host) are refused.")
+    raw_host = parts.hostname  # lower-cased, brackets stripped
+    if raw_host is None or not raw_host:
+        raise BadURL("The URL has no host; write it as https://host/path.")
+    if "[" in netloc and ip_literal(raw_host) is None:
+        raise BadURL("The URL's bracketed host is not an IPv6 address.")
+    if "%" in raw_host:
+        raise BadURL("Percent-encoded or zone-scoped hosts are refused.")
+    problem = numeric_host_problem(raw_host)
+    if problem is not None:
+        raise BadURL(problem[0].upper() + problem[1:] + ".")
+    try:
+        host = canonical_host(raw_host)
+        port = parts.port
+    except ValueError as exc:
+        raise BadURL(f"The URL's host or port is invalid: {exc}.") from None
+    if port == 0:
+        raise BadURL("Port 0 cannot be fetched.")
+    upgraded = False
+    if upgrade and scheme == "http" and not is_loopback_host(host):
+        scheme, upgraded = "https", True
+        if port == 80:
+            port = None
+    if (scheme, port) in (("http", 80), ("https", 443)):
+        port = None
+    target = Target(url="", scheme=scheme, host=host, port=port, upgraded=upgraded)
+    path = parts.path or "/"
+    # The fragment never reaches the server; dropping it also makes the cache
+    # key the same for #a and #b.
+    text = urlunsplit((scheme, target.authority, path, parts.query, ""))
+    return Target(url=text, scheme=scheme, host=host, port=port, upgraded=upgraded)
+
+
+def host_of(url: str) -> str | None:
+    """The canonical host of a URL WebFetch would accept, or None."""
+    try:
+        return check_url(url, upgrade=False).host
+    except BadURL:
+        return None
