@@ -1,46 +1,68 @@
 """pegboard: tools for LLM agents, delivered through plugins.
 
 The public surface is what ``__all__`` lists; everything in an
-underscore-prefixed module is private.
+underscore-prefixed module is private. Names are imported on first use so
+that ``import pegboard`` (and the CLI's quick paths) stay cheap.
 """
 
-from ._catalogue import Catalogue, CatalogueTool
-from ._config import ConfigError, Settings
-from ._decisions import Answer, Decision, PermissionRequest, Rule, Vote
-from ._doctor import Check
-from ._hookspecs import hookimpl, hookspec
-from ._plugins import PluginContext
-from ._policy import Policy, clamp_policy, policy_for
-from ._session import CallInfo, Grant, PreCall, Session
-from ._tools import ImageContent, ResourceContent, TextContent, Tool, ToolContext, ToolResult
-from ._toolbox import Toolbox
+from __future__ import annotations
 
-__all__ = [
-    "Answer",
-    "CallInfo",
-    "Catalogue",
-    "CatalogueTool",
-    "Check",
-    "ConfigError",
-    "Decision",
-    "Grant",
-    "ImageContent",
-    "PermissionRequest",
-    "PluginContext",
-    "Policy",
-    "PreCall",
-    "ResourceContent",
-    "Rule",
-    "Session",
-    "Settings",
-    "TextContent",
-    "Tool",
-    "ToolContext",
-    "ToolResult",
-    "Toolbox",
-    "Vote",
-    "clamp_policy",
-    "hookimpl",
-    "hookspec",
-    "policy_for",
-]
+from typing import TYPE_CHECKING, Any
+
+from ._hookspecs import hookimpl, hookspec
+
+if TYPE_CHECKING:
+    from ._catalogue import Catalogue, CatalogueTool
+    from ._config import ConfigError, Settings
+    from ._decisions import Answer, Decision, PermissionRequest, Rule, Vote
+    from ._doctor import Check
+    from ._plugins import PluginContext
+    from ._policy import Policy, clamp_policy, policy_for
+    from ._session import CallInfo, Grant, PreCall, Session
+    from ._toolbox import Toolbox
+    from ._tools import ImageContent, ResourceContent, TextContent, Tool, ToolContext, ToolResult
+
+_LAZY = {
+    "Answer": "_decisions",
+    "CallInfo": "_session",
+    "Catalogue": "_catalogue",
+    "CatalogueTool": "_catalogue",
+    "Check": "_doctor",
+    "ConfigError": "_config",
+    "Decision": "_decisions",
+    "Grant": "_session",
+    "ImageContent": "_tools",
+    "PermissionRequest": "_decisions",
+    "PluginContext": "_plugins",
+    "Policy": "_policy",
+    "PreCall": "_session",
+    "ResourceContent": "_tools",
+    "Rule": "_decisions",
+    "Session": "_session",
+    "Settings": "_config",
+    "TextContent": "_tools",
+    "Tool": "_tools",
+    "ToolContext": "_tools",
+    "ToolResult": "_tools",
+    "Toolbox": "_toolbox",
+    "Vote": "_decisions",
+    "clamp_policy": "_policy",
+    "policy_for": "_policy",
+}
+
+__all__ = sorted([*_LAZY, "hookimpl", "hookspec"])
+
+
+def __getattr__(name: str) -> Any:
+    module = _LAZY.get(name)
+    if module is None:
+        raise AttributeError(f"module 'pegboard' has no attribute {name!r}")
+    import importlib
+
+    value = getattr(importlib.import_module(f"pegboard.{module}"), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted([*globals(), *_LAZY])

@@ -2,19 +2,20 @@
 
 from __future__ import annotations
 
-import asyncio
 import json
 import sys
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import click
 
-from ._config import ConfigError, config_dir, find_layers, load_settings, policy_path
 from ._decisions import Answer, Decision, PermissionRequest
 from ._hookspecs import hookimpl
 from ._policy import POLICY_NAMES, policy_for
+
+if TYPE_CHECKING:
+    from ._config import ConfigError
 
 __all__ = ["CLIState", "main"]
 
@@ -33,6 +34,7 @@ class CLIState:
     def toolbox(self, *, inventory: bool = False, host: object | None = None) -> Any:
         key = (inventory, host)
         if key not in self._toolboxes:
+            from ._config import ConfigError
             from ._toolbox import Toolbox
 
             try:
@@ -165,14 +167,25 @@ def tools() -> None:
 @JSON
 def tools_list(mode: str | None, as_json: bool) -> None:
     """Every tool at a glance, with why an absent one is absent."""
-    toolbox = _state().toolbox(inventory=True)
-    policy = policy_for(mode or toolbox.settings.core.permissions.mode)
+    from ._listing import load_rows, store_rows
+
+    state = _state()
+    root = state.cwd or Path.cwd()
+    inventory = load_rows(root, state.config)
+    if inventory is None:
+        toolbox = state.toolbox(inventory=True)
+        inventory = [{**s.to_json(), "default_mode": toolbox.settings.core.permissions.mode}
+                     for s in toolbox.tool_statuses()]
+        if not toolbox.settings.problems and not any(r.error for r in toolbox.records.values()):
+            store_rows(root, state.config, inventory, [r.module for r in toolbox.records.values()],
+                       toolbox.plugins.watched_files())
+    policy = policy_for(mode or (inventory[0]["default_mode"] if inventory else "default"))
     rows = []
-    for status in toolbox.tool_statuses():
-        row = status.to_json()
-        if row["enabled"] and not policy.offers_tool(status.permission, status.tool.read_only):
+    for cached in inventory:
+        row = {k: v for k, v in cached.items() if k != "default_mode"}
+        if row["enabled"] and not policy.offers_tool(row["permission"], row["read_only"]):
             row["enabled"] = False
-            row["status"] = f"not offered in {policy.name} (needs {status.permission})"
+            row["status"] = f"not offered in {policy.name} (needs {row['permission']})"
         rows.append(row)
     if as_json:
         _emit_json(rows)
@@ -242,6 +255,8 @@ def _parse_input(text: str) -> Any:
 @JSON
 def call(tool: str, input_json: str, mode: str | None, as_json: bool) -> None:
     """Run one tool through the whole pipeline in a fresh session."""
+    import asyncio
+
     arguments = _parse_input(input_json)
     host = _TerminalHost() if sys.stdin.isatty() else None
     toolbox = _state().toolbox(host=host)
@@ -358,6 +373,8 @@ def config_group() -> None:
 @global_options
 def config_path() -> None:
     """The config files, lowest precedence first, and whether each exists."""
+    from ._config import config_dir, policy_path
+
     state = _state()
     root = (state.cwd or Path.cwd()).resolve()
     click.echo(f"user     {config_dir() / 'config.toml'}")
@@ -381,6 +398,8 @@ def _flatten(data: Any, prefix: tuple[str, ...] = ()) -> list[tuple[tuple[str, .
 @JSON
 def config_show(as_json: bool) -> None:
     """The merged config, with the file each value came from."""
+    from ._config import ConfigError, load_settings
+
     state = _state()
     try:
         settings = load_settings((state.cwd or Path.cwd()), state.config)
@@ -411,6 +430,7 @@ def config_show(as_json: bool) -> None:
 @global_options
 def doctor() -> None:
     """Config, plugins and each plugin's own health checks, one line each."""
+    from ._config import ConfigError, find_layers
     from ._plugins import call_impl
 
     state = _state()

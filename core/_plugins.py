@@ -35,6 +35,12 @@ class PluginContext:
     config_dir: Path
     data_dir: Path
     settings: Settings
+    watched: list[Path] = field(default_factory=list, compare=False)
+
+    def watch(self, path: Path) -> None:
+        """Declare that this plugin's tool list depends on ``path`` (beyond
+        config and ``PEGBOARD_*`` variables), so cached listings notice changes."""
+        self.watched.append(path)
 
 
 @dataclass
@@ -89,19 +95,27 @@ class Plugins:
         # Tools of disabled plugins, collected only for listings (never offered).
         self.inventory: dict[str, Tool] = {}
         self._inventory = inventory
+        self._contexts: dict[str, PluginContext] = {}
         if only is None and os.environ.get("PEGBOARD_PLUGINS"):
             only = [n.strip() for n in os.environ["PEGBOARD_PLUGINS"].split(",") if n.strip()]
         self.only = set(only) if only is not None else None
 
     def context(self, record: PluginRecord) -> PluginContext:
-        return PluginContext(
-            name=record.name,
-            package=record.module,
-            root=self.settings.root,
-            config_dir=config_dir(),
-            data_dir=data_dir(),
-            settings=self.settings,
-        )
+        context = self._contexts.get(record.name)
+        if context is None:
+            context = PluginContext(
+                name=record.name,
+                package=record.module,
+                root=self.settings.root,
+                config_dir=config_dir(),
+                data_dir=data_dir(),
+                settings=self.settings,
+            )
+            self._contexts[record.name] = context
+        return context
+
+    def watched_files(self) -> list[Path]:
+        return [p for c in self._contexts.values() for p in c.watched]
 
     def discover(self) -> list[EntryPoint]:
         found = sorted(entry_points(group=ENTRY_POINT_GROUP), key=lambda ep: ep.name)

@@ -10,7 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Literal
 
-from ._tools import LEVELS, Level
+from ._levels import LEVELS, Level
 
 __all__ = ["MODES", "POLICY_NAMES", "Policy", "clamp_policy", "policy_for"]
 

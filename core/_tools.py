@@ -33,8 +33,7 @@ __all__ = [
     "LEVELS",
 ]
 
-Level = Literal["none", "read", "workspace", "unrestricted"]
-LEVELS: tuple[Level, ...] = ("none", "read", "workspace", "unrestricted")
+from ._levels import LEVELS, Level  # noqa: E402  (re-exported)
 Loading = Literal["always", "deferred"]
 
 

@@ -1,0 +1,110 @@
+"""A cache of the tool inventory, so that ``pegboard tools list`` answers
+without importing plugins or building a single pydantic model.
+
+The cache is keyed on everything the inventory depends on: the interpreter
+and the mtimes of ``sys.path`` folders (an install or uninstall changes
+them), every config file that applies, ``PEGBOARD_*`` and ``XDG_*``
+variables, the source files of the core and of each plugin package, and any
+file a plugin said its tools depend on (``PluginContext.watch``). Anything
+unreadable means a miss, never a stale answer.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import sys
+from pathlib import Path
+from typing import Any
+
+__all__ = ["load_rows", "store_rows"]
+
+FORMAT = 1
+
+
+def _stat(path: str | Path) -> list[int] | None:
+    try:
+        st = os.stat(path)
+    except OSError:
+        return None
+    return [st.st_mtime_ns, st.st_size]
+
+
+def _cache_dir() -> Path:
+    base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
+    return Path(base) / "pegboard"
+
+
+def _config_candidates(root: Path, explicit: Path | None) -> list[str]:
+    config_home = os.environ.get("XDG_CONFIG_HOME") or os.path.join(os.path.expanduser("~"), ".config")
+    user = Path(config_home) / "pegboard"
+    chosen = explicit or (Path(os.environ["PEGBOARD_CONFIG"]) if os.environ.get("PEGBOARD_CONFIG") else None)
+    paths = [user / "config.toml", user / "granted.toml", root / ".pegboard" / "config.toml",
+             root / ".pegboard" / "granted.toml",
+             Path(os.environ.get("PEGBOARD_POLICY", "/etc/pegboard/policy.toml"))]
+    if chosen is not None:
+        paths.append(chosen)
+    return [str(p) for p in paths]
+
+
+def _key(root: Path, explicit: Path | None) -> dict[str, Any]:
+    env = {k: v for k, v in os.environ.items() if k.startswith(("PEGBOARD_", "XDG_")) or k == "HOME"}
+    return {
+        "format": FORMAT,
+        "python": sys.executable,
+        "root": str(root),
+        "sys_path": [[p, _stat(p)] for p in sys.path],
+        "env": sorted(env.items()),
+        "config": [[p, _stat(p)] for p in _config_candidates(root, explicit)],
+    }
+
+
+def _cache_file(root: Path, explicit: Path | None) -> Path:
+    digest = hashlib.sha256(f"{root}\0{explicit}\0{sys.executable}".encode()).hexdigest()[:20]
+    return _cache_dir() / f"inventory-{digest}.json"
+
+
+def load_rows(root: Path, explicit: Path | None) -> list[dict[str, Any]] | None:
+    root = Path(os.path.realpath(root))
+    try:
+        data = json.loads(_cache_file(root, explicit).read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return None
+    if data.get("key") != json.loads(json.dumps(_key(root, explicit))):
+        return None
+    for path, stamp in data.get("files", []):
+        if _stat(path) != stamp:
+            return None
+    rows = data.get("rows")
+    return rows if isinstance(rows, list) else None
+
+
+def _package_files(module_name: str) -> list[str]:
+    module = sys.modules.get(module_name)
+    file = getattr(module, "__file__", None)
+    if not file:
+        return []
+    folder = os.path.dirname(file)
+    try:
+        return [os.path.join(folder, n) for n in sorted(os.listdir(folder)) if n.endswith(".py")]
+    except OSError:
+        return []
+
+
+def store_rows(root: Path, explicit: Path | None, rows: list[dict[str, Any]], modules: list[str],
+               watched: list[Path]) -> None:
+    root = Path(os.path.realpath(root))
+    files = []
+    for name in ["pegboard", *modules]:
+        files += _package_files(name)
+    files += [str(p) for p in watched]
+    payload = {"key": _key(root, explicit), "files": [[f, _stat(f)] for f in files], "rows": rows}
+    target = _cache_file(root, explicit)
+    try:
+        target.parent.mkdir(parents=True, exist_ok=True)
+        tmp = target.with_name(f".{target.name}.{os.getpid()}")
+        tmp.write_text(json.dumps(payload), encoding="utf-8")
+        os.replace(tmp, target)
+    except OSError:
+        pass  # a cache we cannot write only costs speed
