@@ -229,10 +229,12 @@ class ServerConnection:
             pass
 
     async def stop(self) -> None:
-        async with self._lock:
-            await self._reap()
-            self.state = "stopped"
-            self.client = None
+        """Stop the server; does not wait for a start in progress to finish first
+        (cancelling it is what stops it), so closing a session is never slow."""
+        self._stopping = True
+        await self._reap(cancel=True)
+        self.state = "stopped"
+        self.client = None
 
     # --- calls -------------------------------------------------------------
 

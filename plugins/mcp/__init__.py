@@ -1,0 +1,148 @@
+"""The mcp plugin: MCP servers' tools inside pegboard, and pegboard as an MCP server.
+
+This entry point stays light (stdlib, pydantic, pegboard): ``import mcp``
+costs about half a second, so only the modules that run servers or clients
+import it, and only when a call needs them. Tools are registered from the
+on-disk cache of each server's tool list, so listing tools starts nothing.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable
+from typing import Any
+
+from pegboard._decisions import PermissionRequest, Rule, Vote
+from pegboard._hookspecs import hookimpl
+from pegboard._tools import Tool
+
+from ._config import McpConfig, ServerSpec, collect_servers, split_tool_name, tool_name
+from ._store import Approvals, ToolCache
+
+__all__ = ["RESOURCE_TOOLS"]
+
+PLUGIN = "mcp"
+HANDLERS = "pegboard.plugins.mcp._handlers"
+MODELS = "pegboard.plugins.mcp._models"
+RESOURCE_TOOLS = {
+    "ListMcpResourcesTool": ("list_resources", "ListResourcesInput"),
+    "ReadMcpResourceTool": ("read_resource", "ReadResourceInput"),
+    "ReadMcpResourceDirTool": ("read_resource_dir", "ReadResourceDirInput"),
+}
+# A server's tool name may hold characters pegboard's tool names (and rules) do not.
+_UNSAFE = re.compile(r"[^A-Za-z0-9_.-]")
+
+
+@hookimpl
+def pegboard_config_model() -> type[McpConfig]:
+    return McpConfig
+
+
+def _server_tools(spec: ServerSpec, cache: ToolCache) -> list[Tool]:
+    listing = cache.load(spec)
+    if listing is None:
+        return []
+    cfg = spec.config
+    # Leave our own timeout room to fire first, with a message that names the server.
+    budget = cfg.tool_timeout_s + cfg.startup_timeout_s + 5.0
+    tools = []
+    for cached in listing.tools:
+        if not cfg.offers(cached.name):
+            continue
+        tools.append(Tool(
+            name=tool_name(spec.name, _UNSAFE.sub("_", cached.name)),
+            handler=f"{HANDLERS}:call_server_tool",
+            input_schema=cached.input_schema or {"type": "object"},
+            description=cached.description or f"Tool {cached.name} of MCP server {spec.name}.",
+            # A server's annotations are its own claims: never trusted to make a tool read-only.
+            read_only=False,
+            loading="always" if cached.name in cfg.eager_load_tools else "deferred",
+            permission="unrestricted",
+            timeout_s=budget,
+            metadata={"server": spec.name, "tool": cached.name, "hash": cached.hash,
+                      "approved_hash": cached.approved_hash},
+        ))
+    return tools
+
+
+@hookimpl
+def pegboard_register_tools(register: Callable[[Tool], None], config: McpConfig, context: Any) -> None:
+    specs, problems = collect_servers(config, context.root, context.settings)
+    context.settings.problems.extend(problems)
+    approvals = Approvals(context.data_dir)
+    cache = ToolCache(context.data_dir)
+    for spec in specs:
+        if spec.config.enabled and approvals.is_approved(spec):
+            for tool in _server_tools(spec, cache):
+                register(tool)
+    if specs:
+        # Offered whenever a server is configured, even one that is down or
+        # unapproved: the tools say why, which beats a silent absence.
+        for name, (handler, model) in RESOURCE_TOOLS.items():
+            register(Tool(name=name, handler=f"{HANDLERS}:{handler}", input_model=f"{MODELS}:{model}",
+                          read_only=True, loading="deferred", permission="read", subagents=False))
+
+
+def _pending_change(request: PermissionRequest) -> str | None:
+    """The hash of a new definition the user has not approved, if any."""
+    meta = request.tool.metadata
+    pool = request.session.plugin_state(PLUGIN).get("pool")
+    if pool is not None:
+        live = pool.cached_tool(meta["server"], meta["tool"])
+        if live is not None:
+            return live.hash if live.changed else None
+    return meta["hash"] if meta.get("hash") != meta.get("approved_hash") else None
+
+
+@hookimpl
+def pegboard_permission(request: PermissionRequest) -> Vote | None:
+    tool = request.tool
+    if tool.plugin != PLUGIN:
+        return None
+    if tool.name in RESOURCE_TOOLS:
+        return Vote.allow("reading MCP resources changes nothing")
+    server = tool.metadata.get("server", "?")
+    changed = _pending_change(request)
+    if changed is not None:
+        # Remembered so the handler knows this call was approved for the new definition.
+        request.session.plugin_state(PLUGIN).setdefault("announced", {})[tool.name] = changed
+        return Vote.ask(f"the definition of {tool.name} (MCP server {server}) changed since it was approved; "
+                        "check the new description and schema", firm=True)
+    return Vote.ask(f"{tool.name} is a tool of MCP server {server!r}, which can do anything its author made it do",
+                    suggest=(tool.name, f"mcp__{server}"))
+
+
+class _McpRule:
+    """``mcp__<server>`` covers every tool of the server; ``mcp__<server>__<tool>`` one tool."""
+
+    def __init__(self, name: str) -> None:
+        self.name = name
+
+    def matches(self, request: PermissionRequest) -> bool:
+        tool = request.tool.name
+        return tool == self.name or tool.startswith(self.name + "__")
+
+
+@hookimpl
+def pegboard_rule_matcher(rule: Rule, context: Any) -> _McpRule | None:
+    parts = split_tool_name(rule.tool)
+    if parts is None:
+        return None
+    if rule.specifier is not None:
+        raise ValueError(f"MCP rules take no specifier: write {rule.tool!r} for the whole "
+                         f"{'tool' if parts[1] else 'server'}")
+    return _McpRule(rule.tool) if parts[1] is None else None
+
+
+@hookimpl
+async def pegboard_session_closed(session: Any) -> None:
+    pool = session.plugin_state(PLUGIN).get("pool")
+    if pool is not None:
+        await pool.aclose()
+
+
+@hookimpl
+def pegboard_register_commands(cli: Any) -> None:
+    from ._commands import add_commands
+
+    add_commands(cli)

@@ -1,0 +1,161 @@
+"""``pegboard mcp list|approve|refresh`` and ``pegboard serve``."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from typing import Any
+
+import click
+
+__all__ = ["add_commands"]
+
+
+def _state() -> Any:
+    from pegboard._cli import CLIState
+
+    ctx = click.get_current_context()
+    return ctx.find_object(CLIState) or ctx.ensure_object(CLIState)
+
+
+def _specs(toolbox: Any) -> list[Any]:
+    from ._config import collect_servers
+
+    context = toolbox.context_for("mcp")
+    config = toolbox.plugin_config("mcp")
+    if context is None or config is None:
+        raise click.ClickException("the mcp plugin is not loaded (is it disabled?)")
+    specs, problems = collect_servers(config, context.root, context.settings)
+    for line in problems:
+        click.echo(f"pegboard: {line}", err=True)
+    return specs
+
+
+def server_rows(toolbox: Any) -> list[dict[str, Any]]:
+    from ._store import Approvals, ToolCache
+
+    context = toolbox.context_for("mcp")
+    approvals, cache = Approvals(context.data_dir), ToolCache(context.data_dir)
+    rows = []
+    for spec in _specs(toolbox):
+        listing = cache.load(spec)
+        if not spec.config.enabled:
+            state = "disabled"
+        elif not approvals.is_approved(spec):
+            state = "needs approval"
+        elif listing is None:
+            state = "approved, tools not yet listed (run `pegboard mcp refresh`)"
+        else:
+            state = "ready"
+        changed = [t.name for t in listing.tools if t.changed] if listing else []
+        rows.append({
+            "name": spec.name,
+            "source": spec.source,
+            "transport": spec.config.transport,
+            "target": spec.config.url or " ".join([spec.config.command or "", *spec.config.args]),
+            "state": state,
+            "tools": [t.name for t in listing.tools] if listing else None,
+            "changed_tools": changed,
+            "project_defined": spec.project_defined,
+        })
+    return rows
+
+
+async def _refresh(toolbox: Any, names: list[str]) -> dict[str, str]:
+    """Start the named servers once, to record their tool lists."""
+    from ._pool import ServerPool
+
+    context = toolbox.context_for("mcp")
+    specs = [s for s in _specs(toolbox) if s.name in names]
+    pool = ServerPool(specs, data_dir=context.data_dir)
+    out: dict[str, str] = {}
+    try:
+        async def one(name: str) -> None:
+            why = pool.why_unavailable(name)
+            if why:
+                out[name] = why
+                return
+            try:
+                conn = pool.connection(name)
+                await conn.ensure_started()
+                out[name] = f"{len(conn.tools)} tools"
+            except Exception as exc:
+                out[name] = f"failed: {exc}"
+
+        await asyncio.gather(*(one(n) for n in names))
+    finally:
+        await pool.aclose()
+    return out
+
+
+def add_commands(cli: click.Group) -> None:
+    from pegboard._cli import JSON, MODE, global_options
+
+    @cli.group("mcp")
+    def mcp_group() -> None:
+        """MCP servers: where they come from, whether they may run."""
+
+    @mcp_group.command("list")
+    @global_options
+    @JSON
+    def mcp_list(as_json: bool) -> None:
+        """Each server, its source and state."""
+        rows = server_rows(_state().toolbox())
+        if as_json:
+            click.echo(json.dumps(rows, indent=2))
+            return
+        if not rows:
+            click.echo("No MCP servers are configured ([plugins.mcp.servers.<name>] or the project's .mcp.json).")
+        for r in rows:
+            tools = "-" if r["tools"] is None else str(len(r["tools"]))
+            click.echo(f"{r['name']:<20} {r['state']:<16} tools: {tools:<4} {r['transport']:<5} {r['target']}")
+            click.echo(f"{'':<20} from {r['source']}")
+            if r["changed_tools"]:
+                click.echo(f"{'':<20} changed since approved: {', '.join(r['changed_tools'])}")
+
+    @mcp_group.command("approve")
+    @global_options
+    @click.argument("names", nargs=-1, required=True)
+    @click.option("--no-refresh", is_flag=True, help="Do not start the server to list its tools.")
+    def mcp_approve(names: tuple[str, ...], no_refresh: bool) -> None:
+        """Allow project-defined servers to run (for this project and this definition)."""
+        from ._store import Approvals
+
+        toolbox = _state().toolbox()
+        specs = {s.name: s for s in _specs(toolbox)}
+        approvals = Approvals(toolbox.context_for("mcp").data_dir)
+        for name in names:
+            spec = specs.get(name)
+            if spec is None:
+                raise click.ClickException(f"no MCP server is called {name!r}; `pegboard mcp list` shows them")
+            approvals.approve(spec)
+            what = spec.config.url or " ".join([spec.config.command or "", *spec.config.args])
+            click.echo(f"approved {name} ({what}) for {spec.root}")
+        if not no_refresh:
+            for name, outcome in asyncio.run(_refresh(toolbox, list(names))).items():
+                click.echo(f"{name}: {outcome}")
+
+    @mcp_group.command("refresh")
+    @global_options
+    @click.argument("names", nargs=-1)
+    def mcp_refresh(names: tuple[str, ...]) -> None:
+        """Start servers once to record their tool lists (all when none named)."""
+        toolbox = _state().toolbox()
+        chosen = list(names) or [s.name for s in _specs(toolbox)]
+        for name, outcome in asyncio.run(_refresh(toolbox, chosen)).items():
+            click.echo(f"{name}: {outcome}")
+
+    @cli.command("serve")
+    @global_options
+    @MODE
+    @click.option("--http", "http", metavar="HOST:PORT", default=None,
+                  help="Serve Streamable HTTP at http://HOST:PORT/mcp instead of stdio.")
+    @click.option("--allow-remote", is_flag=True,
+                  help="Allow --http on an address other than loopback (anyone who can reach it can call tools).")
+    def serve(mode: str | None, http: str | None, allow_remote: bool) -> None:
+        """Offer pegboard's tools to an MCP client (stdio by default)."""
+        from ._serve import parse_address, run_serve
+
+        state = _state()
+        address = parse_address(http, allow_remote) if http else None
+        run_serve(state, mode=mode, address=address)

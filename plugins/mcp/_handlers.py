@@ -1,0 +1,166 @@
+"""The handlers of the mcp plugin's tools.
+
+Kept importable without ``mcp``: the server machinery (``_pool``, which
+imports the SDK) is imported on the first call that needs a server.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import TYPE_CHECKING, Any
+
+from pegboard._tools import TextContent, ToolContext, ToolResult
+
+from ._config import collect_servers
+from ._content import resource_contents, to_tool_result
+from ._models import ListResourcesInput, ReadResourceDirInput, ReadResourceInput
+
+if TYPE_CHECKING:
+    from ._pool import ServerPool
+
+__all__ = ["call_server_tool", "list_resources", "pool_for", "read_resource", "read_resource_dir"]
+
+PLUGIN = "mcp"
+
+
+def pool_for(session: Any, config: Any = None) -> ServerPool:
+    """This session's servers, created on first use."""
+    state = session.plugin_state(PLUGIN)
+    pool = state.get("pool")
+    if pool is None:
+        from ._pool import ServerPool
+
+        toolbox = session.toolbox
+        context = toolbox.context_for(PLUGIN)
+        config = config if config is not None else toolbox.plugin_config(PLUGIN)
+        specs, _ = collect_servers(config, context.root, context.settings)
+        pool = ServerPool(specs, data_dir=context.data_dir, log_dir=session.data_dir / "mcp",
+                          emit=session.emit, targets=state.get("targets"))
+        state["pool"] = pool
+    return pool
+
+
+async def call_server_tool(args: dict[str, Any], ctx: ToolContext) -> ToolResult:
+    from ._manager import ServerUnavailable, ToolCallTimeout
+
+    server, tool = ctx.tool.metadata["server"], ctx.tool.metadata["tool"]
+    pool = pool_for(ctx.session, ctx.config)
+    try:
+        conn = pool.connection(server)
+        await conn.ensure_started()
+    except ServerUnavailable as exc:
+        return ToolResult.error(f"{ctx.tool.name} is unavailable: {exc}\nOther tools keep working.")
+    live = pool.cached_tool(server, tool)
+    if live is None or tool not in conn.tools:
+        offered = ", ".join(sorted(conn.tools)) or "none"
+        return ToolResult.error(f"MCP server {server!r} no longer offers a tool called {tool!r} "
+                                f"(it offers: {offered}).")
+    if live.changed:
+        announced = ctx.state.setdefault("announced", {})
+        if announced.get(ctx.tool.name) != live.hash:
+            # The permission vote saw the old definition: this call was not
+            # approved for what the tool is now. Record the change; the next
+            # call asks about the new definition.
+            ctx.emit("mcp.tool_changed", {"server": server, "tool": tool, "hash": live.hash})
+            return ToolResult.error(
+                f"{ctx.tool.name} was not run: its definition changed since it was approved.\n"
+                f"New description: {live.description or '(none)'}\n"
+                f"New input schema: {json.dumps(live.input_schema)}\n"
+                "Check your arguments against it; calling the tool again asks the user to approve the change.")
+        pool.approve_tool(server, live)
+    try:
+        result = await conn.call_tool(tool, args)
+    except ToolCallTimeout as exc:
+        return ToolResult.error(f"{exc}. The call may still be running on the server; "
+                                "check its effects before trying again.")
+    except ServerUnavailable as exc:
+        return ToolResult.error(f"{ctx.tool.name} failed: {exc}\nThe outcome of this call is unknown. "
+                                "The server is restarted on the next call.")
+    except Exception as exc:  # the server's protocol error: report it, keep the session
+        from ._manager import describe_exception
+
+        return ToolResult.error(f"{ctx.tool.name} failed: {describe_exception(exc)}")
+    return to_tool_result(result)
+
+
+async def list_resources(args: ListResourcesInput, ctx: ToolContext) -> ToolResult:
+    from ._manager import ServerUnavailable, describe_exception
+
+    pool = pool_for(ctx.session, ctx.config)
+    names = [args.server] if args.server else sorted(pool.specs)
+    if not names:
+        return ToolResult.text("No MCP servers are configured.")
+    sections: list[str] = []
+    any_error = False
+    for name in names:
+        try:
+            resources = await pool.connection(name).list_resources()
+        except ServerUnavailable as exc:
+            sections.append(f"## {name}\n(unavailable: {exc})")
+            any_error = True
+            continue
+        except Exception as exc:
+            sections.append(f"## {name}\n(listing failed: {describe_exception(exc)})")
+            any_error = True
+            continue
+        if not resources:
+            sections.append(f"## {name}\n(no resources)")
+            continue
+        lines = [f"## {name}"]
+        for r in resources:
+            extra = ", ".join(x for x in (r.mime_type, r.description) if x)
+            lines.append(f"- {r.uri}  {r.name}" + (f" ({extra})" if extra else ""))
+        sections.append("\n".join(lines))
+    return ToolResult.text("\n\n".join(sections), is_error=any_error and len(names) == 1)
+
+
+async def read_resource(args: ReadResourceInput, ctx: ToolContext) -> ToolResult:
+    from ._manager import ServerUnavailable, describe_exception
+
+    pool = pool_for(ctx.session, ctx.config)
+    try:
+        result = await pool.connection(args.server).read_resource(args.uri)
+    except ServerUnavailable as exc:
+        return ToolResult.error(str(exc))
+    except Exception as exc:
+        return ToolResult.error(f"Reading {args.uri} from {args.server!r} failed: {describe_exception(exc)}. "
+                                "ListMcpResourcesTool shows the URIs a server offers.")
+    content = resource_contents(result.contents)
+    if not content:
+        return ToolResult.text(f"{args.uri} is empty.")
+    return ToolResult(content=content)
+
+
+async def read_resource_dir(args: ReadResourceDirInput, ctx: ToolContext) -> ToolResult:
+    """One level of a directory: the resources directly under the URI, and the
+    sub-directories that lead to deeper ones (each shown once)."""
+    from ._manager import ServerUnavailable, describe_exception
+
+    pool = pool_for(ctx.session, ctx.config)
+    try:
+        resources = await pool.connection(args.server).list_resources()
+    except ServerUnavailable as exc:
+        return ToolResult.error(str(exc))
+    except Exception as exc:
+        return ToolResult.error(f"Listing {args.server!r} failed: {describe_exception(exc)}")
+    base = args.uri if args.uri.endswith("/") else args.uri + "/"
+    files: list[str] = []
+    dirs: dict[str, int] = {}
+    for r in resources:
+        uri = str(r.uri)
+        if not uri.startswith(base) or uri == base:
+            continue
+        rest = uri[len(base):]
+        head, sep, _ = rest.partition("/")
+        if sep:
+            dirs[head] = dirs.get(head, 0) + 1
+        else:
+            extra = ", ".join(x for x in (r.mime_type, r.description) if x)
+            files.append(f"- {uri}  {r.name}" + (f" ({extra})" if extra else ""))
+    if not files and not dirs:
+        return ToolResult.error(f"Nothing on {args.server!r} lies under {base}. "
+                                "ListMcpResourcesTool shows every URI the server offers.")
+    lines = [f"{base} on {args.server}:"]
+    lines += [f"- {base}{d}/  (directory, {n} resource{'s' if n != 1 else ''} below)" for d, n in sorted(dirs.items())]
+    lines += sorted(files)
+    return ToolResult(content=[TextContent(text="\n".join(lines))])
