@@ -38,7 +38,8 @@ class PackageDescriptions:
             resource = importlib.resources.files(package) / "descriptions" / f"{tool.name}.md"
             if resource.is_file():
                 return resource.read_text(encoding="utf-8").strip()
-        except (ModuleNotFoundError, FileNotFoundError, NotADirectoryError):
+        except (ModuleNotFoundError, FileNotFoundError, NotADirectoryError, TypeError):
+            # TypeError: a single-module plugin has no descriptions folder
             pass
         return tool.description
 

@@ -3,31 +3,46 @@
 validate → decide permission → pre-call hooks → run (with its timeout, or in
 the background) → post-call hooks → shape the result (scratchpad, spill,
 notes). Every failure along the way becomes an error result the model can act
-on; nothing here raises into the agent loop.
+on; nothing here raises into the agent loop (only the caller's own
+cancellation and KeyboardInterrupt pass through).
+
+See docs/pipeline.md for the flow as a plugin author or host sees it.
 """
 
 from __future__ import annotations
 
 import asyncio
+import inspect
 import json
-from collections.abc import Mapping
+import re
+from collections.abc import Mapping, Sequence
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from pydantic import BaseModel, ValidationError
 
 from ._decisions import PermissionRequest
 from ._plugins import _short_error
-from ._tools import Tool, ToolContext, ToolResult
+from ._tools import TextContent, Tool, ToolContext, ToolResult
 
 if TYPE_CHECKING:
     from ._session import CallInfo, Session
 
-__all__ = ["RESERVED_PARAMETERS", "run_batch", "run_call", "tool_parameters"]
+__all__ = ["MAX_PARALLEL", "RESERVED_PARAMETERS", "BatchCall", "run_batch", "run_call", "tool_parameters"]
 
 RESERVED_PARAMETERS = ("background", "scratchpad")
 DEFAULT_TIMEOUT_S = 600.0
 MAX_PARALLEL = 10
 PREVIEW_CHARS = 2_000
+
+# One call of a batch: (name, arguments) or (name, arguments, call_id).
+BatchCall = tuple[str, Any] | tuple[str, Any, str]
+
+
+# --- per-tool caches -----------------------------------------------------------
+# Tools are frozen dataclasses whose cached_property values live in __dict__;
+# the pipeline keeps its own derived facts there too, so they are computed once
+# per tool and not once per call (this is most of the pipeline's speed).
 
 
 def tool_parameters(tool: Tool) -> dict[str, Any]:
@@ -39,65 +54,161 @@ def tool_parameters(tool: Tool) -> dict[str, Any]:
     return cached  # type: ignore[no-any-return]
 
 
+def _reserved_owned(tool: Tool) -> tuple[bool, bool]:
+    """Whether ``background`` / ``scratchpad`` are pegboard's on this tool
+    (False when the tool has a parameter of that name: then it is the tool's)."""
+    cached = tool.__dict__.get("_reserved_owned")
+    if cached is None:
+        own = tool_parameters(tool)
+        cached = ("background" not in own, "scratchpad" not in own)
+        tool.__dict__["_reserved_owned"] = cached
+    return cached  # type: ignore[no-any-return]
+
+
+def _ignores_extra(tool: Tool) -> bool:
+    """True when the tool's model silently drops unknown arguments (pydantic's
+    default), so a misspelt optional argument would otherwise vanish unseen."""
+    cached = tool.__dict__.get("_ignores_extra")
+    if cached is None:
+        model = tool.model
+        cached = model is not None and model.model_config.get("extra", "ignore") == "ignore"
+        tool.__dict__["_ignores_extra"] = cached
+    return cached  # type: ignore[no-any-return]
+
+
 class _Refusal(Exception):
+    """The call stops here with this message as its (error) result."""
+
     def __init__(self, message: str):
         self.result = ToolResult.error(message)
 
 
+# --- reserved parameters ---------------------------------------------------------
+
+
 def _split_reserved(session: Session, tool: Tool, args: dict[str, Any]) -> tuple[bool, str | None]:
-    """Take pegboard's own parameters out of ``args`` (unless the tool has
-    parameters of those names) and check their types strictly."""
-    own = tool_parameters(tool)
+    """Take pegboard's own parameters out of ``args`` and check their types.
+
+    They decide what a call does, so a wrong type refuses the call instead of
+    being read as absent (that would silently turn a detached call into a
+    blocking one, or drop output the model asked to keep). ``null`` is absent,
+    which is what models send for an optional argument they do not use. A tool
+    with a parameter of the same name keeps it: untouched, not interpreted.
+    """
+    owns_background, owns_scratchpad = _reserved_owned(tool)
     background, scratchpad = False, None
-    if "background" not in own and "background" in args:
+    if owns_background and "background" in args:
         value = args.pop("background")
         if value is not None:
             if not isinstance(value, bool):
-                raise _Refusal(f"background must be true or false, not {json.dumps(value)}; the call was not run.")
+                raise _Refusal(f"background must be a boolean (true or false), not {_show(value)}; "
+                               f"{tool.name} was not run.")
             if value and not session.toolbox.settings.core.background.enabled:
-                raise _Refusal("background calls are switched off ([background] enabled = false); "
-                               "call again without background.")
+                raise _Refusal(f"background calls are switched off ([background] enabled = false); "
+                               f"{tool.name} was not run. Call it again without background.")
             background = value
-    if "scratchpad" not in own and "scratchpad" in args:
+    if owns_scratchpad and "scratchpad" in args:
         value = args.pop("scratchpad")
         if value is not None:
             if not isinstance(value, str) or not value.strip():
-                raise _Refusal(f"scratchpad must be a non-empty string naming the entry, not {json.dumps(value)}; "
-                               "the call was not run.")
+                raise _Refusal(f"scratchpad must be a non-empty string naming the entry, not {_show(value)}; "
+                               f"{tool.name} was not run.")
             scratchpad = value.strip()
     return background, scratchpad
 
 
-def _describe_validation(tool: Tool, exc: ValidationError) -> str:
-    lines = [f"Invalid arguments for {tool.name}; nothing was run:"]
+def _show(value: Any, limit: int = 80) -> str:
+    text = json.dumps(value, default=str)
+    return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
+# --- validation ------------------------------------------------------------------
+
+
+def _describe_type(prop: Mapping[str, Any]) -> str:
+    """A JSON Schema property as a short type phrase ("integer >= 1", "one of 'a', 'b')."""
+    if "enum" in prop:
+        return "one of " + ", ".join(_show(v) for v in prop["enum"])
+    if "const" in prop:
+        return f"exactly {_show(prop['const'])}"
+    for key in ("anyOf", "oneOf"):
+        if key in prop:
+            kinds = [_describe_type(p) for p in prop[key]]
+            return " or ".join(k for k in dict.fromkeys(kinds) if k)
+    if "$ref" in prop:
+        return "object (" + str(prop["$ref"]).rsplit("/", 1)[-1] + ")"
+    kind = prop.get("type")
+    if isinstance(kind, list):
+        kind = " or ".join(map(str, kind))
+    if kind == "array" and isinstance(prop.get("items"), Mapping):
+        kind = f"array of {_describe_type(prop['items'])}"
+    bounds = [f"{op} {prop[key]}" for key, op in (("minimum", ">="), ("maximum", "<="), ("exclusiveMinimum", ">"),
+                                                   ("exclusiveMaximum", "<"), ("minLength", "length >="),
+                                                   ("maxLength", "length <=")) if key in prop]
+    return " ".join([str(kind or "any"), *bounds]) if kind or bounds else ""
+
+
+def _describe_validation(tool: Tool, exc: ValidationError, *, rewritten: bool = False) -> str:
+    head = (f"A pre-call hook rewrote the arguments of {tool.name} into invalid ones; nothing was run:"
+            if rewritten else f"Invalid arguments for {tool.name}; nothing was run:")
+    lines = [head]
     props = tool_parameters(tool)
-    for err in exc.errors():
-        field = ".".join(str(p) for p in err["loc"]) or "(arguments)"
-        expected = props.get(str(err["loc"][0]), {}).get("type") if err["loc"] else None
-        got = "" if err["type"] == "missing" else f" (got {json.dumps(err.get('input'), default=str)[:80]})"
-        hint = f"; expected {expected}" if expected else ""
-        lines.append(f"- {field}: {err['msg']}{hint}{got}")
+    for err in exc.errors(include_url=False):
+        loc = err["loc"]
+        field = ".".join(str(p) for p in loc) or "(arguments)"
+        prop = props.get(str(loc[0])) if loc else None
+        expected = _describe_type(prop) if prop else ""
+        if err["type"] == "missing":
+            desc = f" ({prop['description']})" if prop and prop.get("description") else ""
+            lines.append(f"- {field}: required but missing; expected {expected or 'a value'}{desc}")
+            continue
+        hint = f"; expected {expected}" if expected and len(loc) == 1 else ""
+        lines.append(f"- {field}: {err['msg']}{hint} (got {_show(err.get('input'))})")
     return "\n".join(lines)
 
 
-def _validate(tool: Tool, args: dict[str, Any]) -> tuple[Any, str | None]:
-    """The handler's argument and, for external schemas, an advisory."""
+def _external_validator(tool: Tool) -> Any:
+    cached = tool.__dict__.get("_validator")
+    if cached is None:
+        import jsonschema  # only tools with external schemas (MCP) pay for this import
+
+        try:
+            cls = jsonschema.validators.validator_for(tool.schema, default=jsonschema.Draft202012Validator)
+            cls.check_schema(tool.schema)
+            cached = cls(tool.schema)
+        except Exception:  # a server's broken schema: nothing to check against
+            cached = False
+        tool.__dict__["_validator"] = cached
+    return cached
+
+
+def _validate(tool: Tool, args: dict[str, Any], *, rewritten: bool = False) -> tuple[Any, str | None]:
+    """The handler's argument and, where something was off but not fatal, an advisory."""
     model = tool.model
     if model is not None:
         try:
-            return model.model_validate(args), None
+            validated = model.model_validate(args)
         except ValidationError as exc:
-            raise _Refusal(_describe_validation(tool, exc)) from None
-    import jsonschema  # only tools with external schemas (MCP) get here
-
-    validator = jsonschema.Draft202012Validator(tool.schema)
+            raise _Refusal(_describe_validation(tool, exc, rewritten=rewritten)) from None
+        advisory = None
+        if _ignores_extra(tool):
+            props = tool_parameters(tool)
+            unknown = [k for k in args if k not in props]
+            if unknown:
+                advisory = (f"Note: {tool.name} ignored unknown argument(s) {', '.join(map(repr, unknown))}; "
+                            f"it takes: {', '.join(props) or 'no arguments'}.")
+        return validated, advisory
+    # An external schema (MCP): the server is the authority on what it
+    # accepts, so a mismatch is reported but the call goes through.
+    validator = _external_validator(tool)
+    if not validator:
+        return args, None
     problems = [f"{'.'.join(map(str, e.absolute_path)) or '(arguments)'}: {e.message}"
                 for e in validator.iter_errors(args)]
-    advisory = None
-    if problems:
-        advisory = ("Advisory: these arguments do not match the tool's published schema; the call was sent "
-                    "anyway because the server decides what it accepts:\n- " + "\n- ".join(problems[:10]))
-    return args, advisory
+    if not problems:
+        return args, None
+    return args, ("Advisory: these arguments do not match the tool's published schema; the call was sent "
+                  "anyway because the server decides what it accepts:\n- " + "\n- ".join(problems[:10]))
 
 
 def _as_mapping(value: Any) -> dict[str, Any]:
@@ -107,60 +218,93 @@ def _as_mapping(value: Any) -> dict[str, Any]:
 
 
 def _deferred_note(session: Session, tool: Tool, args: Mapping[str, Any]) -> str | None:
+    """For a deferred tool called before its schema was loaded: name the
+    documented parameters the call left out, once per tool per session, so a
+    wrong default is not invisible."""
     if tool.loading != "deferred" or tool.name in session.loaded:
         return None
     props = tool_parameters(tool)
-    missing = [name for name in props if name not in args and name not in RESERVED_PARAMETERS]
+    missing = [name for name in props if name not in args]
     if not missing or not session.note_once(f"core:deferred-params:{tool.name}"):
         return None
-    lines = [f"Note: {tool.name} was called without loading its schema; these documented parameters were "
-             "left out and took their defaults:"]
+    lines = [f"Note: {tool.name} was called without loading its schema (ToolSearch select:{tool.name}); "
+             "these documented parameters were left out:"]
     for name in missing:
         prop = props[name]
-        kind = prop.get("type") or " | ".join(str(a.get("type")) for a in prop.get("anyOf", [])) or "any"
-        default = f", default {json.dumps(prop['default'])}" if "default" in prop else ""
+        default = f", default {_show(prop['default'])}" if "default" in prop else ", no default"
         desc = f": {prop['description']}" if prop.get("description") else ""
-        lines.append(f"- {name} ({kind}{default}){desc}")
+        lines.append(f"- {name} ({_describe_type(prop) or 'any'}{default}){desc}")
     return "\n".join(lines)
 
 
-async def _authorize(session: Session, tool: Tool, validated: Any) -> str | None:
-    request = PermissionRequest(tool=tool, input=_as_mapping(validated), session=session, policy=session.policy)
+# --- permission and hooks --------------------------------------------------------
+
+
+async def _authorize(session: Session, tool: Tool, input: Mapping[str, Any]) -> None:
+    request = PermissionRequest(tool=tool, input=input, session=session, policy=session.policy)
     decision = await session.toolbox.permissions.authorize(request)
-    if decision.decision == "allow":
-        return None
-    return f"Permission denied for {tool.name}: {decision.reason} (decided by {decision.source})."
+    if decision.decision != "allow":
+        raise _Refusal(f"Permission denied for {tool.name}: {decision.reason} (decided by {decision.source}).")
 
 
-def _run_before_hooks(info: CallInfo) -> tuple[dict[str, Any] | None, str | None, list[str]]:
-    rewritten, context = None, []
+async def _call_hook(impl: Any, kwargs: Mapping[str, Any]) -> Any:
+    """Call one hook implementation with the arguments it names; a host may
+    implement pipeline hooks as coroutines."""
+    outcome = impl.function(*[kwargs[a] for a in impl.argnames])
+    if inspect.isawaitable(outcome):
+        outcome = await outcome
+    return outcome
+
+
+async def _run_before_hooks(info: CallInfo) -> tuple[bool, list[str]]:
+    """Run every pre-call hook in order; each sees the input as the ones before
+    it left it. Returns (rewritten?, context texts). A hook that fails or
+    answers nonsense blocks the call: such hooks are often guards, and a
+    broken guard must not wave calls through."""
+    from ._session import PreCall
+
+    rewritten, context = False, []
     for impl in info.session.toolbox.hook.pegboard_before_call.get_hookimpls():
         try:
-            verdict = impl.function(*[{"call": info}[a] for a in impl.argnames])
+            verdict = await _call_hook(impl, {"call": info})
         except Exception as exc:
-            return None, f"{info.tool.name} was blocked: the pre-call hook of {impl.plugin_name!r} failed " \
-                         f"({_short_error(exc)})", context
+            raise _Refusal(f"{info.tool.name} was blocked: the pre-call hook of {impl.plugin_name!r} failed "
+                           f"({_short_error(exc)}); nothing was run.") from None
         if verdict is None:
             continue
-        if verdict.block:
-            return None, verdict.block, context
+        if not isinstance(verdict, PreCall):
+            raise _Refusal(f"{info.tool.name} was blocked: the pre-call hook of {impl.plugin_name!r} returned "
+                           f"{type(verdict).__name__}, not PreCall; nothing was run.")
+        if verdict.block is not None:
+            raise _Refusal(verdict.block or f"{info.tool.name} was blocked by {impl.plugin_name!r}.")
         if verdict.input is not None:
-            rewritten = dict(verdict.input)
-            info.input = rewritten
+            info.input = dict(verdict.input)
+            rewritten = True
         if verdict.context:
             context.append(verdict.context)
-    return rewritten, None, context
+    return rewritten, context
 
 
-def _run_after_hooks(info: CallInfo, result: ToolResult) -> ToolResult:
+async def _run_after_hooks(info: CallInfo, result: ToolResult) -> ToolResult:
+    """Each post-call hook sees the result as the ones before it left it. A
+    failing hook cannot undo the call that already ran, so its failure is
+    reported on the result and the remaining hooks still run."""
     for impl in info.session.toolbox.hook.pegboard_after_call.get_hookimpls():
         try:
-            replaced = impl.function(*[{"call": info, "result": result}[a] for a in impl.argnames])
+            replaced = await _call_hook(impl, {"call": info, "result": result})
         except Exception as exc:
-            return result.with_text_appended(f"(post-call hook of {impl.plugin_name!r} failed: {exc})")
+            result = result.with_text_appended(f"(post-call hook of {impl.plugin_name!r} failed: "
+                                               f"{_short_error(exc)})")
+            continue
         if isinstance(replaced, ToolResult):
             result = replaced
+        elif replaced is not None:
+            result = result.with_text_appended(f"(post-call hook of {impl.plugin_name!r} returned "
+                                               f"{type(replaced).__name__}, not a ToolResult; ignored)")
     return result
+
+
+# --- running ---------------------------------------------------------------------
 
 
 async def _execute(session: Session, tool: Tool, validated: Any, call_id: str, uncapped: bool) -> ToolResult:
@@ -168,123 +312,196 @@ async def _execute(session: Session, tool: Tool, validated: Any, call_id: str, u
                       call_id=call_id, uncapped=uncapped)
     timeout = tool.timeout_s or DEFAULT_TIMEOUT_S
     try:
-        outcome = await asyncio.wait_for(tool.invoke(validated, ctx), timeout)
+        # asyncio.timeout, not wait_for: wait_for wraps the call in a new
+        # task, which costs more than the rest of the pipeline together.
+        async with asyncio.timeout(timeout):
+            outcome = await tool.invoke(validated, ctx)
     except TimeoutError:
         return ToolResult.error(f"{tool.name} did not finish within {timeout:g} s and was stopped. "
-                                "Try a smaller piece of work, or run it in the background.")
-    except Exception as exc:
+                                "Try a smaller piece of work"
+                                + (", or run it in the background." if session.toolbox.settings.core.background
+                                   .enabled else "."))
+    except asyncio.CancelledError:
+        current = asyncio.current_task()
+        if current is not None and current.cancelling():
+            raise  # our caller is being cancelled: that is not the tool's failure
+        return ToolResult.error(f"{tool.name} failed: it was cancelled from inside (CancelledError).")
+    except (Exception, SystemExit) as exc:  # SystemExit too: a tool calling sys.exit must not end the agent
         return ToolResult.error(f"{tool.name} failed: {type(exc).__name__}: {exc}")
-    if isinstance(outcome, str):
-        return ToolResult.text(outcome)
     if isinstance(outcome, ToolResult):
         return outcome
-    return ToolResult.error(f"{tool.name} returned {type(outcome).__name__}, not a result; "
-                            "this is a bug in the plugin "
-                            f"{tool.plugin!r}.")
+    if isinstance(outcome, str):
+        return ToolResult.text(outcome)
+    return ToolResult.error(f"{tool.name} returned {_garbage(outcome)} instead of a ToolResult or a string; "
+                            f"this is a bug in the plugin {tool.plugin!r}, not in your arguments.")
+
+
+def _garbage(value: Any) -> str:
+    if value is None:
+        return "nothing (None)"
+    return f"a {type(value).__name__} ({_show(repr(value), 60)})"
+
+
+_UNSAFE = re.compile(r"[^A-Za-z0-9_.-]+")
+
+
+def _spill(session: Session, tool: Tool, text: str, call_id: str) -> Path:
+    folder = session.data_dir / "results"
+    folder.mkdir(exist_ok=True)
+    path = folder / f"{_UNSAFE.sub('_', tool.name)}-{_UNSAFE.sub('_', call_id)}.txt"
+    path.write_text(text, encoding="utf-8")
+    return path
 
 
 def _shape(session: Session, tool: Tool, result: ToolResult, scratchpad: str | None, call_id: str) -> ToolResult:
-    if scratchpad is not None and not result.is_error:
+    """Redirect to the scratchpad, or spill text over the limit to a file."""
+    if scratchpad is not None:
+        if result.is_error:
+            # An error is what the model most needs to see; keep it inline.
+            return result.with_text_appended(f"(Nothing was saved to scratchpad entry {scratchpad!r}.)")
         text = result.text_content()
+        replaced = scratchpad in session.scratchpad
         session.scratchpad[scratchpad] = text
-        others = [c for c in result.content if c.type != "text"]
-        note = (f"Saved {len(text):,} characters of {tool.name} output to scratchpad entry {scratchpad!r}. "
-                f"Read it with ScratchpadRead.")
-        return ToolResult(content=[*others, *ToolResult.text(note).content])
+        others = [c for c in result.content if not isinstance(c, TextContent)]
+        note = (f"Saved {len(text):,} characters of {tool.name} output to scratchpad entry {scratchpad!r}"
+                f"{' (replacing the old entry)' if replaced else ''}. Read it with ScratchpadRead.")
+        return ToolResult(content=[*others, TextContent(text=note)], structured_content=result.structured_content)
     limit = session.toolbox.settings.core.results.max_chars
-    text = result.text_content()
-    if len(text) <= limit:
+    texts = [c.text for c in result.content if isinstance(c, TextContent)]
+    if sum(map(len, texts)) <= limit:  # cheap check first: most results are small
         return result
-    folder = session.data_dir / "results"
-    folder.mkdir(exist_ok=True)
-    path = folder / f"{tool.name}-{call_id}.txt"
-    path.write_text(text, encoding="utf-8")
-    preview = text[:PREVIEW_CHARS]
-    note = (f"\n\n[Output was {len(text):,} characters, over the {limit:,} limit. The whole text is saved in "
-            f"{path}; use Read with offset and limit to see more.]")
-    others = [c for c in result.content if c.type != "text"]
-    return ToolResult(content=[*others, *ToolResult.text(preview + note).content],
+    text = "\n".join(texts)
+    try:
+        where = f"The whole text is saved in {_spill(session, tool, text, call_id)}; read it in parts with " \
+                "offset and limit."
+    except OSError as exc:
+        where = f"It could not be saved ({exc}); ask for less, e.g. with narrower arguments."
+    note = f"\n\n[Output was {len(text):,} characters, over the {limit:,} limit; this is the first " \
+           f"{PREVIEW_CHARS:,}. {where}]"
+    others = [c for c in result.content if not isinstance(c, TextContent)]
+    return ToolResult(content=[*others, TextContent(text=text[:PREVIEW_CHARS] + note)],
                       structured_content=result.structured_content, is_error=result.is_error)
 
 
+def _append_notes(result: ToolResult, notes: list[str]) -> ToolResult:
+    if not notes:
+        return result
+    return result.model_copy(update={"content": [*result.content, *(TextContent(text=n) for n in notes)]})
+
+
+def _parse_arguments(name: str, arguments: Any) -> dict[str, Any]:
+    if isinstance(arguments, str):
+        try:
+            arguments = json.loads(arguments) if arguments.strip() else {}
+        except json.JSONDecodeError as exc:
+            raise _Refusal(f"The arguments for {name} are not valid JSON ({exc}); nothing was run.") from None
+    if arguments is None:
+        return {}
+    if not isinstance(arguments, Mapping):
+        raise _Refusal(f"The arguments for {name} must be a JSON object, not {type(arguments).__name__}; "
+                       "nothing was run.")
+    return dict(arguments)
+
+
 async def run_call(session: Session, name: str, arguments: Any, call_id: str) -> ToolResult:
+    """One call, start to finish. Never raises for anything a tool, a hook or
+    the arguments did; the caller's own cancellation passes through."""
+    try:
+        return await _run_call(session, name, arguments, call_id)
+    except _Refusal as refusal:
+        return refusal.result
+    except asyncio.CancelledError:
+        raise
+    except Exception as exc:  # a bug in the pipeline or a plugin hook: still only this call fails
+        return ToolResult.error(f"{name} could not be run: internal error {_short_error(exc)}. "
+                                "Other calls are not affected; report this if it repeats.")
+
+
+async def _run_call(session: Session, name: str, arguments: Any, call_id: str) -> ToolResult:
     from ._session import CallInfo
 
     tool = session.toolbox.offered_tool(name, session)
     if tool is None:
         return ToolResult.error(session.toolbox.why_unavailable(name, session))
-    if isinstance(arguments, str):
-        try:
-            arguments = json.loads(arguments) if arguments.strip() else {}
-        except json.JSONDecodeError as exc:
-            return ToolResult.error(f"The arguments for {name} are not valid JSON ({exc}); nothing was run.")
-    if arguments is None:
-        arguments = {}
-    if not isinstance(arguments, Mapping):
-        return ToolResult.error(f"The arguments for {name} must be a JSON object; nothing was run.")
-    args = dict(arguments)
+    args = _parse_arguments(name, arguments)
     notes: list[str] = []
-    try:
-        background, scratchpad = _split_reserved(session, tool, args)
-        validated, advisory = _validate(tool, args)
-        if (note := _deferred_note(session, tool, args)) is not None:
-            notes.append(note)
-        if advisory:
-            notes.append(advisory)
-        if (refusal := await _authorize(session, tool, validated)) is not None:
-            return ToolResult.error(refusal)
-        info = CallInfo(session=session, tool=tool, input=_as_mapping(validated), call_id=call_id)
-        rewritten, blocked, context = _run_before_hooks(info)
-        if blocked is not None:
-            return ToolResult.error(blocked)
-        if rewritten is not None:
-            # A rewritten input is a new call: validate and decide again.
-            validated, _ = _validate(tool, rewritten)
-            if (refusal := await _authorize(session, tool, validated)) is not None:
-                return ToolResult.error(refusal)
-        notes.extend(context)
-    except _Refusal as refusal:
-        return refusal.result
+    background, scratchpad = _split_reserved(session, tool, args)
+    validated, advisory = _validate(tool, args)
+    if advisory:
+        notes.append(advisory)
+    if (note := _deferred_note(session, tool, args)) is not None:
+        notes.append(note)
+    mapping = _as_mapping(validated)
+    await _authorize(session, tool, mapping)
+    info = CallInfo(session=session, tool=tool, input=mapping, call_id=call_id)
+    rewritten, context = await _run_before_hooks(info)
+    if rewritten:
+        # A rewritten input is a new call: validate it and decide again, so a
+        # hook cannot smuggle a call past the permission rules.
+        validated, _ = _validate(tool, info.input, rewritten=True)
+        info.input = _as_mapping(validated)
+        await _authorize(session, tool, info.input)
+    notes.extend(context)
     uncapped = scratchpad is not None and tool.lifts_caps_with_scratchpad
     if background:
         async def work() -> ToolResult:
-            result = _run_after_hooks(info, await _execute(session, tool, validated, call_id, uncapped))
+            result = await _run_after_hooks(info, await _execute(session, tool, validated, call_id, uncapped))
             return _shape(session, tool, result, scratchpad, call_id)
 
-        task_id = session.tasks.start(work(), kind="tool", description=f"{tool.name} call {call_id}")
-        return ToolResult.text(f"Started {tool.name} in the background as {task_id}. Its result will be "
-                               f"delivered when it finishes; TaskOutput fetches it, TaskList lists tasks.")
+        task_id = session.tasks.start(work(), kind="tool", description=f"{tool.name} (call {call_id})")
+        started = ToolResult.text(f"Started {tool.name} in the background as {task_id}. Its result will be "
+                                  f"delivered when it finishes; TaskOutput fetches it, TaskList lists tasks, "
+                                  f"TaskStop stops it.")
+        return _append_notes(started, notes)
     result = await _execute(session, tool, validated, call_id, uncapped)
-    result = _run_after_hooks(info, result)
+    result = await _run_after_hooks(info, result)
     result = _shape(session, tool, result, scratchpad, call_id)
-    for note in notes:
-        result = result.with_text_appended(note)
-    return result
+    return _append_notes(result, notes)
 
 
-async def run_batch(session: Session, calls: list[tuple[str, Any]]) -> list[ToolResult]:
+# --- batches -----------------------------------------------------------------------
+
+
+async def run_batch(session: Session, calls: Sequence[BatchCall]) -> list[ToolResult]:
+    """The calls of one model reply, results in call order.
+
+    Consecutive read-only calls form a group and run side by side, at most
+    ``MAX_PARALLEL`` at once (a slot frees as soon as any call ends, so one
+    slow read holds up nobody in its group). Every other call runs alone, in
+    order: it waits for every call before it, and every call after it waits
+    for it. So a slow read before a write delays the write and the reads after
+    it; that is the point, since those reads may depend on what the write did.
+    """
+    import uuid
+
     results: list[ToolResult | None] = [None] * len(calls)
     gate = asyncio.Semaphore(MAX_PARALLEL)
+    toolbox = session.toolbox
 
-    def read_only(index: int) -> bool:
-        tool = session.toolbox.offered_tool(calls[index][0], session)
+    def read_only(call: BatchCall) -> bool:
+        tool = toolbox.offered_tool(call[0], session)
         return tool is not None and tool.read_only
 
     async def one(index: int) -> None:
-        async with gate:
-            name, arguments = calls[index]
-            results[index] = await session.call(name, arguments)
+        call = calls[index]
+        call_id = call[2] if len(call) > 2 else uuid.uuid4().hex[:10]  # type: ignore[misc]
+        results[index] = await run_call(session, call[0], call[1], call_id)
 
+    async def limited(index: int) -> None:
+        async with gate:
+            await one(index)
+
+    kinds = [read_only(c) for c in calls]
     index = 0
     while index < len(calls):
-        if read_only(index):
-            group = []
-            while index < len(calls) and read_only(index):
-                group.append(index)
-                index += 1
-            await asyncio.gather(*(one(i) for i in group))
-        else:
-            name, arguments = calls[index]
-            results[index] = await session.call(name, arguments)
+        if not kinds[index]:
+            await one(index)
             index += 1
-    return [r if r is not None else ToolResult.error("internal error: no result") for r in results]
+            continue
+        end = index
+        while end < len(calls) and kinds[end]:
+            end += 1
+        await asyncio.gather(*(limited(i) for i in range(index, end)))
+        index = end
+    return [r if r is not None else ToolResult.error("internal error: this call produced no result")
+            for r in results]

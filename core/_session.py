@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import os
 import uuid
-from collections.abc import Iterable, Sequence
-from dataclasses import dataclass, field
+from collections.abc import Iterable
+from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -52,11 +52,6 @@ class Grant:
         self.session._revoke(self.compiled)
 
 
-@dataclass
-class _ReadOnlyView:
-    name: str
-
-
 class Session:
     """Working directories, mode, loaded deferred tools, notes given,
     background tasks, the scratchpad and per-plugin state.
@@ -92,10 +87,30 @@ class Session:
         return self._plugin_state.setdefault(plugin, {})
 
     def note_once(self, key: str) -> bool:
+        """True the first time ``key`` is seen in this session (for notes the
+        model should get once, not on every call)."""
         if key in self._notes:
             return False
         self._notes.add(key)
         return True
+
+    def notify_once(self, key: str, text: str) -> bool:
+        """Tell the host a one-time note (event ``note``), the first time
+        ``key`` is seen in this session; True when it was sent."""
+        if not self.note_once(key):
+            return False
+        self.emit("note", {"key": key, "text": text})
+        return True
+
+    def add_working_dir(self, path: str | os.PathLike[str]) -> Path:
+        """Add a working directory for this session only (other sessions of
+        the same toolbox keep theirs)."""
+        real = (self.root / Path(path)).resolve()
+        if not real.is_dir():
+            raise ValueError(f"{real} is not a directory")
+        if real not in self.working_dirs:
+            self.working_dirs = (*self.working_dirs, real)
+        return real
 
     @property
     def data_dir(self) -> Path:
@@ -171,8 +186,9 @@ class Session:
 
         return await run_call(self, name, arguments, call_id or uuid.uuid4().hex[:10])
 
-    async def call_batch(self, calls: Sequence[tuple[str, Any]] | Iterable[tuple[str, Any]]) -> list[ToolResult]:
-        """The calls of one model reply: read-only ones side by side (at most
+    async def call_batch(self, calls: Iterable[tuple[str, Any] | tuple[str, Any, str]]) -> list[ToolResult]:
+        """The calls of one model reply, as ``(name, arguments)`` or
+        ``(name, arguments, call_id)``: read-only ones side by side (at most
         10 at once), the rest alone and in order; results in call order."""
         from ._pipeline import run_batch
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import itertools
+import sys
 import time
 from collections.abc import Awaitable, Callable, Coroutine
 from dataclasses import dataclass, field
@@ -14,7 +15,11 @@ if TYPE_CHECKING:
 
 __all__ = ["BackgroundTask", "BackgroundTasks"]
 
+# Process-wide, so an id from one session never names a task of another
+# (a model quoting a stale id gets "no such task", not someone else's).
 _ids = itertools.count(1)
+
+Status = Literal["running", "done", "failed", "stopped"]
 
 
 @dataclass
@@ -23,22 +28,30 @@ class BackgroundTask:
     kind: str
     description: str
     started: float
-    status: Literal["running", "done", "failed", "stopped"] = "running"
+    status: Status = "running"
     result: Any = None
     error: str | None = None
+    ended: float | None = None
     on_stop: Callable[[], Awaitable[None] | None] | None = None
     _task: asyncio.Task[Any] | None = field(default=None, repr=False)
+    _work: Coroutine[Any, Any, Any] | None = field(default=None, repr=False)
+    _reported: bool = field(default=False, repr=False)
+
+    @property
+    def runtime_s(self) -> float:
+        return round((self.ended or time.monotonic()) - self.started, 3)
 
     def to_json(self) -> dict[str, Any]:
         return {"id": self.id, "kind": self.kind, "description": self.description, "status": self.status,
-                "error": self.error, "runtime_s": round(time.monotonic() - self.started, 3)}
+                "error": self.error, "runtime_s": self.runtime_s}
 
 
 class BackgroundTasks:
     """Start, list, fetch and stop a session's background work.
 
-    When a task ends, the host hears of it through the ``pegboard_event``
-    hook as ``background.done`` with the task's id, status and result.
+    When a task ends (done, failed or stopped), the host hears of it exactly
+    once through the ``pegboard_event`` hook as ``background.done`` with the
+    task's id, status and result.
     """
 
     def __init__(self, session: Session):
@@ -48,20 +61,28 @@ class BackgroundTasks:
     def start(self, work: Coroutine[Any, Any, Any], *, kind: str, description: str = "",
               on_stop: Callable[[], Awaitable[None] | None] | None = None) -> str:
         task_id = f"task-{next(_ids)}"
-        record = BackgroundTask(task_id, kind, description, time.monotonic(), on_stop=on_stop)
+        record = BackgroundTask(task_id, kind, description, time.monotonic(), on_stop=on_stop, _work=work)
         self._tasks[task_id] = record
-        record._task = asyncio.get_running_loop().create_task(self._run(record, work))
+        record._task = asyncio.get_running_loop().create_task(self._run(record, work), name=task_id)
         return task_id
 
     async def _run(self, record: BackgroundTask, work: Coroutine[Any, Any, Any]) -> None:
         try:
             record.result = await work
-            record.status = "done"
+            self._finish(record, "done")
         except asyncio.CancelledError:
-            record.status = "stopped"
-        except Exception as exc:
-            record.status = "failed"
+            self._finish(record, "stopped")
+        except (Exception, SystemExit) as exc:  # one task's crash must not reach the loop
             record.error = f"{type(exc).__name__}: {exc}"
+            self._finish(record, "failed")
+
+    def _finish(self, record: BackgroundTask, status: Status) -> None:
+        if record._reported:
+            return
+        record._reported = True
+        record.status = status
+        record.ended = time.monotonic()
+        record._work = None
         self._session.emit("background.done", {**record.to_json(), "result": record.result})
 
     def get(self, task_id: str) -> BackgroundTask | None:
@@ -76,16 +97,23 @@ class BackgroundTasks:
         if record is None or record.status != "running":
             return False
         if record.on_stop is not None:
-            outcome = record.on_stop()
-            if asyncio.iscoroutine(outcome):
-                await outcome
-        if record._task is not None:
+            try:
+                outcome = record.on_stop()
+                if asyncio.iscoroutine(outcome):
+                    await outcome
+            except Exception as exc:  # the task is stopped below regardless
+                print(f"pegboard: on_stop of {task_id} failed: {exc!r}", file=sys.stderr)
+        if record._task is not None and not record._task.done():
             record._task.cancel()
             try:
                 await record._task
             except BaseException:
                 pass
-        record.status = "stopped"
+        # A task cancelled before its first step never ran _run: close its
+        # coroutine (else Python warns it was never awaited) and report it.
+        if record._work is not None:
+            record._work.close()
+        self._finish(record, "stopped")
         return True
 
     async def stop_all(self) -> None:
@@ -93,7 +121,8 @@ class BackgroundTasks:
             await self.stop(record.id)
 
     async def wait(self, task_id: str, timeout: float | None = None) -> BackgroundTask | None:
+        """The task, after it ended or ``timeout`` seconds passed."""
         record = self._tasks.get(task_id)
-        if record is not None and record._task is not None:
+        if record is not None and record._task is not None and not record._task.done():
             await asyncio.wait({record._task}, timeout=timeout)
         return record

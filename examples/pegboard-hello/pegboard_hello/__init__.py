@@ -1,0 +1,42 @@
+"""An example pegboard plugin.
+
+The entry module stays light: it declares the options and the tool, and names
+the handler and input model as strings so they are imported only when the
+tool is called.
+"""
+
+from __future__ import annotations
+
+from pydantic import BaseModel, ConfigDict
+
+from pegboard import Tool, Vote, hookimpl
+
+
+class HelloConfig(BaseModel):
+    """``[plugins.hello]`` in config.toml."""
+
+    model_config = ConfigDict(extra="forbid")
+    greeting: str = "Hello"
+
+
+@hookimpl
+def pegboard_config_model() -> type[BaseModel]:
+    return HelloConfig
+
+
+@hookimpl
+def pegboard_register_tools(register) -> None:  # type: ignore[no-untyped-def]
+    register(Tool(
+        name="Hello",
+        handler="pegboard_hello._tool:hello",
+        input_model="pegboard_hello._tool:HelloInput",
+        read_only=True,
+        permission="read",
+    ))
+
+
+@hookimpl
+def pegboard_permission(request):  # type: ignore[no-untyped-def]
+    if request.tool.name == "Hello":
+        return Vote.allow("greeting is harmless")
+    return None

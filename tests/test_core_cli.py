@@ -1,0 +1,142 @@
+"""The CLI's names, JSON shapes and exit codes, which later checks depend on."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from _plugin_factory import PluginFactory, plugin_factory  # noqa: F401
+from pegboard._cli import cli
+
+ECHO = '''
+from pydantic import BaseModel
+from pegboard import Tool, ToolResult, Vote, hookimpl
+
+class EchoIn(BaseModel):
+    text: str
+
+async def echo(args, ctx):
+    if args.text == "fail":
+        return ToolResult.error("asked to fail")
+    return args.text
+
+@hookimpl
+def pegboard_register_tools(register):
+    register(Tool(name="Echo", handler=echo, input_model=EchoIn, read_only=True, permission="read"))
+    register(Tool(name="Poke", handler=echo, input_model=EchoIn))
+'''
+
+
+def run(*args: str, cwd: Path) -> tuple[int, str]:
+    result = CliRunner().invoke(cli, ["--cwd", str(cwd), *args], catch_exceptions=False)
+    return result.exit_code, result.output
+
+
+@pytest.fixture
+def project(plugin_factory: PluginFactory, monkeypatch: pytest.MonkeyPatch) -> Path:
+    plugin_factory.write(ECHO)
+    monkeypatch.setenv("PEGBOARD_PLUGINS", "pipetest")
+    return plugin_factory.root
+
+
+def test_plugins_list_json(project: Path) -> None:
+    code, out = run("plugins", "list", "--json", cwd=project)
+    assert code == 0
+    rows = json.loads(out)
+    assert rows == [{"name": "pipetest", "version": "0.1", "distribution": "pipetest", "enabled": True,
+                     "tools": ["Echo", "Poke"], "error": None}]
+
+
+def test_tools_list_json_and_reasons(project: Path, plugin_factory: PluginFactory) -> None:
+    plugin_factory.config("[tools]\nblock = ['Poke']\n")
+    code, out = run("tools", "list", "--json", cwd=project)
+    assert code == 0
+    rows = {r["name"]: r for r in json.loads(out)}
+    assert rows["Echo"] == {"name": "Echo", "plugin": "pipetest", "loading": "always", "read_only": True,
+                            "permission": "read", "enabled": True, "status": "available"}
+    assert rows["Poke"]["enabled"] is False
+    assert rows["Poke"]["status"].startswith("blocked by [tools]")
+    # The cached answer notices a config change at once.
+    plugin_factory.config("[plugins.pipetest]\nenabled = false\n")
+    code, out = run("tools", "list", "--json", cwd=project)
+    rows = {r["name"]: r for r in json.loads(out)}
+    assert rows["Echo"]["enabled"] is False and rows["Echo"]["status"].startswith("disabled by [plugins.pipetest]")
+
+
+def test_tools_list_mode_hides_what_the_level_does_not_offer(project: Path) -> None:
+    code, out = run("tools", "list", "--json", "--mode", "read", cwd=project)
+    rows = {r["name"]: r for r in json.loads(out)}
+    assert rows["Echo"]["enabled"] is True
+    assert rows["Poke"]["enabled"] is False and "not offered in read" in rows["Poke"]["status"]
+
+
+def test_tools_show_json(project: Path) -> None:
+    code, out = run("tools", "show", "Echo", "--json", cwd=project)
+    assert code == 0
+    data = json.loads(out)
+    assert data["input_schema"]["properties"]["text"]["type"] == "string"
+    assert "scratchpad" in data["input_schema"]["properties"]
+    code, out = run("tools", "show", "Nope", cwd=project)
+    assert code == 2
+
+
+def test_call_json_exit_codes(project: Path) -> None:
+    code, out = run("call", "Echo", "--input", '{"text": "hi"}', "--json", cwd=project)
+    assert code == 0
+    assert json.loads(out) == {"is_error": False, "content": [{"type": "text", "text": "hi"}]}
+    code, out = run("call", "Echo", "--input", '{"text": "fail"}', "--json", cwd=project)
+    assert code == 1 and json.loads(out)["is_error"] is True
+    code, out = run("call", "Echo", "--input", "{not json", cwd=project)
+    assert code == 2
+
+
+def test_call_that_would_ask_is_refused_without_a_terminal(project: Path) -> None:
+    code, out = run("call", "Poke", "--input", '{"text": "x"}', "--json", cwd=project)
+    assert code == 1
+    text = json.loads(out)["content"][0]["text"]
+    assert "Permission denied" in text and "[permissions] allow" in text
+    code, out = run("call", "Poke", "--input", '{"text": "x"}', "--mode", "bypassPermissions", cwd=project)
+    assert code == 0 and out.strip() == "x"
+
+
+def test_config_path_and_show(project: Path, plugin_factory: PluginFactory) -> None:
+    config = plugin_factory.config("[background]\nenabled = true\n")
+    code, out = run("config", "path", cwd=project)
+    assert code == 0 and str(config) in out
+    code, out = run("config", "show", "--json", cwd=project)
+    rows = {r["key"]: r for r in json.loads(out)}
+    assert rows["background.enabled"] == {"key": "background.enabled", "value": True, "source": str(config)}
+    assert rows["results.max_chars"]["source"] == "defaults"
+
+
+def test_doctor_fails_on_a_broken_plugin(project: Path, plugin_factory: PluginFactory,
+                                         monkeypatch: pytest.MonkeyPatch) -> None:
+    code, out = run("doctor", cwd=project)
+    assert code == 0 and "OK    plugin pipetest: 2 tools" in out
+    plugin_factory.write("raise ImportError('missing dependency')", name="broken")
+    monkeypatch.setenv("PEGBOARD_PLUGINS", "pipetest,broken")
+    code, out = run("doctor", cwd=project)
+    assert code == 1 and "FAIL  plugin broken: failed to import" in out
+
+
+def test_config_error_exits_2_and_names_the_file(project: Path, plugin_factory: PluginFactory) -> None:
+    config = plugin_factory.config("[permissions]\nmode = 'yolo'\n")
+    result = CliRunner().invoke(cli, ["--cwd", str(project), "tools", "show", "Echo"])
+    assert result.exit_code == 2
+    assert str(config) in result.output and "unknown mode or level 'yolo'" in result.output
+
+
+def test_real_console_script(tmp_path: Path) -> None:
+    exe = shutil.which("pegboard") or str(Path(sys.executable).parent / "pegboard")
+    env = {**os.environ, "PEGBOARD_PLUGINS": "fs"}
+    out = subprocess.run([exe, "--cwd", str(tmp_path), "tools", "list", "--json"], capture_output=True,
+                         text=True, env=env, check=True)
+    names = {r["name"] for r in json.loads(out.stdout)}
+    assert "ToolSearch" in names or "ScratchpadRead" in names

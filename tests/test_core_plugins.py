@@ -1,0 +1,208 @@
+"""Discovery, isolation of broken plugins, disabling, config errors, [tools]."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import pytest
+
+from _plugin_factory import PluginFactory, plugin_factory  # noqa: F401
+from pegboard import ConfigError, Toolbox
+
+ECHO = '''
+from pydantic import BaseModel, ConfigDict
+from pegboard import Tool, ToolResult, hookimpl
+
+class EchoIn(BaseModel):
+    text: str
+
+class Options(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    timeout_s: float = 1.0
+
+async def echo(args, ctx):
+    return args.text
+
+@hookimpl
+def pegboard_config_model():
+    return Options
+
+@hookimpl
+def pegboard_register_tools(register):
+    register(Tool(name="Echo", handler=echo, input_model=EchoIn, read_only=True, permission="read"))
+    register(Tool(name="Shout", handler=echo, input_model=EchoIn, loading="deferred"))
+'''
+
+
+def test_builtin_plugins_come_through_entry_points() -> None:
+    toolbox = Toolbox.load(cwd=Path.cwd())
+    names = set(toolbox.records)
+    assert {"fs", "shell", "subtasks", "web", "skills", "schedule", "mcp"} <= names
+    for name in ("fs", "shell", "subtasks", "web", "skills", "schedule", "mcp"):
+        record = toolbox.records[name]
+        assert record.distribution == "pegboard"
+        assert record.module == f"pegboard.plugins.{name}"
+
+
+def test_core_never_imports_a_plugin_by_name() -> None:
+    core = Path(__file__).parent.parent / "core"
+    for path in core.glob("*.py"):
+        assert "pegboard.plugins" not in path.read_text(), path
+
+
+def test_third_party_plugin_is_discovered(plugin_factory: PluginFactory) -> None:
+    toolbox = plugin_factory(ECHO)
+    assert toolbox.records["pipetest"].distribution == "pipetest"
+    assert toolbox.records["pipetest"].tools == ["Echo", "Shout"]
+    assert {"Echo", "Shout"} <= set(toolbox.tools)
+
+
+@pytest.mark.parametrize("broken, expected", [
+    ("raise RuntimeError('boom at import')", "failed to import"),
+    ("from pegboard import hookimpl\n@hookimpl\ndef pegboard_register_tools(register, nonsense):\n    pass\n",
+     "failed validation"),
+    ("from pegboard import hookimpl\n@hookimpl\ndef pegboard_register_tools(register):\n"
+     "    raise ValueError('boom while registering')\n", "failed while registering"),
+    ("from pegboard import hookimpl\n@hookimpl\ndef pegboard_register_tools(register):\n"
+     "    register('not a tool')\n", "failed while registering"),
+])
+def test_broken_plugin_is_isolated(plugin_factory: PluginFactory, broken: str, expected: str) -> None:
+    plugin_factory.write(ECHO, name="good")
+    plugin_factory.write(broken, name="broken")
+    toolbox = Toolbox.load(cwd=plugin_factory.root, plugins=["good", "broken"])
+    record = toolbox.records["broken"]
+    assert record.error is not None and expected in record.error
+    assert record.distribution == "broken"
+    assert toolbox.records["good"].error is None
+    assert "Echo" in toolbox.tools
+
+
+def test_duplicate_tool_name_is_reported_not_overwritten(plugin_factory: PluginFactory) -> None:
+    plugin_factory.write(ECHO, name="first")
+    plugin_factory.write(ECHO, name="second")
+    toolbox = Toolbox.load(cwd=plugin_factory.root, plugins=["first", "second"])
+    assert toolbox.tools["Echo"].plugin == "first"
+    assert "already registered by plugin 'first'" in (toolbox.records["second"].error or "")
+
+
+def test_pegboard_plugins_env_restricts_loading(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("PEGBOARD_PLUGINS", "fs, web")
+    toolbox = Toolbox.load(cwd=Path.cwd())
+    assert set(toolbox.records) == {"fs", "web"}
+
+
+def test_disabled_plugin_registers_nothing_and_is_not_imported(plugin_factory: PluginFactory) -> None:
+    module = plugin_factory.write(ECHO)
+    plugin_factory.config("[plugins.pipetest]\nenabled = false\n")
+    toolbox = Toolbox.load(cwd=plugin_factory.root, plugins=["pipetest"])
+    assert "Echo" not in toolbox.tools
+    assert toolbox.records["pipetest"].enabled is False
+    assert module not in sys.modules
+    assert toolbox.session().call  # the toolbox still works
+
+
+def test_disabled_plugin_tools_are_listed_with_the_reason(plugin_factory: PluginFactory) -> None:
+    plugin_factory.write(ECHO)
+    config = plugin_factory.config("[plugins.pipetest]\nenabled = false\n")
+    toolbox = Toolbox.load(cwd=plugin_factory.root, plugins=["pipetest"], inventory=True)
+    status = toolbox.statuses["Echo"]
+    assert not status.enabled
+    assert status.status == f"disabled by [plugins.pipetest] in {config}"
+    assert "Echo" not in toolbox.tools
+
+
+def test_plugin_config_reaches_handlers_and_wrong_types_name_file_and_key(plugin_factory: PluginFactory) -> None:
+    plugin_factory.write(ECHO)
+    config = plugin_factory.config('[plugins.pipetest]\ntimeout_s = "soon"\n')
+    toolbox = Toolbox.load(cwd=plugin_factory.root, plugins=["pipetest"])
+    error = toolbox.records["pipetest"].error
+    assert error == f"{config}: [plugins.pipetest] timeout_s: expected a number"
+    assert "Echo" not in toolbox.tools
+
+
+def test_plugin_config_typo_is_reported(plugin_factory: PluginFactory) -> None:
+    plugin_factory.write(ECHO)
+    config = plugin_factory.config("[plugins.pipetest]\ntimeout = 3\n")
+    toolbox = Toolbox.load(cwd=plugin_factory.root, plugins=["pipetest"])
+    assert toolbox.records["pipetest"].error == f"{config}: [plugins.pipetest] timeout: unknown key"
+
+
+def test_core_config_errors_name_file_and_key(tmp_path: Path) -> None:
+    config = tmp_path / ".pegboard" / "config.toml"
+    config.parent.mkdir()
+    config.write_text("[background]\nenabled = 'yes please'\n[tools]\nblok = ['Bash']\n")
+    with pytest.raises(ConfigError) as info:
+        Toolbox.load(cwd=tmp_path, plugins=[])
+    assert f"{config}: [background] enabled: expected true or false" in info.value.problems
+    assert f"{config}: [tools] blok: unknown key" in info.value.problems
+
+
+def test_invalid_toml_names_the_file(tmp_path: Path) -> None:
+    config = tmp_path / ".pegboard" / "config.toml"
+    config.parent.mkdir()
+    config.write_text("[plugins.web\n")
+    with pytest.raises(ConfigError, match=str(config)):
+        Toolbox.load(cwd=tmp_path, plugins=[])
+
+
+def test_missing_explicit_config_is_an_error(tmp_path: Path) -> None:
+    with pytest.raises(ConfigError, match="config file not found"):
+        Toolbox.load(cwd=tmp_path, config=tmp_path / "nope.toml", plugins=[])
+
+
+def test_unknown_plugin_table_is_reported(tmp_path: Path) -> None:
+    config = tmp_path / ".pegboard" / "config.toml"
+    config.parent.mkdir()
+    config.write_text("[plugins.wbe]\nenabled = false\n")
+    toolbox = Toolbox.load(cwd=tmp_path)
+    assert f"{config}: [plugins.wbe]: no installed plugin is called 'wbe'" in toolbox.settings.problems
+
+
+def test_layers_override_in_order(plugin_factory: PluginFactory, isolated_env: Path, tmp_path: Path) -> None:
+    plugin_factory.write(ECHO)
+    user = isolated_env / "config" / "pegboard" / "config.toml"
+    user.parent.mkdir(parents=True)
+    user.write_text("[plugins.pipetest]\ntimeout_s = 2\n")
+    project = plugin_factory.config("[plugins.pipetest]\ntimeout_s = 3\n")
+    toolbox = Toolbox.load(cwd=plugin_factory.root, plugins=["pipetest"])
+    assert toolbox.plugin_config("pipetest").timeout_s == 3
+    assert toolbox.settings.source_of("plugins", "pipetest", "timeout_s") == str(project)
+    explicit = tmp_path / "explicit.toml"
+    explicit.write_text("[plugins.pipetest]\ntimeout_s = 4\n")
+    toolbox = Toolbox.load(cwd=plugin_factory.root, plugins=["pipetest"], config=explicit)
+    assert toolbox.plugin_config("pipetest").timeout_s == 4
+
+
+def test_tools_block_allow_and_permission_override(plugin_factory: PluginFactory) -> None:
+    config = plugin_factory.config(
+        "[tools]\nblock = ['Shout']\npermission = { Echo = 'unrestricted' }\n")
+    toolbox = plugin_factory(ECHO)
+    assert "Shout" not in toolbox.tools
+    assert toolbox.statuses["Shout"].status == f"blocked by [tools] block in {config}"
+    assert toolbox.required_level(toolbox.tools["Echo"]) == "unrestricted"
+    assert "Echo" not in [t.name for t in toolbox.session("workspace").offered()]
+    assert "Shout" not in toolbox.session().catalogue().names()
+
+    plugin_factory.config("[tools]\nallow = ['Shout']\n")
+    toolbox = Toolbox.load(cwd=plugin_factory.root, plugins=["pipetest"])
+    assert "Echo" not in toolbox.tools and "Shout" in toolbox.tools
+    assert "not listed" in toolbox.statuses["Echo"].status
+
+
+def test_blocking_a_tool_takes_its_companions(plugin_factory: PluginFactory) -> None:
+    plugin_factory.config("[tools]\nblock = ['Main']\n")
+    toolbox = plugin_factory('''
+from pydantic import BaseModel
+from pegboard import Tool, hookimpl
+class In(BaseModel):
+    pass
+async def run(args, ctx):
+    return "ok"
+@hookimpl
+def pegboard_register_tools(register):
+    register(Tool(name="Main", handler=run, input_model=In))
+    register(Tool(name="Companion", handler=run, input_model=In, metadata={"requires": "Main"}))
+''')
+    assert "Companion" not in toolbox.tools
+    assert "goes with Main" in toolbox.statuses["Companion"].status
