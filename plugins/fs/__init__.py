@@ -1,0 +1,97 @@
+"""The fs plugin: Read, Write, Edit, NotebookEdit, Glob and Grep.
+
+Kept light on purpose (the entry point is imported to list tools): handlers
+and input models are named as strings and imported on first use.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from pegboard._hookspecs import hookimpl
+from pegboard._tools import Tool
+
+from ._config import FsConfig
+
+if TYPE_CHECKING:
+    from collections.abc import Callable
+
+    import click
+
+    from pegboard._decisions import PermissionRequest, Rule, Vote
+    from pegboard._plugins import PluginContext
+    from pegboard._session import Session
+
+__all__ = ["FsConfig"]
+
+_P = "pegboard.plugins.fs"
+_TOOLS: tuple[tuple[str, str, str, bool, str, str], ...] = (
+    # name, handler, input model, read_only, loading, level
+    ("Read", "_read:read", "ReadInput", True, "always", "read"),
+    ("Write", "_write:write", "WriteInput", False, "always", "workspace"),
+    ("Edit", "_write:edit", "EditInput", False, "always", "workspace"),
+    ("NotebookEdit", "_notebook:notebook_edit", "NotebookEditInput", False, "deferred", "workspace"),
+    ("Glob", "_search:glob", "GlobInput", True, "always", "read"),
+    ("Grep", "_search:grep", "GrepInput", True, "always", "read"),
+)
+# the rule names whose specifiers also cover a tool (Claude Code: Edit rules cover
+# every writer, Read rules every reader); the core consults them when it supports it
+_RULE_NAMES = {"Write": ("Edit",), "NotebookEdit": ("Edit",), "Glob": ("Read",), "Grep": ("Read",)}
+
+
+@hookimpl
+def pegboard_config_model() -> type[FsConfig]:
+    return FsConfig
+
+
+@hookimpl
+def pegboard_register_tools(register: Callable[[Tool], None], config: Any) -> None:
+    for name, handler, model, read_only, loading, level in _TOOLS:
+        module, _, fn = handler.partition(":")
+        register(Tool(
+            name=name,
+            handler=f"{_P}.{module}:{fn}",
+            input_model=f"{_P}._models:{model}",
+            read_only=read_only,
+            loading=loading,  # type: ignore[arg-type]
+            permission=level,  # type: ignore[arg-type]
+            plugin="fs",
+            metadata={"rule_names": _RULE_NAMES.get(name, ())},
+        ))
+
+
+@hookimpl
+def pegboard_permission(request: PermissionRequest) -> Vote | None:
+    if request.tool.plugin != "fs":
+        return None
+    from ._vote import vote
+
+    return vote(request)
+
+
+@hookimpl
+def pegboard_rule_matcher(rule: Rule, context: PluginContext) -> Any:
+    from ._vote import COVERS, FsRuleMatcher
+
+    if rule.tool not in COVERS or rule.specifier is None:
+        return None
+    return FsRuleMatcher(rule, context.root)
+
+
+@hookimpl
+def pegboard_file_read(session: Session, path: Path, source: str) -> None:
+    """Another plugin (the shell's cat/head/sed -n) showed a file in full: it counts as read."""
+    import os
+
+    from ._tracking import tracker
+
+    real = Path(os.path.realpath(path if Path(path).is_absolute() else session.root / path))
+    tracker(session.plugin_state("fs")).record(real)
+
+
+@hookimpl
+def pegboard_register_commands(cli: click.Group) -> None:
+    from ._cli import checkpoints
+
+    cli.add_command(checkpoints)

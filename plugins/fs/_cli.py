@@ -1,0 +1,63 @@
+"""``pegboard checkpoints list|restore``: rewind what a session's fs tools wrote."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import click
+
+from ._checkpoints import CheckpointStore, session_checkpoints_dir, sessions_root
+
+__all__ = ["checkpoints"]
+
+
+def _latest_session() -> str | None:
+    root = sessions_root()
+    found = [p for p in root.glob("*/checkpoints/index.jsonl")] if root.is_dir() else []
+    if not found:
+        return None
+    return max(found, key=lambda p: p.stat().st_mtime).parent.parent.name
+
+
+def _store(session_id: str | None) -> tuple[str, CheckpointStore]:
+    sid = session_id or _latest_session()
+    if sid is None:
+        raise click.ClickException(f"no session has checkpoints under {sessions_root()}")
+    try:
+        folder = session_checkpoints_dir(sid)
+    except ValueError as exc:
+        raise click.ClickException(str(exc)) from None
+    if not folder.is_dir():
+        raise click.ClickException(f"session {sid} has no checkpoints ({folder} does not exist)")
+    return sid, CheckpointStore(folder)
+
+
+@click.group()
+def checkpoints() -> None:
+    """List and restore the file checkpoints taken before each Write/Edit/NotebookEdit."""
+
+
+@checkpoints.command("list")
+@click.option("--session", "session_id", help="session id (default: the most recent session with checkpoints)")
+def list_cmd(session_id: str | None) -> None:
+    """Show a session's checkpoints, oldest first."""
+    sid, store = _store(session_id)
+    cps = store.list()
+    click.echo(f"session {sid}: {len(cps)} checkpoint(s)")
+    for cp in cps:
+        click.echo(cp.describe())
+
+
+@checkpoints.command("restore")
+@click.argument("checkpoint", type=int)
+@click.option("--session", "session_id", help="session id (default: the most recent session with checkpoints)")
+@click.option("--file", "only", type=click.Path(path_type=Path), help="restore only this file")
+def restore_cmd(checkpoint: int, session_id: str | None, only: Path | None) -> None:
+    """Put files back as they were before CHECKPOINT (later writes are undone too)."""
+    _, store = _store(session_id)
+    try:
+        done = store.rewind(checkpoint, only=only.resolve() if only else None)
+    except (ValueError, OSError) as exc:
+        raise click.ClickException(str(exc)) from None
+    for line in done or ["nothing to restore"]:
+        click.echo(line)

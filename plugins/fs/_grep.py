@@ -1,0 +1,268 @@
+"""Grep's two engines, ripgrep and pure Python, producing the same lines.
+
+Output format is ripgrep's with ``--with-filename --no-heading``:
+``path:N:line`` for matches, ``path-N-line`` for context, ``--`` between
+groups that are not adjacent (also between files). Both engines visit files
+in ripgrep's ``--sort path`` order, so results are stable and comparable.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import bisect
+import os
+import re
+import shutil
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Literal
+
+import pathspec
+
+from ._walk import walk_files
+
+__all__ = ["GrepError", "GrepQuery", "TYPES", "find_rg", "grep_python", "grep_rg"]
+
+Mode = Literal["content", "files_with_matches", "count"]
+
+# A subset of ripgrep 13's built-in types (``rg --type-list``), for the Python engine.
+TYPES: dict[str, tuple[str, ...]] = {
+    "py": ("*.py",), "python": ("*.py",),
+    "js": ("*.js", "*.jsx", "*.vue"), "ts": ("*.ts", "*.tsx"),
+    "rust": ("*.rs",), "go": ("*.go",), "java": ("*.java", "*.jsp", "*.jspx", "*.properties"),
+    "c": ("*.[chH]", "*.[chH].in", "*.cats"),
+    "cpp": ("*.[ChH]", "*.[ChH].in", "*.[ch]pp", "*.[ch]pp.in", "*.[ch]xx", "*.[ch]xx.in", "*.cc", "*.cc.in",
+            "*.hh", "*.hh.in", "*.inl"),
+    "css": ("*.css", "*.scss"), "html": ("*.ejs", "*.htm", "*.html"),
+    "json": ("*.json", "composer.lock"), "md": ("*.markdown", "*.md", "*.mdown", "*.mkdn"),
+    "markdown": ("*.markdown", "*.md", "*.mdown", "*.mkdn"),
+    "toml": ("*.toml", "Cargo.lock"), "yaml": ("*.yaml", "*.yml"), "txt": ("*.txt",),
+    "sh": ("*.bash", "*.sh", "*.zsh", "*.ksh", "*.csh", "*.tcsh"),
+}
+
+
+class GrepError(Exception):
+    """Something the model should fix (a bad regex, an unknown type)."""
+
+
+@dataclass(frozen=True)
+class GrepQuery:
+    pattern: str
+    root: Path
+    mode: Mode = "files_with_matches"
+    glob: str | None = None
+    type: str | None = None
+    before: int = 0
+    after: int = 0
+    line_numbers: bool = True
+    ignore_case: bool = False
+    multiline: bool = False
+
+
+def find_rg(configured: str | None) -> str | None:
+    return shutil.which(configured or "rg")
+
+
+# --- ripgrep -----------------------------------------------------------------------
+
+
+def rg_argv(rg: str, q: GrepQuery) -> list[str]:
+    argv = [rg, "--no-config", "--no-require-git", "--no-ignore-global", "--sort", "path", "--no-messages",
+            "--color", "never", "--with-filename", "--no-heading"]
+    if q.mode == "files_with_matches":
+        argv.append("--files-with-matches")
+    elif q.mode == "count":
+        argv.append("--count")
+    else:
+        argv.append("--line-number" if q.line_numbers else "--no-line-number")
+        if q.before:
+            argv += ["-B", str(q.before)]
+        if q.after:
+            argv += ["-A", str(q.after)]
+    if q.ignore_case:
+        argv.append("--ignore-case")
+    if q.multiline:
+        argv += ["--multiline", "--multiline-dotall"]
+    if q.glob:
+        argv += ["--glob", q.glob]
+    if q.type:
+        argv += ["--type", q.type]
+    argv += ["--regexp", q.pattern, "--", str(q.root)]
+    return argv
+
+
+async def grep_rg(rg: str, q: GrepQuery, limit: int | None) -> tuple[list[str], bool]:
+    """ripgrep's lines, at most ``limit``; the bool says whether more were cut."""
+    proc = await asyncio.create_subprocess_exec(
+        *rg_argv(rg, q), stdin=asyncio.subprocess.DEVNULL,
+        stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE, limit=1 << 24,
+    )
+    assert proc.stdout is not None and proc.stderr is not None
+    lines: list[str] = []
+    more = False
+    try:
+        while True:
+            raw = await proc.stdout.readline()
+            if not raw:
+                break
+            if limit is not None and len(lines) >= limit:
+                more = True
+                break  # enough: stop reading and stop ripgrep below
+            lines.append(raw.decode("utf-8", errors="replace").rstrip("\n"))
+        if more:
+            proc.kill()
+        stderr = (await proc.stderr.read()).decode("utf-8", errors="replace")
+        code = await proc.wait()
+    except BaseException:
+        if proc.returncode is None:
+            proc.kill()
+            await proc.wait()
+        raise
+    if not more and code == 2 and not lines:
+        raise GrepError(_rg_message(stderr))
+    return lines, more
+
+
+def _rg_message(stderr: str) -> str:
+    text = stderr.strip()
+    if "unrecognized file type" in text:
+        return f"{text}. Use a ripgrep type name such as py, js, ts, rust, go, md, or the glob parameter instead"
+    return text or "ripgrep failed"
+
+
+# --- Python ------------------------------------------------------------------------
+
+
+def _brace_expand(pattern: str) -> list[str]:
+    start = pattern.find("{")
+    if start == -1:
+        return [pattern]
+    depth = 0
+    for end in range(start, len(pattern)):
+        if pattern[end] == "{":
+            depth += 1
+        elif pattern[end] == "}":
+            depth -= 1
+            if depth == 0:
+                break
+    else:
+        return [pattern]
+    parts, depth, cur = [], 0, ""
+    for c in pattern[start + 1:end]:
+        if c == "," and depth == 0:
+            parts.append(cur)
+            cur = ""
+            continue
+        depth += (c == "{") - (c == "}")
+        cur += c
+    parts.append(cur)
+    out: list[str] = []
+    for part in parts:
+        out.extend(_brace_expand(pattern[:start] + part + pattern[end + 1:]))
+    return out
+
+
+class _FileFilter:
+    """``--glob`` and ``--type`` as ripgrep applies them to the files it walks."""
+
+    def __init__(self, q: GrepQuery) -> None:
+        self.root = q.root
+        self.glob: pathspec.GitIgnoreSpec | None = None
+        self.negated = False
+        if q.glob:
+            glob = q.glob
+            self.negated = glob.startswith("!")
+            self.glob = pathspec.GitIgnoreSpec.from_lines(_brace_expand(glob[1:] if self.negated else glob))
+        self.types: pathspec.GitIgnoreSpec | None = None
+        if q.type:
+            if q.type not in TYPES:
+                raise GrepError(f"unknown file type {q.type!r}; known: {', '.join(sorted(TYPES))} "
+                                f"(or use the glob parameter)")
+            self.types = pathspec.GitIgnoreSpec.from_lines(TYPES[q.type])
+
+    def wants(self, path: Path) -> bool:
+        rel = path.relative_to(self.root).as_posix()
+        if self.glob is not None and self.glob.match_file(rel) == self.negated:
+            return False
+        return self.types is None or self.types.match_file(path.name)
+
+
+def _files(q: GrepQuery) -> Iterator[Path]:
+    if q.root.is_file():
+        yield q.root  # a file named explicitly is searched whatever the ignore files say
+        return
+    keep = _FileFilter(q)
+    for path in walk_files(q.root):
+        if keep.wants(path):
+            yield path
+
+
+def _compile(q: GrepQuery) -> re.Pattern[str]:
+    flags = re.IGNORECASE if q.ignore_case else 0
+    if q.multiline:
+        flags |= re.DOTALL | re.MULTILINE
+    try:
+        return re.compile(q.pattern, flags)
+    except re.error as exc:
+        raise GrepError(f"invalid regular expression {q.pattern!r}: {exc}") from None
+
+
+def _matched_lines(rx: re.Pattern[str], text: str, lines: list[str], multiline: bool) -> list[int]:
+    if not multiline:
+        return [i for i, line in enumerate(lines) if rx.search(line)]
+    starts = [0]
+    for line in lines[:-1]:
+        starts.append(starts[-1] + len(line) + 1)
+    found: set[int] = set()
+    for m in rx.finditer(text):
+        first = bisect.bisect_right(starts, m.start()) - 1
+        last = bisect.bisect_right(starts, max(m.end() - 1, m.start())) - 1
+        found.update(range(first, min(last, len(lines) - 1) + 1))
+    return sorted(found)
+
+
+def grep_python(q: GrepQuery, limit: int | None) -> tuple[list[str], bool]:
+    rx = _compile(q)
+    out: list[str] = []
+    for path in _files(q):
+        try:
+            with open(path, "rb") as f:
+                data = f.read()
+        except OSError:
+            continue
+        if b"\x00" in data:
+            continue  # ripgrep skips binary files it finds while walking
+        text = data.decode("utf-8", errors="replace")
+        lines = text.split("\n")
+        if lines and lines[-1] == "":
+            lines.pop()
+        hits = _matched_lines(rx, text, lines, q.multiline)
+        if not hits:
+            continue
+        name = os.fspath(path)
+        if q.mode == "files_with_matches":
+            out.append(name)
+        elif q.mode == "count":
+            out.append(f"{name}:{len(hits)}")
+        else:
+            _content(out, name, lines, hits, q)
+        if limit is not None and len(out) > limit:
+            return out[:limit], True
+    return out, False
+
+
+def _content(out: list[str], name: str, lines: list[str], hits: list[int], q: GrepQuery) -> None:
+    hit_set = set(hits)
+    shown: list[int] = []
+    for h in hits:
+        shown.extend(range(max(0, h - q.before), min(len(lines), h + q.after + 1)))
+    previous: int | None = None
+    for i in sorted(set(shown)):
+        # ripgrep prints "--" before any group that does not continue the last one, across files too
+        if (q.before or q.after) and out and (previous is None or i != previous + 1):
+            out.append("--")
+        sep = ":" if i in hit_set else "-"
+        number = f"{i + 1}{sep}" if q.line_numbers else ""
+        out.append(f"{name}{sep}{number}{lines[i]}")
+        previous = i

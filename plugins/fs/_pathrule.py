@@ -1,0 +1,104 @@
+"""Gitignore-style path rules: the specifier in ``Read(./.env)``, ``Edit(docs/**)``.
+
+The public surface is deliberately tiny so other plugins (the shell plugin)
+can reuse it: ``PathRule(specifier, base_dir).matches(path) -> bool``.
+
+Forms of a specifier, as in Claude Code:
+
+* ``//abs/path/**``  an absolute path (the doubled slash says "from /");
+* ``~/x``            relative to the home directory;
+* ``/x`` or ``./x``  anchored at ``base_dir`` (the project root of the rule);
+* ``x``, ``*.env``   gitignore semantics under ``base_dir``: a pattern with no
+  inner slash matches at any depth.
+
+Matching is done on resolved paths, so the rule itself is resolved too: the
+literal directory prefix of a pattern goes through ``realpath`` once, at
+compile time. Otherwise ``//tmp/x/**`` would never match on a system where
+``/tmp`` is a symlink, and a rule written through a symlinked folder would
+silently stop applying.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pathspec
+
+__all__ = ["PathRule"]
+
+_GLOB_CHARS = frozenset("*?[")
+
+
+class PathRule:
+    """One compiled path specifier. ``ValueError`` for a specifier that cannot be used."""
+
+    __slots__ = ("specifier", "anchor", "_spec")
+
+    def __init__(self, specifier: str, base_dir: Path | str | None) -> None:
+        spec = specifier.strip()
+        if not spec:
+            raise ValueError("empty path specifier")
+        if "\x00" in spec:
+            raise ValueError("path specifier contains a NUL byte")
+        self.specifier = spec
+        if spec.startswith("//"):
+            self.anchor, pattern = _anchored(Path("/"), spec[2:])
+        elif spec == "~" or spec.startswith("~/"):
+            self.anchor, pattern = _anchored(Path(os.path.expanduser("~")), spec[2:] or "**")
+        else:
+            if base_dir is None:
+                raise ValueError(f"{spec!r} is relative but the rule has no base directory; write //abs/path")
+            base = Path(base_dir)
+            if spec.startswith("./"):
+                self.anchor, pattern = _anchored(base, spec[2:])
+            elif spec.startswith("/"):
+                self.anchor, pattern = _anchored(base, spec[1:])
+            elif "/" in spec.rstrip("/"):
+                # gitignore: an inner slash anchors the pattern at its base
+                self.anchor, pattern = _anchored(base, spec)
+            else:
+                self.anchor, pattern = Path(os.path.realpath(base)), spec
+        if any(part == ".." for part in pattern.split("/")):
+            raise ValueError(f"{spec!r}: '..' is not allowed in a path rule; write the path it means")
+        try:
+            self._spec = pathspec.GitIgnoreSpec.from_lines([pattern])
+        except Exception as exc:  # pathspec raises several types for bad patterns
+            raise ValueError(f"{spec!r} is not a valid path pattern: {exc}") from None
+
+    def matches(self, path: Path) -> bool:
+        """Whether ``path`` (already resolved: absolute, no symlinks) falls under the rule."""
+        try:
+            rel = path.relative_to(self.anchor)
+        except ValueError:
+            return False
+        text = rel.as_posix()
+        if text == ".":
+            return False
+        if self._spec.match_file(text):
+            return True
+        # ``dir/**`` should cover the directory itself too, so that a Grep or
+        # Glob over a folder is covered by the rule offered for that folder.
+        return path.is_dir() and self._spec.match_file(text + "/")
+
+    def __repr__(self) -> str:
+        return f"PathRule({self.specifier!r}, anchor={str(self.anchor)!r})"
+
+
+def _anchored(base: Path, pattern: str) -> tuple[Path, str]:
+    """Split an anchored pattern into a resolved anchor and the rest.
+
+    The anchor is the resolved literal prefix minus its last component, which
+    stays in the pattern so that ``//dir/**`` can still match ``/dir`` itself.
+    """
+    parts = [p for p in pattern.split("/") if p not in ("", ".")]
+    if not parts:
+        return Path(os.path.realpath(base)), "**"
+    first_glob = next((i for i, p in enumerate(parts) if _GLOB_CHARS & set(p)), len(parts))
+    literal = parts[:first_glob]
+    if not literal:
+        return Path(os.path.realpath(base)), "/" + "/".join(parts)
+    real = Path(os.path.realpath(base.joinpath(*literal)))
+    rest = [real.name, *parts[first_glob:]] if real.name else parts[first_glob:]
+    suffix = "/" if pattern.endswith("/") and not parts[first_glob:] else ""
+    return real.parent, "/" + "/".join(rest) + suffix

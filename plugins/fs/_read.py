@@ -1,0 +1,141 @@
+"""The Read tool: text with line numbers, images, PDFs, notebooks."""
+
+from __future__ import annotations
+
+import base64
+import difflib
+import os
+import stat
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from pegboard._tools import ImageContent, TextContent, ToolResult
+
+from . import _safeio
+from ._common import PathError, bind_checked, config_of, finish
+from ._models import ReadInput
+from ._text import SNIFF_BYTES, read_window, sniff
+from ._tracking import tracker
+
+if TYPE_CHECKING:
+    from pegboard._tools import ToolContext
+
+__all__ = ["read"]
+
+
+async def read(args: ReadInput, ctx: ToolContext) -> ToolResult:
+    # file work is blocking; a slow disk must not stall other calls of the batch
+    import anyio
+
+    try:
+        real = bind_checked(ctx, args.file_path)
+    except PathError as exc:
+        return ToolResult.error(str(exc))
+    result = await anyio.to_thread.run_sync(_read_sync, args, ctx, real)
+    return finish(ctx, result, skip=real)
+
+
+def _read_sync(args: ReadInput, ctx: ToolContext, real: Path) -> ToolResult:
+    cfg = config_of(ctx)
+    try:
+        st = os.stat(real)
+    except FileNotFoundError:
+        return ToolResult.error(_missing(real, ctx))
+    except OSError as exc:
+        return ToolResult.error(f"Cannot read {real}: {exc.strerror}.")
+    if stat.S_ISDIR(st.st_mode):
+        return ToolResult.error(f"{real} is a directory, not a file. Use Glob (e.g. pattern '*' with this path) "
+                                f"to list it, then Read a file in it.")
+    try:
+        fd = _safeio.open_read(real)
+    except _safeio.NotRegular:
+        return ToolResult.error(f"{real} is not a regular file (a device, socket or fifo); Read only shows files.")
+    except PermissionError:
+        return ToolResult.error(f"Permission denied by the operating system reading {real}.")
+    except OSError as exc:
+        return ToolResult.error(f"Cannot open {real}: {exc.strerror or exc}. Nothing was read.")
+    with os.fdopen(fd, "rb") as f:
+        st = os.fstat(f.fileno())
+        head = f.read(SNIFF_BYTES)
+        kind = sniff(head)
+        if real.suffix.lower() == ".ipynb" and kind.kind == "text":
+            from ._notebook import render_notebook
+
+            result = render_notebook(f, st.st_size, cfg, allow_large=args.allow_large)
+        elif kind.kind == "empty":
+            result = ToolResult.text(f"{real} exists but is empty (0 bytes).")
+        elif kind.kind == "binary":
+            return ToolResult.error(
+                f"{real} is a binary file ({st.st_size:,} bytes) that is not text, an image, a PDF or a notebook, "
+                f"so Read cannot show it. Inspect it with a shell tool (e.g. `file`, `xxd | head`) if needed."
+            )
+        elif kind.kind == "image":
+            result = _image(f, real, kind.mime_type, st.st_size, cfg.max_image_bytes)
+        elif kind.kind == "pdf":
+            from ._pdf import render_pdf
+
+            result = render_pdf(f, real, args.pages, cfg.max_pdf_pages)
+        else:
+            result = _text(f, real, kind.encoding, st.st_size, args, ctx)
+    if not result.is_error:
+        tracker(ctx.state).record(real, st)
+    return result
+
+
+def _text(f: object, real: Path, encoding: str, size: int, args: ReadInput, ctx: ToolContext) -> ToolResult:
+    cfg = config_of(ctx)
+    ranged = args.offset is not None or args.limit is not None
+    if args.pages is not None:
+        return ToolResult.error(f"pages applies to PDFs only; {real} is a text file. Use offset and limit.")
+    if size > cfg.max_file_bytes and not ranged and not args.allow_large:
+        return ToolResult.error(
+            f"{real} is {size:,} bytes, more than the {cfg.max_file_bytes:,} a whole-file Read shows. "
+            f"Read a part with offset and limit (e.g. offset=1, limit={cfg.max_lines}), search it with Grep, "
+            f"or pass allow_large=true if you really need all of it."
+        )
+    offset = args.offset or 1
+    limit = args.limit or (cfg.max_lines if not args.allow_large else 10**12)
+    cap = cfg.large_output_chars if args.allow_large else cfg.max_output_chars
+    win = read_window(f, encoding, offset=offset, limit=limit,  # type: ignore[arg-type]
+                      max_line_chars=cfg.max_line_chars, max_output_chars=cap)
+    if win.lines_in_file is not None:
+        return ToolResult.error(
+            f"{real} has only {win.lines_in_file:,} lines; offset {offset:,} is past the end. "
+            f"Use an offset of at most {max(win.lines_in_file, 1):,}."
+        )
+    parts = [win.text]
+    if win.capped:
+        parts.append(f"[Output stopped at line {win.last:,} to stay under {cap:,} characters; "
+                     f"continue with offset={win.last + 1}.]")
+    elif win.more and args.limit is None:
+        parts.append(f"[Showed lines {win.first:,}-{win.last:,}; the file goes on. "
+                     f"Continue with offset={win.last + 1}, or pass limit to read more at once.]")
+    if win.cut_lines:
+        parts.append(f"[{win.cut_lines} line(s) longer than {cfg.max_line_chars:,} characters were cut; "
+                     f"use Grep or a shell tool to see them whole.]")
+    return ToolResult.text("\n".join(p for p in parts if p))
+
+
+def _image(f: object, real: Path, mime: str, size: int, limit: int) -> ToolResult:
+    if size > limit:
+        return ToolResult.error(f"{real} is a {size:,}-byte image, over the {limit:,}-byte limit for Read. "
+                                f"Shrink it first (e.g. with ImageMagick's `convert -resize`).")
+    f.seek(0)  # type: ignore[attr-defined]
+    data = f.read(limit + 1)  # type: ignore[attr-defined]
+    return ToolResult(content=[
+        ImageContent(data=base64.b64encode(data).decode("ascii"), mime_type=mime),
+        TextContent(text=f"{real} ({mime}, {size:,} bytes)"),
+    ])
+
+
+def _missing(real: Path, ctx: ToolContext) -> str:
+    hint = ""
+    try:
+        names = os.listdir(real.parent)
+    except OSError:
+        names = []
+        hint = f" Its folder {real.parent} does not exist either."
+    close = difflib.get_close_matches(real.name, names, n=3, cutoff=0.6)
+    if close:
+        hint = " Did you mean: " + ", ".join(str(real.parent / n) for n in close) + "?"
+    return f"{real} does not exist.{hint} The working directory is {ctx.session.root}."

@@ -1,0 +1,138 @@
+"""The Glob and Grep tools: ripgrep when installed, the same results in Python otherwise."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from pegboard._tools import ToolResult
+
+from ._common import PathError, bind_checked, config_of, finish
+from ._grep import GrepError, GrepQuery, find_rg, grep_python, grep_rg
+from ._models import GlobInput, GrepInput
+from ._walk import glob_regex, walk_files
+
+if TYPE_CHECKING:
+    from pegboard._tools import ToolContext
+
+    from ._config import FsConfig
+
+__all__ = ["glob", "grep", "list_files"]
+
+_MAX_GREP_LINE = 1000  # minified files have megabyte lines; a match's line is cut past this
+
+
+def _backend(cfg: FsConfig) -> str | None:
+    """The rg binary to use, or None for the Python engine; GrepError if rg is required and absent."""
+    if cfg.search_backend == "python":
+        return None
+    rg = find_rg(cfg.rg_path)
+    if rg is None and cfg.search_backend == "rg":
+        raise GrepError("search_backend is 'rg' but ripgrep was not found; install it or set search_backend='auto'")
+    return rg
+
+
+def _root(ctx: ToolContext, raw: str | None) -> Path:
+    real = bind_checked(ctx, raw or "")
+    if not real.exists():
+        raise PathError(f"{real} does not exist. The working directory is {ctx.session.root}.")
+    return real
+
+
+# --- Glob --------------------------------------------------------------------------
+
+
+async def list_files(root: Path, rg: str | None, hidden: bool) -> list[Path]:
+    """Every file under ``root`` that ripgrep would search (ignore files respected)."""
+    if rg is None:
+        return await asyncio.to_thread(lambda: list(walk_files(root, hidden=hidden)))
+    argv = [rg, "--no-config", "--no-require-git", "--no-ignore-global", "--files", "--null"]
+    if hidden:
+        argv += ["--hidden", "--glob", "!.git"]
+    proc = await asyncio.create_subprocess_exec(
+        *argv, "--", str(root), stdin=asyncio.subprocess.DEVNULL,
+        stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.DEVNULL,
+    )
+    out, _ = await proc.communicate()
+    return [Path(os.fsdecode(p)) for p in out.split(b"\0") if p]
+
+
+async def glob(args: GlobInput, ctx: ToolContext) -> ToolResult:
+    cfg = config_of(ctx)
+    pattern = args.pattern.strip()
+    if pattern.startswith(("/", "~")) or ".." in pattern.split("/"):
+        return ToolResult.error("pattern is matched below path; give the directory in path and a relative "
+                                "pattern (no leading / or ~, no ..), e.g. path='/src', pattern='**/*.py'.")
+    try:
+        root = _root(ctx, args.path)
+        rg = _backend(cfg)
+    except (PathError, GrepError) as exc:
+        return ToolResult.error(str(exc))
+    if not root.is_dir():
+        return ToolResult.error(f"{root} is a file; Glob searches in a directory. Give its folder as path.")
+    # a pattern that names dot-files asks for them; ripgrep's default would hide them
+    hidden = any(part.startswith(".") and part not in (".", "..") for part in pattern.split("/"))
+    rx = glob_regex(pattern.removeprefix("./"))
+    files = [p for p in await list_files(root, rg, hidden) if rx.match(p.relative_to(root).as_posix())]
+
+    def mtime(p: Path) -> float:
+        try:
+            return os.stat(p).st_mtime
+        except OSError:
+            return 0.0
+
+    # most recently changed first: what the model is working on tends to be there
+    files.sort(key=lambda p: (-mtime(p), p.as_posix()))
+    if not files:
+        return finish(ctx, f"No files match {pattern!r} in {root} (files listed in .gitignore and hidden files "
+                           f"are skipped).")
+    shown = files[: cfg.glob_limit]
+    text = "\n".join(map(str, shown))
+    if len(files) > len(shown):
+        text += f"\n[{len(files) - len(shown)} more files not shown; use a narrower pattern or path.]"
+    return finish(ctx, text)
+
+
+# --- Grep --------------------------------------------------------------------------
+
+
+async def grep(args: GrepInput, ctx: ToolContext) -> ToolResult:
+    cfg = config_of(ctx)
+    try:
+        root = _root(ctx, args.path)
+        rg = _backend(cfg)
+    except (PathError, GrepError) as exc:
+        return ToolResult.error(str(exc))
+    context = args.context or 0
+    q = GrepQuery(
+        pattern=args.pattern, root=root, mode=args.output_mode, glob=args.glob, type=args.type,
+        before=args.before if args.before is not None else context,
+        after=args.after if args.after is not None else context,
+        line_numbers=args.line_numbers, ignore_case=args.ignore_case, multiline=args.multiline,
+    )
+    limit = cfg.grep_head_limit if args.head_limit is None else (args.head_limit or None)
+    try:
+        if rg is not None:
+            lines, more = await grep_rg(rg, q, limit)
+        else:
+            lines, more = await asyncio.to_thread(grep_python, q, limit)
+    except GrepError as exc:
+        return ToolResult.error(f"Grep: {exc}.")
+    return finish(ctx, _render(q, lines, more, limit))
+
+
+def _render(q: GrepQuery, lines: list[str], more: bool, limit: int | None) -> str:
+    if not lines:
+        return f"No matches for {q.pattern!r} in {q.root}."
+    lines = [ln if len(ln) <= _MAX_GREP_LINE else ln[:_MAX_GREP_LINE] + " [… line cut]" for ln in lines]
+    tail = (f"\n[Stopped at head_limit={limit}; more results exist. Narrow the pattern, path or glob, "
+            f"or raise head_limit.]" if more else "")
+    if q.mode == "files_with_matches":
+        head = f"Found {len(lines)}{'+' if more else ''} file(s)\n"
+        return head + "\n".join(lines) + tail
+    if q.mode == "count":
+        total = sum(int(ln.rsplit(":", 1)[1]) for ln in lines if ln.rsplit(":", 1)[-1].isdigit())
+        return "\n".join(lines) + f"\n\n{total} matching line(s) in {len(lines)} file(s)" + tail
+    return "\n".join(lines) + tail

@@ -1,0 +1,268 @@
+"""Pure text handling: what kind of file this is, a window of numbered lines,
+and encodings/line endings that survive an edit.
+
+Nothing here knows about sessions or permissions, so it is tested directly.
+The line window streams: skipping a million lines counts newlines in 1 MiB
+chunks and never holds more than one chunk plus the lines shown.
+"""
+
+from __future__ import annotations
+
+import codecs
+import io
+from dataclasses import dataclass, field
+from typing import BinaryIO, Literal
+
+__all__ = [
+    "Encoded",
+    "Window",
+    "decode_for_edit",
+    "encode_like",
+    "read_window",
+    "sniff",
+]
+
+Kind = Literal["empty", "text", "binary", "image", "pdf"]
+_CHUNK = 1 << 20
+SNIFF_BYTES = 8192
+
+_IMAGE_MAGIC: tuple[tuple[bytes, str], ...] = (
+    (b"\x89PNG\r\n\x1a\n", "image/png"),
+    (b"\xff\xd8\xff", "image/jpeg"),
+    (b"GIF87a", "image/gif"),
+    (b"GIF89a", "image/gif"),
+)
+
+
+@dataclass(frozen=True)
+class Sniffed:
+    kind: Kind
+    encoding: str = "utf-8"
+    mime_type: str = ""
+
+
+def sniff(head: bytes) -> Sniffed:
+    """Classify a file from its first bytes (magic numbers, BOMs, NULs), not its name."""
+    if not head:
+        return Sniffed("empty")
+    for magic, mime in _IMAGE_MAGIC:
+        if head.startswith(magic):
+            return Sniffed("image", mime_type=mime)
+    if head[:4] == b"RIFF" and head[8:12] == b"WEBP":
+        return Sniffed("image", mime_type="image/webp")
+    if head.startswith(b"%PDF-"):
+        return Sniffed("pdf", mime_type="application/pdf")
+    if head.startswith(codecs.BOM_UTF8):
+        return Sniffed("text", "utf-8-sig")
+    if head.startswith((codecs.BOM_UTF32_LE, codecs.BOM_UTF32_BE)):
+        return Sniffed("text", "utf-32")
+    if head.startswith(codecs.BOM_UTF16_LE):
+        return Sniffed("text", "utf-16-le")
+    if head.startswith(codecs.BOM_UTF16_BE):
+        return Sniffed("text", "utf-16-be")
+    if b"\x00" in head:
+        return Sniffed("binary")
+    try:
+        # final=False: the sniffed head may end in the middle of a character
+        codecs.getincrementaldecoder("utf-8")().decode(head, final=False)
+    except UnicodeDecodeError:
+        # latin-1 maps every byte to one character, so an edit round-trips the bytes exactly
+        return Sniffed("text", "latin-1")
+    return Sniffed("text", "utf-8")
+
+
+_BOM_LEN = {"utf-8-sig": 3, "utf-16-le": 2, "utf-16-be": 2, "utf-32": 4}
+
+
+@dataclass
+class Window:
+    """The lines shown and what was left out, so the result can say so."""
+
+    lines: list[str] = field(default_factory=list)
+    first: int = 0
+    last: int = 0
+    more: bool = False
+    cut_lines: int = 0
+    capped: bool = False
+    lines_in_file: int | None = None
+
+    @property
+    def text(self) -> str:
+        return "\n".join(self.lines)
+
+
+def read_window(
+    f: BinaryIO,
+    encoding: str,
+    *,
+    offset: int,
+    limit: int,
+    max_line_chars: int,
+    max_output_chars: int,
+) -> Window:
+    """Lines ``offset``..``offset+limit-1`` (1-based), numbered like ``cat -n``."""
+    if encoding in ("utf-8", "utf-8-sig", "latin-1"):
+        f.seek(_BOM_LEN.get(encoding, 0))
+        return _window_bytes(f, encoding, offset, limit, max_line_chars, max_output_chars)
+    f.seek(0)
+    # utf-16/32: newlines are multi-byte, so let the codec split lines (rare, slower)
+    text = io.TextIOWrapper(f, encoding="utf-16" if encoding.startswith("utf-16") else encoding,
+                            errors="replace", newline="")
+    try:
+        return _window_text(text, offset, limit, max_line_chars, max_output_chars)
+    finally:
+        text.detach()
+
+
+def _skip_lines(f: BinaryIO, count: int) -> int:
+    """Skip ``count`` lines by counting newlines per chunk; returns how many were skipped."""
+    skipped = 0
+    while skipped < count:
+        chunk = f.read(_CHUNK)
+        if not chunk:
+            return skipped
+        found = chunk.count(b"\n")
+        if skipped + found < count:
+            skipped += found
+            continue
+        pos = -1
+        for _ in range(count - skipped):
+            pos = chunk.index(b"\n", pos + 1)
+        f.seek(pos + 1 - len(chunk), io.SEEK_CUR)
+        return count
+    return skipped
+
+
+def _read_line(f: BinaryIO, cap: int) -> tuple[bytes, int] | None:
+    """One line, at most ``cap`` bytes of it kept; the rest is drained, not stored."""
+    head = f.readline(cap)
+    if not head:
+        return None
+    total = len(head)
+    if len(head) == cap and not head.endswith(b"\n"):
+        while True:
+            rest = f.readline(_CHUNK)
+            total += len(rest)
+            if not rest or rest.endswith(b"\n"):
+                break
+    return head, total
+
+
+def _format(number: int, text: str, max_chars: int) -> tuple[str, bool]:
+    text = text.rstrip("\r\n")
+    cut = False
+    if len(text) > max_chars:
+        text = f"{text[:max_chars]}… [line cut at {max_chars} characters]"
+        cut = True
+    return f"{number:>6}\t{text}", cut
+
+
+def _window_bytes(
+    f: BinaryIO, encoding: str, offset: int, limit: int, max_line_chars: int, max_output_chars: int
+) -> Window:
+    win = Window(first=offset)
+    skipped = _skip_lines(f, offset - 1)
+    if skipped < offset - 1:
+        win.lines_in_file = skipped
+        return win
+    decode = "utf-8" if encoding == "utf-8-sig" else encoding
+    cap = max_line_chars * 4 + 8  # enough bytes for max_line_chars characters of UTF-8
+    used = 0
+    number = offset
+    while number < offset + limit:
+        got = _read_line(f, cap)
+        if got is None:
+            break
+        raw, _ = got
+        line, cut = _format(number, raw.decode(decode, errors="replace"), max_line_chars)
+        if used + len(line) + 1 > max_output_chars and win.lines:
+            win.capped = True
+            return _finish(win, number, more=True)
+        win.lines.append(line)
+        win.cut_lines += cut
+        used += len(line) + 1
+        number += 1
+    return _finish(win, number, more=bool(f.read(1)))
+
+
+def _window_text(
+    text: io.TextIOWrapper, offset: int, limit: int, max_line_chars: int, max_output_chars: int
+) -> Window:
+    win = Window(first=offset)
+    number = 0
+    used = 0
+    for number, raw in enumerate(text, start=1):
+        if number < offset:
+            continue
+        if number >= offset + limit:
+            return _finish(win, number, more=True)
+        line, cut = _format(number, raw.lstrip("\ufeff") if number == 1 else raw, max_line_chars)
+        if used + len(line) + 1 > max_output_chars and win.lines:
+            win.capped = True
+            return _finish(win, number, more=True)
+        win.lines.append(line)
+        win.cut_lines += cut
+        used += len(line) + 1
+    if number < offset:
+        win.lines_in_file = number
+        return win
+    return _finish(win, number + 1, more=False)
+
+
+def _finish(win: Window, next_number: int, *, more: bool) -> Window:
+    win.last = next_number - 1
+    win.more = more
+    return win
+
+
+# --- whole-file text for Edit and Write ------------------------------------------
+
+
+@dataclass(frozen=True)
+class Encoded:
+    """A file's text and how to put it back byte-compatibly."""
+
+    text: str
+    encoding: str
+    newline: Literal["\n", "\r\n"]
+
+
+def decode_for_edit(data: bytes) -> Encoded | None:
+    """Decode a whole file, remembering its encoding and dominant line ending.
+
+    None for binary content, which Edit must not touch.
+    """
+    kind = sniff(data[:SNIFF_BYTES])
+    if kind.kind == "empty":
+        return Encoded("", "utf-8", "\n")
+    if kind.kind != "text":
+        return None
+    codec = {"utf-16-le": "utf-16", "utf-16-be": "utf-16"}.get(kind.encoding, kind.encoding)
+    try:
+        text = data.decode(codec)
+    except UnicodeDecodeError:
+        if kind.encoding != "utf-8":
+            return None
+        # valid UTF-8 at the head only: fall back to the byte-exact codec
+        text, codec = data.decode("latin-1"), "latin-1"
+        kind = Sniffed("text", "latin-1")
+    if codec == "utf-16":
+        text = text.lstrip("\ufeff")
+    crlf = text.count("\r\n")
+    newline: Literal["\n", "\r\n"] = "\r\n" if crlf and crlf >= text.count("\n") - crlf else "\n"
+    return Encoded(text, kind.encoding, newline)
+
+
+def encode_like(text: str, encoding: str) -> bytes:
+    """Encode ``text`` the way the original file was (BOM included)."""
+    if encoding == "utf-16-le":
+        return codecs.BOM_UTF16_LE + text.encode("utf-16-le")
+    if encoding == "utf-16-be":
+        return codecs.BOM_UTF16_BE + text.encode("utf-16-be")
+    if encoding == "latin-1":
+        try:
+            return text.encode("latin-1")
+        except UnicodeEncodeError:
+            # the model added characters latin-1 cannot hold; UTF-8 keeps them all
+            return text.encode("utf-8")
+    return text.encode(encoding)

@@ -1,0 +1,124 @@
+"""The fs plugin's permission vote and rule matcher.
+
+Both work on the resolved path (``~``, relative names, ``..`` and symlinks
+all followed, also in the parents of a file that does not exist yet), never
+on the string the model typed. The vote also records what it decided on, so
+the handler can refuse if the path resolves differently by the time it runs.
+"""
+
+from __future__ import annotations
+
+import os
+import stat
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from pegboard._decisions import Vote
+from pegboard._paths import is_within
+
+from ._common import record_check
+from ._pathrule import PathRule
+
+if TYPE_CHECKING:
+    from pegboard._decisions import PermissionRequest, Rule
+
+__all__ = ["COVERS", "PATH_FIELD", "FsRuleMatcher", "raw_path", "vote"]
+
+PATH_FIELD = {
+    "Read": "file_path", "Write": "file_path", "Edit": "file_path",
+    "NotebookEdit": "notebook_path", "Glob": "path", "Grep": "path",
+}
+WRITERS = frozenset({"Write", "Edit", "NotebookEdit"})
+# Which tools a rule names, as in Claude Code: Edit rules cover every writer,
+# Read rules every reader (Glob and Grep read what they search).
+COVERS: dict[str, frozenset[str]] = {
+    "Read": frozenset({"Read", "Glob", "Grep"}),
+    "Edit": WRITERS,
+    "Write": frozenset({"Write"}),
+    "NotebookEdit": frozenset({"NotebookEdit"}),
+    "Glob": frozenset({"Glob"}),
+    "Grep": frozenset({"Grep"}),
+}
+
+
+def raw_path(tool: str, args: Any) -> str | None:
+    """The path argument as given (``""`` for a Glob/Grep without one: the root)."""
+    field = PATH_FIELD.get(tool)
+    if field is None:
+        return None
+    value = args.get(field) if isinstance(args, dict) else getattr(args, field, None)
+    if value is None and tool in ("Glob", "Grep"):
+        return ""
+    return value if isinstance(value, str) else None
+
+
+def vote(request: PermissionRequest) -> Vote | None:
+    from ._write import HARDLINK_OK
+
+    name = request.tool.name
+    if name not in PATH_FIELD:
+        return None
+    raw = raw_path(name, dict(request.input))
+    if raw is None:
+        return Vote.deny(f"{name} needs a path in {PATH_FIELD[name]}")
+    try:
+        real = request.resolve(raw)
+    except (ValueError, OSError) as exc:
+        return Vote.deny(f"{raw!r} is not a usable path: {exc}")
+    state = request.session.plugin_state("fs")
+    record_check(state, name, raw, real)
+    write = name in WRITERS
+    if not write and _is_session_output(real, request):
+        # the core spills long results there and tells the model to Read them
+        return Vote.allow("the session's own saved output")
+    base = request.path_vote(real, write=write)
+    if not write:
+        return base
+    cleared: set[Path] = state.setdefault(HARDLINK_OK, set())
+    cleared.discard(real)
+    try:
+        st = os.lstat(real)
+    except OSError:
+        return base
+    if not (stat.S_ISREG(st.st_mode) and st.st_nlink > 1) or base.decision == "deny":
+        return base
+    # Reaching the handler after this vote means the policy, or a person who was
+    # told about the links, cleared it; the handler refuses links it did not see.
+    cleared.add(real)
+    if request.policy.allows_edits(False):
+        return base  # writing anywhere is allowed: another name outside changes nothing
+    # firm: a broad allow rule such as Edit(docs/**) must not wave this through unseen
+    return Vote.ask(f"{real} has {st.st_nlink} hard links; another of them may be outside the working "
+                    f"directories", firm=True)
+
+
+def _is_session_output(real: Path, request: PermissionRequest) -> bool:
+    session = request.session
+    folder = getattr(session, "_data_dir", None)
+    if folder is None:
+        return False
+    return is_within(real, Path(os.path.realpath(folder)))
+
+
+class FsRuleMatcher:
+    """``Read(./.env)``, ``Edit(docs/**)``: a PathRule applied to the tool's path argument."""
+
+    def __init__(self, rule: Rule, base_dir: Path) -> None:
+        self.rule = rule
+        self.covers = COVERS[rule.tool]
+        assert rule.specifier is not None
+        self.path_rule = PathRule(rule.specifier, rule.base_dir or base_dir)
+
+    def matches(self, request: PermissionRequest) -> bool:
+        name = request.tool.name
+        if name not in self.covers:
+            return False
+        raw = raw_path(name, dict(request.input))
+        try:
+            if raw is None:
+                raise ValueError("no path")
+            real = request.resolve(raw)
+        except (ValueError, OSError):
+            # an unreadable path may be anything: only an allow rule must not match it
+            return self.rule.behavior != "allow"
+        return self.path_rule.matches(real)
