@@ -87,6 +87,10 @@ class PageCache:
     def __len__(self) -> int:
         return len(self._pages)
 
+    def __bool__(self) -> bool:
+        # An empty cache is still a cache: ``cache or default`` must not swap it out.
+        return True
+
     def _drop(self, key: str) -> None:
         _, page = self._pages.pop(key)
         self._chars -= len(page.text)

@@ -91,6 +91,8 @@ def explicitly_allowed_hosts(rules: Iterable[Any]) -> frozenset[str]:
     for rule in rules:
         if getattr(rule, "behavior", None) != "allow" or getattr(rule, "tool", None) != FETCH_TOOL:
             continue
+        if _remembered(rule):
+            continue
         spec = getattr(rule, "specifier", None)
         if not isinstance(spec, str):
             continue
@@ -123,8 +125,12 @@ def operator_rules(session: Any) -> list[Any]:
     out: list[Any] = []
     for item in items:
         rule = getattr(item, "rule", item)
-        source = str(getattr(rule, "source", ""))
-        if source.endswith("granted.toml") or source.startswith("session"):
-            continue
-        out.append(rule)
+        if not _remembered(rule):
+            out.append(rule)
     return out
+
+
+def _remembered(rule: Any) -> bool:
+    """A rule that came from clicking "always allow" rather than from an operator's config file."""
+    source = str(getattr(rule, "source", ""))
+    return source.endswith("granted.toml") or source.startswith("session")
