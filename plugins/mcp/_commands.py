@@ -18,6 +18,24 @@ def _state() -> Any:
     return ctx.find_object(CLIState) or ctx.ensure_object(CLIState)
 
 
+def _toolbox() -> Any:
+    """A toolbox for the options as finally parsed.
+
+    Not ``CLIState.toolbox()``: the CLI loads (and caches) a toolbox to find
+    plugin commands before it parses options given after the command name,
+    so ``pegboard serve --cwd X`` would get the process's cwd."""
+    from pegboard import Toolbox
+    from pegboard._cli import fail_config
+    from pegboard._config import ConfigError
+
+    state = _state()
+    try:
+        return Toolbox.load(cwd=state.cwd, config=state.config)
+    except ConfigError as exc:
+        fail_config(exc)
+        raise  # fail_config exits; this keeps type checkers honest
+
+
 def _specs(toolbox: Any) -> list[Any]:
     from ._config import collect_servers
 
@@ -100,7 +118,7 @@ def add_commands(cli: click.Group) -> None:
     @JSON
     def mcp_list(as_json: bool) -> None:
         """Each server, its source and state."""
-        rows = server_rows(_state().toolbox())
+        rows = server_rows(_toolbox())
         if as_json:
             click.echo(json.dumps(rows, indent=2))
             return
@@ -121,7 +139,7 @@ def add_commands(cli: click.Group) -> None:
         """Allow project-defined servers to run (for this project and this definition)."""
         from ._store import Approvals
 
-        toolbox = _state().toolbox()
+        toolbox = _toolbox()
         specs = {s.name: s for s in _specs(toolbox)}
         approvals = Approvals(toolbox.context_for("mcp").data_dir)
         for name in names:
@@ -140,7 +158,7 @@ def add_commands(cli: click.Group) -> None:
     @click.argument("names", nargs=-1)
     def mcp_refresh(names: tuple[str, ...]) -> None:
         """Start servers once to record their tool lists (all when none named)."""
-        toolbox = _state().toolbox()
+        toolbox = _toolbox()
         chosen = list(names) or [s.name for s in _specs(toolbox)]
         for name, outcome in asyncio.run(_refresh(toolbox, chosen)).items():
             click.echo(f"{name}: {outcome}")
@@ -156,6 +174,5 @@ def add_commands(cli: click.Group) -> None:
         """Offer pegboard's tools to an MCP client (stdio by default)."""
         from ._serve import parse_address, run_serve
 
-        state = _state()
         address = parse_address(http, allow_remote) if http else None
-        run_serve(state, mode=mode, address=address)
+        run_serve(_toolbox(), mode=mode, address=address)

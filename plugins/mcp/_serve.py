@@ -1,0 +1,332 @@
+"""``pegboard serve``: pegboard's tools offered to an MCP client.
+
+Built on the low-level ``mcp.server.Server`` so that pegboard's own schemas
+and descriptions pass through untouched, and every call runs through the
+whole pipeline (``Session.call``: validation, permissions, hooks, shaping).
+
+Asking the user: a call whose decision is *ask* reaches ``pegboard_ask`` on
+the host object registered here, which puts the question to the MCP
+client's user by form elicitation, in whichever way the connection's
+protocol era allows:
+
+* handshake era (2025-11-25 and older): an ``elicitation/create`` request
+  sent while the call waits;
+* 2026-07-28: servers send no requests, so the call ends with an
+  ``InputRequiredResult`` carrying the question; the client asks, then
+  retries the call with the answer, and the retry is decided with it.
+
+A client that cannot elicit gets a deny that names the rule that would
+allow the call.
+"""
+
+from __future__ import annotations
+
+import base64
+import contextvars
+import hashlib
+import ipaddress
+import json
+import sys
+from dataclasses import dataclass, field
+from typing import Any
+
+import anyio
+import mcp_types as types
+from mcp.server import Server
+from mcp.server.context import ServerRequestContext
+
+from pegboard._decisions import Answer, Decision, PermissionRequest
+from pegboard._hookspecs import hookimpl
+from pegboard._tools import ImageContent, ResourceContent, TextContent, ToolResult
+
+__all__ = ["AskingHost", "SessionRegistry", "build_server", "parse_address", "run_serve", "to_call_result"]
+
+INPUT_KEY = "pegboard_permission"
+CHOICES = ("allow", "allow_session", "deny")
+_INPUT_CLIP = 1_500
+
+
+# --- the question --------------------------------------------------------------
+
+
+def _question(request: PermissionRequest, decision: Decision) -> tuple[str, dict[str, Any]]:
+    args = json.dumps(dict(request.input), ensure_ascii=False, default=str)
+    if len(args) > _INPUT_CLIP:
+        args = args[:_INPUT_CLIP] + "…"
+    remember = decision.suggestions[0] if decision.suggestions else request.tool.name
+    message = (f"pegboard asks before running {request.tool.name}: {decision.reason}.\n"
+               f"Arguments: {args}\n"
+               f"'allow_session' also allows {remember} for the rest of this session.")
+    schema = {
+        "type": "object",
+        "properties": {
+            "answer": {
+                "type": "string",
+                "title": f"Run {request.tool.name}?",
+                "enum": list(CHOICES),
+                "description": "allow: this call only; allow_session: calls like it until the session ends; "
+                               "deny: do not run it",
+            }
+        },
+        "required": ["answer"],
+    }
+    return message, schema
+
+
+def _digest(message: str) -> str:
+    # Binds an answer to the question it answered: a retry with other
+    # arguments is a new question, not a reuse of an old yes.
+    return base64.urlsafe_b64encode(hashlib.sha256(message.encode()).digest()[:12]).decode()
+
+
+def _answer_from(result: types.ElicitResult | None, decision: Decision) -> Answer:
+    if result is None or result.action != "accept":
+        why = "declined" if result is not None and result.action == "decline" else "dismissed"
+        return Answer(allow=False, message=f"The user {why} this call ({decision.reason}). "
+                                           "Do not retry it unchanged; ask the user how to proceed.")
+    choice = (result.content or {}).get("answer")
+    if choice == "allow":
+        return Answer(allow=True)
+    if choice == "allow_session":
+        return Answer(allow=True, remember="session")
+    return Answer(allow=False, message=f"The user denied this call ({decision.reason}).")
+
+
+@dataclass
+class _CallState:
+    """What one tools/call carries into pegboard_ask (through a context variable)."""
+
+    ctx: ServerRequestContext[Any, Any]
+    modern: bool
+    can_elicit: bool
+    responses: dict[str, Any] = field(default_factory=dict)
+    asked_digest: str | None = None
+    pending: tuple[str, dict[str, Any], str] | None = None
+
+
+_current: contextvars.ContextVar[_CallState | None] = contextvars.ContextVar("pegboard_mcp_call", default=None)
+
+
+class AskingHost:
+    """The host side of ``pegboard serve``: asks through the MCP client."""
+
+    def __init__(self, toolbox: Any) -> None:
+        self.toolbox = toolbox
+
+    def _cannot_ask(self, request: PermissionRequest, decision: Decision, why: str) -> Answer:
+        rule = decision.suggestions[0] if decision.suggestions else request.tool.name
+        config = self.toolbox.settings.root / ".pegboard" / "config.toml"
+        return Answer(allow=False, message=(
+            f"{decision.reason}; this call needs the user's approval and {why}. "
+            f"To allow it, add {rule!r} to [permissions] allow in {config}, "
+            "or start pegboard serve with a --mode that allows it."))
+
+    @hookimpl
+    async def pegboard_ask(self, request: PermissionRequest, decision: Decision) -> Answer:
+        call = _current.get()
+        if call is None:
+            return self._cannot_ask(request, decision, "no MCP client is connected")
+        if not call.can_elicit:
+            return self._cannot_ask(request, decision, "the MCP client cannot ask its user (no form elicitation)")
+        message, schema = _question(request, decision)
+        digest = _digest(message)
+        if call.modern:
+            raw = call.responses.get(INPUT_KEY)
+            if raw is not None and call.asked_digest == digest:
+                result = types.ElicitResult.model_validate(raw) if not isinstance(raw, types.ElicitResult) else raw
+                return _answer_from(result, decision)
+            # No answer yet: end this round with the question (see module doc).
+            call.pending = (message, schema, digest)
+            return Answer(allow=False, message="waiting for the user's answer")
+        try:
+            result = await call.ctx.session.elicit_form(message, schema, related_request_id=call.ctx.request_id)
+        except Exception as exc:
+            return self._cannot_ask(request, decision, f"asking the MCP client failed ({exc})")
+        return _answer_from(result, decision)
+
+
+# --- results -------------------------------------------------------------------
+
+
+def to_call_result(result: ToolResult) -> types.CallToolResult:
+    blocks: list[Any] = []
+    for c in result.content:
+        if isinstance(c, TextContent):
+            blocks.append(types.TextContent(type="text", text=c.text))
+        elif isinstance(c, ImageContent):
+            blocks.append(types.ImageContent(type="image", data=c.data, mime_type=c.mime_type))
+        elif isinstance(c, ResourceContent):
+            if c.blob is not None:
+                res: Any = types.BlobResourceContents(uri=c.uri, mime_type=c.mime_type, blob=c.blob)
+            else:
+                res = types.TextResourceContents(uri=c.uri, mime_type=c.mime_type, text=c.text or "")
+            blocks.append(types.EmbeddedResource(type="resource", resource=res))
+    return types.CallToolResult(content=blocks, structured_content=result.structured_content,
+                                is_error=result.is_error)
+
+
+# --- sessions ------------------------------------------------------------------
+
+
+class SessionRegistry:
+    """One pegboard Session per MCP connection.
+
+    stdio is one connection for the life of the process. Over HTTP a
+    handshake-era client has a session id, and its Session closes with it;
+    2026-07-28 HTTP requests carry no connection, so they share one Session.
+    """
+
+    def __init__(self, toolbox: Any, mode: str | None) -> None:
+        self.toolbox = toolbox
+        self.mode = mode
+        self.sessions: dict[str | None, Any] = {}
+
+    def get(self, ctx: ServerRequestContext[Any, Any]) -> Any:
+        connection = getattr(ctx.session, "_connection", None)  # the SDK keeps it private
+        key = getattr(connection, "session_id", None)
+        session = self.sessions.get(key)
+        if session is None:
+            session = self.toolbox.session(self.mode)
+            self.sessions[key] = session
+            if key is not None and connection is not None:
+                async def close() -> None:
+                    self.sessions.pop(key, None)
+                    await session.aclose()
+
+                connection.exit_stack.push_async_callback(close)
+        return session
+
+    async def aclose(self) -> None:
+        sessions, self.sessions = list(self.sessions.values()), {}
+        for session in sessions:
+            await session.aclose()
+
+
+def _listing(session: Any) -> list[types.Tool]:
+    toolbox = session.toolbox
+    out = []
+    for tool in session.offered():
+        if tool.name == "ToolSearch":
+            continue  # every tool is listed with its schema: nothing to search for
+        out.append(types.Tool(
+            name=tool.name,
+            description=toolbox.description(tool),
+            input_schema=tool.schema,
+            annotations=types.ToolAnnotations(read_only_hint=tool.read_only),
+        ))
+    return out
+
+
+def build_server(toolbox: Any, registry: SessionRegistry) -> Server[Any]:
+    async def on_list_tools(ctx: ServerRequestContext[Any, Any],
+                            params: types.PaginatedRequestParams | None) -> types.ListToolsResult:
+        return types.ListToolsResult(tools=_listing(registry.get(ctx)))
+
+    async def on_call_tool(ctx: ServerRequestContext[Any, Any],
+                           params: types.CallToolRequestParams) -> types.CallToolResult | types.InputRequiredResult:
+        session = registry.get(ctx)
+        caps = ctx.session.client_capabilities
+        elicitation = caps.elicitation if caps is not None else None
+        can_elicit = elicitation is not None and (elicitation.form is not None or elicitation.url is None)
+        modern = ctx.protocol_version >= "2026-07-28"
+        state = _CallState(ctx=ctx, modern=modern, can_elicit=can_elicit,
+                           responses=dict(params.input_responses or {}),
+                           asked_digest=_decode_state(params.request_state))
+        token = _current.set(state)
+        try:
+            result = await session.call(params.name, dict(params.arguments or {}))
+        finally:
+            _current.reset(token)
+        if state.pending is not None:
+            message, schema, digest = state.pending
+            request = types.ElicitRequest(params=types.ElicitRequestFormParams(message=message,
+                                                                                requested_schema=schema))
+            return types.InputRequiredResult(input_requests={INPUT_KEY: request},
+                                             request_state=json.dumps({"q": digest}))
+        return to_call_result(result)
+
+    return Server("pegboard", version=_version(), on_list_tools=on_list_tools, on_call_tool=on_call_tool,
+                  instructions="pegboard's tools; calls that need approval are asked through your client.")
+
+
+def _decode_state(state: str | None) -> str | None:
+    if not state:
+        return None
+    try:
+        value = json.loads(state).get("q")
+    except (ValueError, AttributeError):
+        return None
+    return value if isinstance(value, str) else None
+
+
+def _version() -> str:
+    from importlib.metadata import PackageNotFoundError, version
+
+    try:
+        return version("pegboard")
+    except PackageNotFoundError:
+        return "0"
+
+
+# --- running -------------------------------------------------------------------
+
+
+def parse_address(text: str, allow_remote: bool) -> tuple[str, int]:
+    import click
+
+    host, sep, port = text.rpartition(":")
+    if not sep or not port.isdigit():
+        raise click.BadParameter(f"{text!r}: expected HOST:PORT, e.g. 127.0.0.1:8765", param_hint="--http")
+    host = host.strip("[]") or "127.0.0.1"
+    loopback = host == "localhost"
+    if not loopback:
+        try:
+            loopback = ipaddress.ip_address(host).is_loopback
+        except ValueError:
+            loopback = False
+    if not loopback and not allow_remote:
+        raise click.BadParameter(
+            f"{host} is not a loopback address: anyone who reaches it could run tools on this machine. "
+            "Add --allow-remote if that is what you want.", param_hint="--http")
+    return host, int(port)
+
+
+async def serve_stdio(toolbox: Any, mode: str | None) -> None:
+    from mcp.server.stdio import stdio_server
+
+    registry = SessionRegistry(toolbox, mode)
+    server = build_server(toolbox, registry)
+    try:
+        async with stdio_server() as (read, write):
+            await server.run(read, write, server.create_initialization_options())
+    finally:
+        await registry.aclose()
+
+
+async def serve_http(toolbox: Any, mode: str | None, host: str, port: int) -> None:
+    import uvicorn
+    from mcp.server.transport_security import TransportSecuritySettings
+
+    registry = SessionRegistry(toolbox, mode)
+    server = build_server(toolbox, registry)
+    security = None
+    if host not in ("127.0.0.1", "localhost", "::1"):
+        # --allow-remote: the Host header is whatever name clients use for this machine.
+        security = TransportSecuritySettings(enable_dns_rebinding_protection=False)
+    app = server.streamable_http_app(host=host, transport_security=security)
+    config = uvicorn.Config(app, host=host, port=port, log_level="warning", lifespan="on")
+    try:
+        await uvicorn.Server(config).serve()
+    finally:
+        await registry.aclose()
+
+
+def run_serve(toolbox: Any, *, mode: str | None, address: tuple[str, int] | None) -> None:
+    toolbox.add_host(AskingHost(toolbox), name="mcp-serve")
+    if mode is not None:
+        toolbox.session(mode)  # a bad or disabled mode fails here, before any client connects
+    if address is None:
+        anyio.run(serve_stdio, toolbox, mode)
+    else:
+        print(f"pegboard: serving MCP at http://{address[0]}:{address[1]}/mcp", file=sys.stderr)
+        anyio.run(serve_http, toolbox, mode, *address)

@@ -1,0 +1,185 @@
+"""``pegboard serve`` driven by the SDK's own Client: in memory (both protocol
+eras), over stdio in a subprocess, and over Streamable HTTP on 127.0.0.1."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from collections.abc import Awaitable, Callable, Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from mcp import Client, StdioServerParameters
+from mcp.types import ElicitResult
+
+from pegboard import Toolbox
+from mcp_servers.helpers import free_port, wait_for_port
+
+pytestmark = pytest.mark.anyio
+
+PEGBOARD = Path(sys.executable).parent / "pegboard"
+Elicit = Callable[[Any, Any], Awaitable[ElicitResult]]
+
+
+@pytest.fixture
+def anyio_backend() -> str:
+    return "asyncio"
+
+
+@pytest.fixture
+def project(tmp_path: Path) -> Path:
+    root = tmp_path / "proj"
+    root.mkdir()
+    (root / "notes.txt").write_text("first line\nsecond line\n")
+    return root
+
+
+def answering(answer: str | None, asked: list[str]) -> Elicit:
+    """An elicitation callback that records the question and answers it (None declines)."""
+
+    async def callback(context: Any, params: Any) -> ElicitResult:
+        asked.append(params.message)
+        if answer is None:
+            return ElicitResult(action="decline")
+        return ElicitResult(action="accept", content={"answer": answer})
+
+    return callback
+
+
+def in_memory(root: Path, mode: str | None = None) -> Any:
+    from pegboard.plugins.mcp._serve import AskingHost, SessionRegistry, build_server
+
+    toolbox = Toolbox.load(cwd=root)
+    toolbox.add_host(AskingHost(toolbox), name="mcp-serve")
+    registry = SessionRegistry(toolbox, mode)
+    return build_server(toolbox, registry), registry
+
+
+@pytest.mark.parametrize("era", ["legacy", "auto"])
+async def test_in_memory_list_read_ask_and_deny(project: Path, era: str) -> None:
+    server, registry = in_memory(project)
+    asked: list[str] = []
+    try:
+        async with Client(server, mode=era, elicitation_callback=answering("allow", asked)) as client:
+            tools = {t.name: t for t in (await client.list_tools()).tools}
+            assert "Read" in tools and "Write" in tools and "ToolSearch" not in tools
+            assert tools["Read"].input_schema["properties"]["file_path"]
+            assert tools["Read"].description and tools["Read"].annotations.read_only_hint
+
+            read = await client.call_tool("Read", {"file_path": str(project / "notes.txt")})
+            assert not read.is_error and "second line" in read.content[0].text
+            assert asked == []  # a read inside the project runs without asking
+
+            target = project / "new.txt"
+            written = await client.call_tool("Write", {"file_path": str(target), "content": "hello\n"})
+            assert not written.is_error, written.content[0].text
+            assert target.read_text() == "hello\n"
+            assert len(asked) == 1 and "Write" in asked[0]
+
+        declined: list[str] = []
+        async with Client(server, mode=era, elicitation_callback=answering(None, declined)) as client:
+            other = project / "other.txt"
+            denied = await client.call_tool("Write", {"file_path": str(other), "content": "no\n"})
+            assert denied.is_error and "declined" in denied.content[0].text
+            assert not other.exists() and len(declined) == 1
+    finally:
+        await registry.aclose()
+
+
+@pytest.mark.parametrize("era", ["legacy", "auto"])
+async def test_client_without_elicitation_is_denied_with_the_rule(project: Path, era: str) -> None:
+    server, registry = in_memory(project)
+    try:
+        async with Client(server, mode=era) as client:
+            target = project / "x.txt"
+            result = await client.call_tool("Write", {"file_path": str(target), "content": "x"})
+            text = result.content[0].text
+            assert result.is_error and "cannot ask its user" in text
+            assert "Write(" in text and "[permissions] allow" in text
+            assert not target.exists()
+    finally:
+        await registry.aclose()
+
+
+async def test_allow_session_answer_is_remembered(project: Path) -> None:
+    server, registry = in_memory(project)
+    asked: list[str] = []
+    try:
+        async with Client(server, mode="legacy", elicitation_callback=answering("allow_session", asked)) as client:
+            for name in ("a.txt", "b.txt"):
+                result = await client.call_tool("Write", {"file_path": str(project / name), "content": name})
+                assert not result.is_error, result.content[0].text
+        assert len(asked) == 1  # the second write fell under the remembered rule
+    finally:
+        await registry.aclose()
+
+
+async def test_invalid_arguments_and_unknown_tool_are_results(project: Path) -> None:
+    server, registry = in_memory(project)
+    try:
+        async with Client(server) as client:
+            bad = await client.call_tool("Read", {"nope": 1})
+            assert bad.is_error and "file_path" in bad.content[0].text
+            unknown = await client.call_tool("NoSuchTool", {})
+            assert unknown.is_error and "NoSuchTool" in unknown.content[0].text
+    finally:
+        await registry.aclose()
+
+
+def child_env() -> dict[str, str]:
+    keys = ("XDG_CONFIG_HOME", "XDG_DATA_HOME", "XDG_CACHE_HOME", "XDG_STATE_HOME", "PEGBOARD_POLICY")
+    return {k: os.environ[k] for k in keys if k in os.environ}
+
+
+async def test_stdio_subprocess(project: Path) -> None:
+    params = StdioServerParameters(command=str(PEGBOARD), args=["serve", "--cwd", str(project)], env=child_env())
+    asked: list[str] = []
+    async with Client(params, elicitation_callback=answering("allow", asked)) as client:
+        names = {t.name for t in (await client.list_tools()).tools}
+        assert {"Read", "Write", "Edit"} <= names
+        read = await client.call_tool("Read", {"file_path": str(project / "notes.txt")})
+        assert "first line" in read.content[0].text
+        written = await client.call_tool("Write", {"file_path": str(project / "w.txt"), "content": "w"})
+        assert not written.is_error and (project / "w.txt").read_text() == "w" and len(asked) == 1
+    async with Client(params, elicitation_callback=answering("deny", asked)) as client:
+        denied = await client.call_tool("Write", {"file_path": str(project / "d.txt"), "content": "d"})
+        assert denied.is_error and "denied" in denied.content[0].text and not (project / "d.txt").exists()
+
+
+@pytest.fixture
+def http_serve(project: Path) -> Iterator[str]:
+    port = free_port()
+    proc = subprocess.Popen([str(PEGBOARD), "serve", "--cwd", str(project), "--http", f"127.0.0.1:{port}"],
+                            env={**os.environ, **child_env()}, stderr=subprocess.PIPE)
+    try:
+        wait_for_port(port, proc)
+        yield f"http://127.0.0.1:{port}/mcp"
+    finally:
+        proc.terminate()
+        proc.wait(10)
+
+
+@pytest.mark.parametrize("era", ["legacy", "auto"])
+async def test_streamable_http(project: Path, http_serve: str, era: str) -> None:
+    asked: list[str] = []
+    async with Client(http_serve, mode=era, elicitation_callback=answering("allow", asked)) as client:
+        names = {t.name for t in (await client.list_tools()).tools}
+        assert "Read" in names
+        read = await client.call_tool("Read", {"file_path": str(project / "notes.txt")})
+        assert "second line" in read.content[0].text
+        target = project / f"http-{era}.txt"
+        written = await client.call_tool("Write", {"file_path": str(target), "content": era})
+        assert not written.is_error, written.content[0].text
+        assert target.read_text() == era and len(asked) == 1
+    async with Client(http_serve, mode=era, elicitation_callback=answering(None, asked)) as client:
+        target = project / f"http-denied-{era}.txt"
+        denied = await client.call_tool("Write", {"file_path": str(target), "content": "x"})
+        assert denied.is_error and not target.exists()
+
+
+def test_http_refuses_a_remote_address_without_the_flag(project: Path) -> None:
+    out = subprocess.run([str(PEGBOARD), "serve", "--cwd", str(project), "--http", "0.0.0.0:1"],
+                         env={**os.environ, **child_env()}, capture_output=True, text=True, timeout=60)
+    assert out.returncode != 0 and "--allow-remote" in out.stderr
