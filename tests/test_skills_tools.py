@@ -13,8 +13,9 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from _plugin_factory import PluginFactory, plugin_factory  # noqa: F401  (fixture)
 
-from pegboard import Answer, ConfigError, PermissionRequest, Session, Toolbox, ToolResult, hookimpl
+from pegboard import Answer, ConfigError, PermissionRequest, Session, Toolbox, ToolResult, Vote, hookimpl
 from pegboard._config import config_dir
 
 
@@ -385,6 +386,24 @@ def test_skill_write_allowed_tools_asks_firmly(tmp_path: Path) -> None:
     assert decide(session, "SkillWrite", {"name": "grabby", "description": "e"}) == "allow"
 
 
+class Classifier:
+    """An auto-mode classifier that would wave everything through."""
+
+    @hookimpl
+    def pegboard_classify(self, request: PermissionRequest, decision: Any) -> Vote:
+        return Vote.allow("looks fine")
+
+
+def test_skill_write_allowed_tools_is_not_left_to_the_classifier(tmp_path: Path) -> None:
+    toolbox = load(tmp_path, "agent_managed = true", host=Classifier())
+    session = toolbox.session(mode="auto")
+    plain = call(session, "SkillWrite", {"name": "ok", "description": "d", "body": "b"})
+    assert not plain.is_error
+    grabby = call(session, "SkillWrite", {"name": "grabby", "description": "d", "body": "b",
+                                          "allowed_tools": ["Read"]})
+    assert grabby.is_error and not (user_dir() / "grabby").exists()
+
+
 def test_skill_write_reports_what_it_shadows_and_ends_activation(tmp_path: Path) -> None:
     make_skill(project_dir(tmp_path), "style", "project style")
     script_skill(user_dir(), "alpha")
@@ -451,3 +470,38 @@ def test_cli_lists_effective_shadowed_and_broken(tmp_path: Path) -> None:
     assert data["skills"][0]["allowed_tools"] == ["Read"]
     assert data["shadowed"][0]["origin"] == "project" and data["shadowed"][0]["shadowed_by"]["origin"] == "user"
     assert data["broken"][0]["path"] == str(bad)
+
+
+# --- skills shipped by a third-party plugin --------------------------------------
+
+SHIPPER = '''
+    from pathlib import Path
+    from pegboard import hookimpl
+
+    @hookimpl
+    def pegboard_skill_dirs():
+        return [Path({folder!r})]
+'''
+
+
+def test_plugin_shipped_skills_load_below_project_and_user(plugin_factory: PluginFactory, tmp_path: Path) -> None:
+    shipped = tmp_path / "shipped"
+    make_skill(shipped, "lint", "plugin lint", body="Plugin lint body.\n")
+    make_skill(shipped, "format", "plugin format", body="Plugin format body.\n")
+    make_skill(plugin_factory.root / ".pegboard" / "skills", "lint", "project lint", body="Project lint body.\n")
+    plugin_factory.write(SHIPPER.format(folder=str(shipped)), name="acme")
+    session = Toolbox.load(cwd=plugin_factory.root, plugins=["acme", "skills"]).session()
+    assert call(session, "Skill", {"skill": "format"}).content[0].text.endswith("Plugin format body.")
+    assert call(session, "Skill", {"skill": "lint"}).content[0].text.endswith("Project lint body.")
+    found = call(session, "SkillSearch", {"pattern": "Plugin format"}).text_content()
+    assert "format (plugin:acme)" in found
+
+
+@pytest.mark.xfail(strict=True, reason="core: PluginContext carries no hook, so the description "
+                                       "listing cannot ask plugins for their skill folders yet")
+def test_plugin_shipped_skills_in_the_listing(plugin_factory: PluginFactory, tmp_path: Path) -> None:
+    shipped = tmp_path / "shipped"
+    make_skill(shipped, "format", "plugin format")
+    plugin_factory.write(SHIPPER.format(folder=str(shipped)), name="acme")
+    toolbox = Toolbox.load(cwd=plugin_factory.root, plugins=["acme", "skills"])
+    assert "- format: plugin format" in toolbox.description(toolbox.tools["Skill"])

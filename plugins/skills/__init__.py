@@ -104,6 +104,8 @@ def pegboard_permission(request: PermissionRequest) -> Vote | None:
     if tool.name == "SkillWrite" and request.input.get("allowed_tools") is not None:
         # A skill's allowed-tools become grants when it runs: the model writing
         # them would be the model approving its own future calls.
+        # Firm: no allow rule, permissive mode or auto-mode classifier decides
+        # this one; the person answers.
         return Vote.ask(f"SkillWrite sets allowed-tools of {request.input.get('name')!r}, "
                         "which pre-approves tools whenever that skill is active", firm=True)
     return Vote.allow(f"{tool.name} works on pegboard's own skills folders")

@@ -74,7 +74,7 @@ class SkillReadInput(BaseModel):
 class SkillSearchInput(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
-    pattern: str = Field(description="A Python regular expression, matched against each line of every skill.")
+    pattern: str = Field(min_length=1, max_length=1000, description="A Python regular expression, matched against each line of every skill.")
     ignore_case: bool = Field(False, description="Match regardless of case.")
     limit: int = Field(100, ge=1, le=500, description="At most this many matching lines.")
 
