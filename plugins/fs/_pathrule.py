@@ -41,6 +41,8 @@ class PathRule:
             raise ValueError("empty path specifier")
         if "\x00" in spec:
             raise ValueError("path specifier contains a NUL byte")
+        if ".." in spec.split("/"):
+            raise ValueError(f"{spec!r}: '..' is not allowed in a path rule; write the path it means")
         self.specifier = spec
         if spec.startswith("//"):
             self.anchor, pattern = _anchored(Path("/"), spec[2:])
@@ -59,8 +61,6 @@ class PathRule:
                 self.anchor, pattern = _anchored(base, spec)
             else:
                 self.anchor, pattern = Path(os.path.realpath(base)), spec
-        if any(part == ".." for part in pattern.split("/")):
-            raise ValueError(f"{spec!r}: '..' is not allowed in a path rule; write the path it means")
         try:
             self._spec = pathspec.GitIgnoreSpec.from_lines([pattern])
         except Exception as exc:  # pathspec raises several types for bad patterns

@@ -1,0 +1,235 @@
+"""Pure parts of the fs plugin: path rules, text windows, encodings, edits, globs."""
+
+from __future__ import annotations
+
+import codecs
+import io
+import os
+from pathlib import Path
+
+import pytest
+
+from pegboard.plugins.fs._pathrule import PathRule
+from pegboard.plugins.fs._text import decode_for_edit, encode_like, read_window, sniff
+from pegboard.plugins.fs._walk import glob_regex
+from pegboard.plugins.fs._write import replace_in
+
+
+# --- PathRule ----------------------------------------------------------------------
+
+
+@pytest.fixture
+def proj(tmp_path: Path) -> Path:
+    root = tmp_path / "proj"
+    (root / "docs" / "deep").mkdir(parents=True)
+    (root / "src").mkdir()
+    (root / ".env").write_text("SECRET=1")
+    (root / "docs" / "deep" / "a.md").write_text("x")
+    return root.resolve()
+
+
+@pytest.mark.parametrize(
+    ("spec", "rel", "expected"),
+    [
+        ("./.env", ".env", True),
+        ("./.env", "src/.env", False),  # ./ anchors at the base
+        (".env", "src/.env", True),  # no slash: any depth, as in .gitignore
+        ("docs/**", "docs/deep/a.md", True),
+        ("docs/**", "docs", True),  # the folder itself, so Grep over it is covered
+        ("docs/**", "src/docs/x", False),  # inner slash anchors
+        ("/src/*.py", "src/a.py", True),
+        ("/src/*.py", "src/sub/a.py", False),
+        ("*.md", "docs/deep/a.md", True),
+        ("src", "src/a/b.py", True),  # a folder name covers what is inside
+    ],
+)
+def test_relative_specifiers(proj: Path, spec: str, rel: str, expected: bool) -> None:
+    assert PathRule(spec, proj).matches(proj / rel) is expected
+
+
+def test_absolute_and_sibling_prefix(tmp_path: Path) -> None:
+    app, app2 = tmp_path / "srv" / "app", tmp_path / "srv" / "app2"
+    app.mkdir(parents=True)
+    app2.mkdir(parents=True)
+    rule = PathRule(f"/{app.resolve()}/**", None)
+    assert rule.matches(app.resolve() / "x.txt")
+    assert rule.matches(app.resolve())
+    assert not rule.matches(app2.resolve() / "x.txt")  # /srv/app2 is not under /srv/app
+
+
+def test_absolute_rule_through_symlinked_folder(tmp_path: Path) -> None:
+    real = tmp_path / "real"
+    real.mkdir()
+    (tmp_path / "alias").symlink_to(real)
+    # paths are matched resolved, so the rule's own prefix is resolved too
+    rule = PathRule(f"/{tmp_path}/alias/**", None)
+    assert rule.matches((real / "f").resolve())
+
+
+def test_home_rule(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    home = tmp_path / "home"
+    (home / ".ssh").mkdir(parents=True)
+    monkeypatch.setenv("HOME", str(home))
+    rule = PathRule("~/.ssh/**", None)
+    assert rule.matches(home.resolve() / ".ssh" / "id_rsa")
+    assert not rule.matches(home.resolve() / "notes.txt")
+
+
+@pytest.mark.parametrize("spec", ["", "  ", "a\x00b", "../outside/**"])
+def test_bad_specifiers(spec: str, tmp_path: Path) -> None:
+    with pytest.raises(ValueError):
+        PathRule(spec, tmp_path)
+
+
+def test_relative_rule_needs_base() -> None:
+    with pytest.raises(ValueError, match="base"):
+        PathRule("docs/**", None)
+
+
+# --- sniff and windows -------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("head", "kind", "extra"),
+    [
+        (b"", "empty", ""),
+        (b"\x89PNG\r\n\x1a\n....", "image", "image/png"),
+        (b"\xff\xd8\xff\xe0", "image", "image/jpeg"),
+        (b"GIF89a..", "image", "image/gif"),
+        (b"RIFF\x00\x00\x00\x00WEBPVP8 ", "image", "image/webp"),
+        (b"%PDF-1.7\n", "pdf", "application/pdf"),
+        (b"hello\x00world", "binary", ""),
+        (codecs.BOM_UTF16_LE + "hi".encode("utf-16-le"), "text", "utf-16-le"),
+        ("h\u00e9".encode() + b"\xc3", "text", "utf-8"),  # cut mid-character at the sniff boundary
+        (b"caf\xe9\n", "text", "latin-1"),
+    ],
+)
+def test_sniff(head: bytes, kind: str, extra: str) -> None:
+    got = sniff(head)
+    assert got.kind == kind
+    if kind == "image" or kind == "pdf":
+        assert got.mime_type == extra
+    elif kind == "text":
+        assert got.encoding == extra
+
+
+def _window(data: bytes, encoding: str = "utf-8", **kw: int):
+    opts = {"offset": 1, "limit": 2000, "max_line_chars": 2000, "max_output_chars": 10**6, **kw}
+    return read_window(io.BytesIO(data), encoding, **opts)
+
+
+def test_window_numbers_and_continuation() -> None:
+    data = b"".join(b"line %d\n" % i for i in range(1, 11))
+    win = _window(data, offset=4, limit=3)
+    assert win.lines == ["     4\tline 4", "     5\tline 5", "     6\tline 6"]
+    assert (win.first, win.last, win.more) == (4, 6, True)
+    tail = _window(data, offset=9, limit=5)
+    assert [ln.split("\t")[1] for ln in tail.lines] == ["line 9", "line 10"]
+    assert tail.more is False
+
+
+def test_window_past_end_reports_length() -> None:
+    win = _window(b"a\nb\nc\n", offset=10)
+    assert win.lines == [] and win.lines_in_file == 3
+
+
+def test_window_skip_crosses_chunk_boundaries() -> None:
+    # 300k lines of 10 bytes: the skip spans several 1 MiB chunks
+    data = b"".join(b"%09d\n" % i for i in range(300_000))
+    win = _window(data, offset=250_001, limit=2)
+    assert win.lines == ["250001\t000250000", "250002\t000250001"]
+
+
+def test_long_lines_are_cut_and_counted() -> None:
+    data = b"short\n" + b"x" * 50_000 + b"\nafter\n"
+    win = _window(data, max_line_chars=100)
+    assert win.cut_lines == 1
+    assert win.lines[1].startswith("     2\t" + "x" * 100) and "cut at 100" in win.lines[1]
+    assert win.lines[2] == "     3\tafter"  # the rest of the long line was drained, not shown
+
+
+def test_output_cap_stops_cleanly() -> None:
+    data = b"".join(b"%0100d\n" % i for i in range(100))
+    win = _window(data, max_output_chars=1000)
+    assert win.capped and win.more and 0 < len(win.lines) < 100
+    assert sum(len(x) + 1 for x in win.lines) <= 1000
+
+
+def test_crlf_and_bom_are_not_shown() -> None:
+    win = _window(codecs.BOM_UTF8 + b"a\r\nb\r\n", "utf-8-sig")
+    assert win.lines == ["     1\ta", "     2\tb"]
+
+
+def test_utf16_window() -> None:
+    data = codecs.BOM_UTF16_LE + "one\ntwo\nthree\n".encode("utf-16-le")
+    win = _window(data, "utf-16-le", offset=2, limit=1)
+    assert win.lines == ["     2\ttwo"]
+
+
+# --- encodings and edits -----------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "data",
+    [
+        b"plain\nutf8 \xc3\xa9\n",
+        codecs.BOM_UTF8 + b"bom\r\nfile\r\n",
+        codecs.BOM_UTF16_LE + "wide\r\ntext\r\n".encode("utf-16-le"),
+        codecs.BOM_UTF16_BE + "big\nendian\n".encode("utf-16-be"),
+        b"latin \xe9t\xe9\n",
+    ],
+)
+def test_decode_encode_round_trip(data: bytes) -> None:
+    enc = decode_for_edit(data)
+    assert enc is not None
+    assert encode_like(enc.text, enc.encoding) == data
+
+
+def test_binary_is_not_editable() -> None:
+    assert decode_for_edit(b"\x00\x01\x02") is None
+
+
+def test_crlf_edit_keeps_crlf() -> None:
+    enc = decode_for_edit(b"one\r\ntwo\r\nthree\r\n")
+    assert enc is not None and enc.newline == "\r\n"
+    text, count, _ = replace_in(enc.text, enc.newline, "one\ntwo", "uno\ndos\nmas", False)
+    assert count == 1
+    assert encode_like(text, enc.encoding) == b"uno\r\ndos\r\nmas\r\nthree\r\n"
+
+
+def test_edit_rules() -> None:
+    with pytest.raises(ValueError, match="same"):
+        replace_in("a", "\n", "a", "a", False)
+    with pytest.raises(ValueError, match="2 times"):
+        replace_in("x x", "\n", "x", "y", False)
+    with pytest.raises(ValueError, match="not found"):
+        replace_in("abc", "\n", "zzz", "y", False)
+    assert replace_in("x x", "\n", "x", "y", True)[:2] == ("y y", 2)
+
+
+# --- globs -------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("pattern", "path", "expected"),
+    [
+        ("*.py", "a.py", True),
+        ("*.py", "sub/a.py", False),
+        ("**/*.py", "a.py", True),
+        ("**/*.py", "x/y/a.py", True),
+        ("src/**/test_*.ts", "src/a/b/test_x.ts", True),
+        ("src/**/test_*.ts", "lib/test_x.ts", False),
+        ("*.{ts,tsx}", "a.tsx", True),
+        ("*.{ts,tsx}", "a.js", False),
+        ("file?.[ch]", "file1.c", True),
+        ("file?.[!ch]", "file1.c", False),
+        ("docs/**", "docs/a/b", True),
+    ],
+)
+def test_glob_regex(pattern: str, path: str, expected: bool) -> None:
+    assert bool(glob_regex(pattern).match(path)) is expected
+
+
+def test_paths_are_fspath_compatible(tmp_path: Path) -> None:
+    # PathRule takes Path objects and strings for the base alike
+    assert PathRule("a", os.fspath(tmp_path)).matches(tmp_path.resolve() / "a")
