@@ -42,3 +42,12 @@ def test_register_tools_example_runs(plugin_factory: PluginFactory) -> None:
     toolbox = Toolbox.load(cwd=plugin_factory.root, plugins=["docexample"])
     result = asyncio.run(toolbox.session().call("Greet", {"name": "Ada"}))
     assert result.text_content() == "Hello, Ada!"
+
+
+def test_readme_embedding_example_runs(monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
+    readme = GUIDE.parent.parent / "README.md"
+    block = re.search(r"## Embedding it in an agent loop\n\n```python\n(.*?)```", readme.read_text(), re.S)
+    assert block
+    monkeypatch.chdir(readme.parent)
+    exec(compile(block.group(1), "README.md", "exec"), {})
+    assert "pegboard" in capsys.readouterr().out
