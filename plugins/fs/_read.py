@@ -96,6 +96,10 @@ def _text(f: object, real: Path, encoding: str, size: int, args: ReadInput, ctx:
     offset = args.offset or 1
     limit = args.limit or (cfg.max_lines if not args.allow_large else 10**12)
     cap = cfg.large_output_chars if args.allow_large else cfg.max_output_chars
+    if not getattr(ctx, "uncapped", False):
+        # The core spills results over its cap into a file to be Read again, which for
+        # Read itself would only go in circles: stop at a line boundary below it instead.
+        cap = min(cap, max(_core_cap(ctx) - 600, 1000))
     win = read_window(f, encoding, offset=offset, limit=limit,  # type: ignore[arg-type]
                       max_line_chars=cfg.max_line_chars, max_output_chars=cap)
     if win.lines_in_file is not None:
@@ -114,6 +118,13 @@ def _text(f: object, real: Path, encoding: str, size: int, args: ReadInput, ctx:
         parts.append(f"[{win.cut_lines} line(s) longer than {cfg.max_line_chars:,} characters were cut; "
                      f"use Grep or a shell tool to see them whole.]")
     return ToolResult.text("\n".join(p for p in parts if p))
+
+
+def _core_cap(ctx: ToolContext) -> int:
+    try:
+        return int(ctx.session.toolbox.settings.core.results.max_chars)
+    except AttributeError:
+        return 10**9
 
 
 def _image(f: object, real: Path, mime: str, size: int, limit: int) -> ToolResult:
