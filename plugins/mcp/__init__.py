@@ -71,6 +71,14 @@ def pegboard_register_tools(register: Callable[[Tool], None], config: McpConfig,
     context.settings.problems.extend(problems)
     approvals = Approvals(context.data_dir)
     cache = ToolCache(context.data_dir)
+    # `tools list` caches its answer; these files decide ours, so a change to
+    # any of them (a refreshed tool list, an approval) must invalidate it.
+    watch = getattr(context, "watch", None)
+    if watch is not None:
+        watch(context.root / ".mcp.json")
+        watch(approvals.path)
+        for spec in specs:
+            watch(cache.path(spec))
     for spec in specs:
         if spec.config.enabled and approvals.is_approved(spec):
             for tool in _server_tools(spec, cache):
