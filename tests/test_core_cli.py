@@ -140,3 +140,49 @@ def test_real_console_script(tmp_path: Path) -> None:
                          text=True, env=env, check=True)
     names = {r["name"] for r in json.loads(out.stdout)}
     assert "ToolSearch" in names or "ScratchpadRead" in names
+
+
+def test_call_asks_the_person_at_a_terminal(project: Path, plugin_factory: PluginFactory) -> None:
+    import pty
+    import select
+
+    exe = shutil.which("pegboard") or str(Path(sys.executable).parent / "pegboard")
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join(sys.path)}
+
+    def converse(answer: bytes) -> tuple[int, str]:
+        leader, follower = pty.openpty()
+        proc = subprocess.Popen([exe, "--cwd", str(project), "call", "Poke", "--input", '{"text": "poked"}'],
+                                stdin=follower, stdout=follower, stderr=follower, env=env, close_fds=True)
+        os.close(follower)
+        seen = b""
+        answered = False
+        while True:
+            ready, _, _ = select.select([leader], [], [], 30)
+            if not ready:
+                proc.kill()
+                break
+            try:
+                chunk = os.read(leader, 4096)
+            except OSError:
+                break
+            if not chunk:
+                break
+            seen += chunk
+            if not answered and b"Allow?" in seen:
+                os.write(leader, answer)
+                answered = True
+        os.close(leader)
+        return proc.wait(timeout=30), seen.decode(errors="replace")
+
+    code, out = converse(b"y\n")
+    assert code == 0, out
+    assert "Poke wants to run" in out and out.rstrip().endswith("poked")
+    code, out = converse(b"n\n")
+    assert code == 1 and "declined" in out
+    code, out = converse(b"a\n")
+    assert code == 0
+    granted = plugin_factory.root / ".pegboard" / "granted.toml"
+    assert "Poke" in granted.read_text()
+    # Remembered for the project: the next call runs without asking, even headless.
+    code, out = run("call", "Poke", "--input", '{"text": "again"}', cwd=project)
+    assert code == 0 and out.strip() == "again"
