@@ -1,0 +1,92 @@
+"""The shell plugin: Bash, Monitor, TaskStop, EnterWorktree, ExitWorktree.
+
+Light on purpose: the entry point is imported to list tools. tree-sitter,
+the classifier and the runner are imported only by the hooks that need them.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from pegboard._hookspecs import hookimpl
+from pegboard._tools import Tool
+
+from ._config import ShellConfig
+
+if TYPE_CHECKING:
+    from collections.abc import Callable, Iterable
+
+    from pegboard._decisions import PermissionRequest, Rule, Vote
+    from pegboard._doctor import Check
+    from pegboard._plugins import PluginContext
+    from pegboard._session import Session
+
+__all__ = ["ShellConfig"]
+
+_P = "pegboard.plugins.shell"
+_ALLOWED = frozenset({"TaskStop", "EnterWorktree", "ExitWorktree"})
+
+
+@hookimpl
+def pegboard_config_model() -> type[ShellConfig]:
+    return ShellConfig
+
+
+@hookimpl
+def pegboard_register_tools(register: Callable[[Tool], None], config: Any) -> None:
+    from ._sandbox import backend_for
+
+    cfg = config if isinstance(config, ShellConfig) else ShellConfig()
+    # With a working sandbox, any command can be confined to reading: Bash
+    # belongs at the read level. Without one it can do anything the user can.
+    level = "read" if backend_for(cfg.sandbox) != "none" else "unrestricted"
+    register(Tool(name="Bash", handler=f"{_P}._bash:bash", input_model=f"{_P}._models:BashInput",
+                  loading="always", permission=level, plugin="shell"))  # type: ignore[arg-type]
+    register(Tool(name="Monitor", handler=f"{_P}._bash:monitor", input_model=f"{_P}._models:MonitorInput",
+                  loading="deferred", permission=level, plugin="shell",  # type: ignore[arg-type]
+                  metadata={"requires": "Bash", "rule_names": ("Bash",)}))
+    register(Tool(name="TaskStop", handler=f"{_P}._bash:task_stop", input_model=f"{_P}._models:TaskStopInput",
+                  loading="deferred", permission="read", plugin="shell", metadata={"requires": "Bash"}))
+    register(Tool(name="EnterWorktree", handler=f"{_P}._worktree:enter_worktree",
+                  input_model=f"{_P}._models:EnterWorktreeInput", loading="deferred", permission="workspace",
+                  plugin="shell"))
+    register(Tool(name="ExitWorktree", handler=f"{_P}._worktree:exit_worktree",
+                  input_model=f"{_P}._models:ExitWorktreeInput", loading="deferred", permission="workspace",
+                  plugin="shell"))
+
+
+@hookimpl
+def pegboard_permission(request: PermissionRequest) -> Vote | None:
+    if request.tool.plugin != "shell":
+        return None
+    from pegboard._decisions import Vote
+
+    if request.tool.name in _ALLOWED:
+        return Vote.allow(f"{request.tool.name} is always allowed")
+    from ._permission import vote
+
+    cfg = request.session.toolbox.plugin_config("shell")
+    return vote(request, cfg if isinstance(cfg, ShellConfig) else ShellConfig())
+
+
+@hookimpl
+def pegboard_rule_matcher(rule: Rule) -> Any:
+    if rule.tool not in ("Bash", "Monitor") or rule.specifier is None:
+        return None
+    from ._permission import BashRule
+
+    return BashRule(rule)
+
+
+@hookimpl
+def pegboard_doctor(config: Any) -> Iterable[Check]:
+    from ._doctor import checks
+
+    return checks(config if isinstance(config, ShellConfig) else ShellConfig())
+
+
+@hookimpl
+def pegboard_session_closed(session: Session) -> None:
+    # Background jobs are session tasks: the core stops them (and our on_stop
+    # kills their process groups) before this hook runs. Nothing else to free.
+    return None

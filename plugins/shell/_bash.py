@@ -1,0 +1,231 @@
+"""Bash, Monitor and TaskStop handlers."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+from collections.abc import Callable
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from pegboard._paths import is_within
+from pegboard._tools import ToolResult
+
+from ._classify import Verdict, classify
+from ._git import git_safe_env
+from ._models import BASH_DEFAULT_MS, BashInput, MonitorInput, TaskStopInput
+from ._permission import sandbox_plan, shell_cwd
+from ._runner import Outcome, base_env, bash_argv, kill_group, run, spill_name
+from ._sandbox import wrap
+
+if TYPE_CHECKING:
+    from pegboard._tools import ToolContext
+
+    from ._config import ShellConfig
+
+__all__ = ["bash", "monitor", "task_stop"]
+
+_PREVIEW = 4_000
+# Files larger than this are not counted as shown by head/tail (we would have to read them).
+_SHOW_CHECK_LIMIT = 8 * 1024 * 1024
+
+
+def _config(ctx: ToolContext) -> ShellConfig:
+    from ._config import ShellConfig
+
+    cfg = ctx.config
+    return cfg if isinstance(cfg, ShellConfig) else ShellConfig()
+
+
+def _prepare(ctx: ToolContext, command: str, disable: bool) -> tuple[Path, dict[str, str],
+                                                                       Callable[[list[str]], list[str]],
+                                                                       Verdict, str]:
+    """cwd, env, sandbox wrapper, classification, and a note for the model."""
+    cfg = _config(ctx)
+    session = ctx.session
+    note = ""
+    cwd = shell_cwd(session)
+    dirs = tuple(Path(os.path.realpath(d)) for d in session.working_dirs)
+    if not any(is_within(cwd, d) for d in dirs):
+        cwd = Path(os.path.realpath(session.root))
+        ctx.state["cwd"] = cwd
+        note = f"(The shell's directory was reset to {cwd}.)"
+    plan = sandbox_plan(session, cfg, disable)
+    env = base_env(dirs, cfg.env, cfg.pass_env, plan.box.tmp if plan else None)
+    verdict = classify(command, cwd)
+    if verdict.read_only and verdict.uses_git:
+        env = git_safe_env(env, verdict.cwds)
+    if plan is None:
+        return cwd, env, (lambda argv: argv), verdict, note
+    return cwd, env, (lambda argv: wrap(plan.backend, plan.box, argv)), verdict, note
+
+
+async def bash(args: BashInput, ctx: ToolContext) -> ToolResult:
+    cfg = _config(ctx)
+    cwd, env, wrapper, verdict, note = _prepare(ctx, args.command, args.dangerouslyDisableSandbox)
+    data_dir = ctx.session.data_dir
+    if args.run_in_background:
+        return _start_background(args, ctx, cwd, env, wrapper)
+    timeout_ms = args.timeout or BASH_DEFAULT_MS
+    outcome = await run(args.command, wrapper, cwd=cwd, env=env, timeout_s=timeout_ms / 1000,
+                        max_chars=cfg.max_output_chars, data_dir=data_dir)
+    notes = [note] if note else []
+    notes.extend(_track_cwd(ctx, outcome))
+    if outcome.exit_code == 0 and outcome.spilled is None:
+        _report_shown(ctx, verdict)
+    return _result(args, outcome, timeout_ms, notes)
+
+
+def _track_cwd(ctx: ToolContext, outcome: Outcome) -> list[str]:
+    final = outcome.final_cwd
+    if final is None:
+        return []
+    dirs = tuple(Path(os.path.realpath(d)) for d in ctx.session.working_dirs)
+    if any(is_within(final, d) for d in dirs):
+        ctx.state["cwd"] = final
+        return []
+    root = Path(os.path.realpath(ctx.session.root))
+    ctx.state["cwd"] = root
+    return [f"(The command ended in {final}, outside the working directories; "
+            f"the shell's directory was reset to {root}.)"]
+
+
+def _report_shown(ctx: ToolContext, verdict: Verdict) -> None:
+    """cat, head, tail and sed -n that printed a whole file: it counts as read."""
+    if not verdict.read_only:
+        return
+    for part in verdict.parts:
+        for path, lines in part.shows:
+            try:
+                if not path.is_file():
+                    continue
+                if lines is not None:
+                    if path.stat().st_size > _SHOW_CHECK_LIMIT:
+                        continue
+                    with open(path, "rb") as fh:
+                        if sum(1 for _ in fh) > lines:
+                            continue
+            except OSError:
+                continue
+            ctx.session.file_read(path, "Bash")
+
+
+def _result(args: BashInput, outcome: Outcome, timeout_ms: float, notes: list[str]) -> ToolResult:
+    text = outcome.output
+    if outcome.spilled is not None:
+        head, tail = text[:_PREVIEW], text[-_PREVIEW:] if len(text) > _PREVIEW else ""
+        text = (f"{head}\n\n... [output truncated: {outcome.total_chars} bytes in all; "
+                f"the whole output is in {outcome.spilled}, read it with Read and offset/limit] ...\n\n{tail}")
+    text = text.rstrip("\n")
+    lines = [text] if text else ["(no output)"]
+    if outcome.timed_out:
+        lines.append(f"Command timed out after {timeout_ms / 1000:g} s; its whole process group was killed. "
+                     "Run it with a larger timeout, or with run_in_background.")
+    elif outcome.exit_code not in (0, None):
+        lines.append(f"Exit code: {outcome.exit_code}")
+    lines.extend(notes)
+    result = ToolResult.text("\n".join(lines), is_error=outcome.timed_out or outcome.exit_code != 0)
+    return result.model_copy(update={"structured_content": {
+        "exit_code": outcome.exit_code,
+        "timed_out": outcome.timed_out,
+        "output_file": str(outcome.spilled) if outcome.spilled else None,
+    }})
+
+
+def _start_background(args: BashInput, ctx: ToolContext, cwd: Path, env: dict[str, str],
+                      wrapper: Callable[[list[str]], list[str]]) -> ToolResult:
+    out_file = spill_name(ctx.session.data_dir, "bash-background")
+    started: asyncio.Future[int] = asyncio.get_running_loop().create_future()
+
+    async def job() -> dict[str, Any]:
+        outcome = await run(args.command, wrapper, cwd=cwd, env=env, timeout_s=None, max_chars=0,
+                            data_dir=ctx.session.data_dir, output_file=out_file, started=started)
+        return {"exit_code": outcome.exit_code, "output_file": str(out_file)}
+
+    def stop() -> None:
+        if started.done():
+            kill_group(started.result())
+
+    label = args.description or args.command[:80]
+    task_id = ctx.session.tasks.start(job(), kind="bash", description=label, on_stop=stop)
+    return ToolResult.text(
+        f"Started in the background as {task_id}. Its output goes to {out_file} (Read it at any time). "
+        f"You will be told when it ends; TaskStop with task_id {task_id} stops it."
+    ).model_copy(update={"structured_content": {"task_id": task_id, "output_file": str(out_file)}})
+
+
+# --- Monitor ------------------------------------------------------------------
+
+
+async def monitor(args: MonitorInput, ctx: ToolContext) -> ToolResult:
+    cwd, env, wrapper, _verdict, _note = _prepare(ctx, args.command, False)
+    holder: dict[str, Any] = {}
+    started: asyncio.Future[int] = asyncio.get_running_loop().create_future()
+
+    async def watch() -> dict[str, Any]:
+        cwd_file = spill_name(ctx.session.data_dir, "monitor-cwd")
+        fd = os.open(cwd_file, os.O_WRONLY | os.O_CREAT, 0o600)
+        proc = None
+        lines = 0
+        timed_out = False
+        try:
+            proc = await asyncio.create_subprocess_exec(
+                *wrapper(bash_argv(args.command, fd)), cwd=str(cwd), env=env,
+                stdin=asyncio.subprocess.DEVNULL, stdout=asyncio.subprocess.PIPE,
+                stderr=asyncio.subprocess.DEVNULL, pass_fds=(fd,), start_new_session=True,
+            )
+            started.set_result(proc.pid)
+            assert proc.stdout is not None
+
+            async def pump() -> None:
+                nonlocal lines
+                assert proc is not None and proc.stdout is not None
+                while True:
+                    raw = await proc.stdout.readline()
+                    if not raw:
+                        break
+                    lines += 1
+                    ctx.emit("monitor.line", {"task_id": holder.get("id"), "description": args.description,
+                                              "line": raw.decode("utf-8", "replace").rstrip("\n")})
+
+            try:
+                await asyncio.wait_for(pump(), timeout=args.timeout_ms / 1000)
+            except asyncio.TimeoutError:
+                timed_out = True
+            kill_group(proc.pid)
+            await proc.wait()
+        finally:
+            if proc is not None and proc.returncode is None:
+                kill_group(proc.pid)
+            os.close(fd)
+            cwd_file.unlink(missing_ok=True)
+        return {"lines": lines, "exit_code": None if timed_out else proc.returncode, "timed_out": timed_out}
+
+    def stop() -> None:
+        if started.done():
+            kill_group(started.result())
+
+    task_id = ctx.session.tasks.start(watch(), kind="monitor", description=args.description, on_stop=stop)
+    holder["id"] = task_id
+    return ToolResult.text(
+        f"Watching as {task_id}: every line the script prints arrives as an event labelled "
+        f"{args.description!r}. The watch ends when the script exits or after {args.timeout_ms / 1000:g} s; "
+        f"TaskStop with task_id {task_id} ends it sooner."
+    ).model_copy(update={"structured_content": {"task_id": task_id}})
+
+
+# --- TaskStop -----------------------------------------------------------------
+
+
+async def task_stop(args: TaskStopInput, ctx: ToolContext) -> ToolResult:
+    tasks = ctx.session.tasks
+    record = tasks.get(args.task_id)
+    if record is None or record.status != "running":
+        running = [t.id for t in tasks.list() if t.status == "running"]
+        state = "no such task" if record is None else f"it is already {record.status}"
+        listing = ", ".join(running) if running else "none"
+        return ToolResult.error(f"Cannot stop {args.task_id}: {state}. Running tasks: {listing}.")
+    stopped = await tasks.stop(args.task_id)
+    if not stopped:
+        return ToolResult.error(f"{args.task_id} ended before it could be stopped.")
+    return ToolResult.text(f"Stopped {args.task_id} ({record.kind}: {record.description}).")

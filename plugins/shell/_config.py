@@ -1,0 +1,46 @@
+"""``[plugins.shell]``: how commands are confined and what they inherit."""
+
+from __future__ import annotations
+
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict, Field, field_validator
+
+__all__ = ["ShellConfig"]
+
+# Kept in sync with _runner.FORBIDDEN_ENV (not imported: this module must stay light).
+_FORBIDDEN = frozenset({
+    "BASH_ENV", "ENV", "PROMPT_COMMAND", "SHELLOPTS", "BASHOPTS", "PS4", "IFS", "CDPATH", "GLOBIGNORE",
+    "LD_PRELOAD", "LD_LIBRARY_PATH", "LD_AUDIT", "LESSOPEN", "LESSCLOSE", "RIPGREP_CONFIG_PATH",
+    "PYTHONSTARTUP", "PYTHONPATH", "PERL5OPT", "PERL5LIB", "RUBYOPT", "NODE_OPTIONS", "EDITOR", "VISUAL",
+    "PAGER", "GIT_PAGER", "MANPAGER", "BROWSER", "PATH",
+})
+
+
+class ShellConfig(BaseModel):
+    """The shell plugin's settings."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    sandbox: Literal["auto", "bubblewrap", "landlock", "off"] = Field(
+        "auto", description="auto: bubblewrap, else Landlock, else none")
+    auto_allow_if_sandboxed: bool = Field(
+        True, description="a command that runs inside a working sandbox needs no approval (outside plan mode)")
+    allow_network: bool = Field(False, description="let sandboxed commands reach the network")
+    max_output_chars: int = Field(30_000, ge=1_000, le=1_000_000)
+    pass_env: list[str] = Field(default_factory=list, description="extra variables passed from pegboard's env")
+    env: dict[str, str] = Field(default_factory=dict, description="variables set for every command")
+
+    @field_validator("pass_env")
+    @classmethod
+    def _no_code_vars(cls, names: list[str]) -> list[str]:
+        bad = [n for n in names if n in _FORBIDDEN or n.startswith(("GIT_", "BASH_FUNC_"))]
+        if bad:
+            raise ValueError(f"these variables make programs run code and are never passed: {', '.join(bad)}")
+        return names
+
+    @field_validator("env")
+    @classmethod
+    def _no_code_env(cls, values: dict[str, str]) -> dict[str, str]:
+        cls._no_code_vars(list(values))
+        return values

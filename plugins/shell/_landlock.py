@@ -1,0 +1,109 @@
+"""Landlock launcher: confine writes (and TCP) then exec the command.
+
+Run as ``python -I -S _landlock.py --rw DIR ... [--no-tcp] -- argv``.
+It is a standalone script (stdlib only, no pegboard import) so that starting
+it costs one bare interpreter, and it restricts itself before exec so the
+command and all its children inherit the rules; the restriction cannot be
+lifted from inside (that is how Landlock works, and no_new_privs is set).
+
+Landlock rules only add rights to a whole hierarchy: a ``.git`` inside a
+writable directory cannot be kept read-only. The plugin therefore never counts
+a Landlock box with writable directories as safe enough to run without asking.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import os
+import sys
+
+_CREATE, _ADD_RULE, _RESTRICT = 444, 445, 446
+_PATH_BENEATH = 1
+_NET_PORT = 2
+_PR_SET_NO_NEW_PRIVS = 38
+
+_WRITE_FILE = 1 << 1
+_REMOVE_DIR = 1 << 4
+_REMOVE_FILE = 1 << 5
+_MAKE = sum(1 << n for n in range(6, 13))  # char, dir, reg, sock, fifo, block, sym
+_REFER = 1 << 13
+_TRUNCATE = 1 << 14
+_NET_BIND, _NET_CONNECT = 1 << 0, 1 << 1
+
+
+class _RulesetAttr(ctypes.Structure):
+    _fields_ = [("handled_access_fs", ctypes.c_uint64), ("handled_access_net", ctypes.c_uint64)]
+
+
+class _PathBeneath(ctypes.Structure):
+    _pack_ = 1
+    _fields_ = [("allowed_access", ctypes.c_uint64), ("parent_fd", ctypes.c_int32)]
+
+
+def _fail(msg: str) -> None:
+    sys.stderr.write(f"pegboard landlock: {msg}\n")
+    sys.exit(126)
+
+
+def main(argv: list[str]) -> None:
+    rw: list[str] = []
+    no_tcp = False
+    i = 0
+    while i < len(argv) and argv[i] != "--":
+        if argv[i] == "--rw" and i + 1 < len(argv):
+            rw.append(os.path.realpath(argv[i + 1]))
+            i += 2
+        elif argv[i] == "--no-tcp":
+            no_tcp = True
+            i += 1
+        else:
+            _fail(f"unknown argument {argv[i]!r}")
+    command = argv[i + 1:]
+    if not command:
+        _fail("no command")
+    libc = ctypes.CDLL(None, use_errno=True)
+    abi = libc.syscall(_CREATE, None, 0, 1)
+    if abi < 1:
+        _fail("Landlock is not available")
+    fs = _WRITE_FILE | _REMOVE_DIR | _REMOVE_FILE | _MAKE
+    if abi >= 2:
+        fs |= _REFER
+    if abi >= 3:
+        fs |= _TRUNCATE
+    net = (_NET_BIND | _NET_CONNECT) if (no_tcp and abi >= 4) else 0
+    attr = _RulesetAttr(fs, net)
+    size = ctypes.sizeof(attr) if net else 8
+    ruleset = libc.syscall(_CREATE, ctypes.byref(attr), size, 0)
+    if ruleset < 0:
+        _fail(f"landlock_create_ruleset: {os.strerror(ctypes.get_errno())}")
+
+    def grant(path: str, access: int) -> None:
+        try:
+            fd = os.open(path, os.O_PATH | os.O_CLOEXEC)
+        except OSError:
+            return
+        try:
+            is_dir = os.path.isdir(path)
+            rule = _PathBeneath(access if is_dir else access & (_WRITE_FILE | _TRUNCATE), fd)
+            if libc.syscall(_ADD_RULE, ruleset, _PATH_BENEATH, ctypes.byref(rule), 0) != 0:
+                _fail(f"landlock_add_rule {path}: {os.strerror(ctypes.get_errno())}")
+        finally:
+            os.close(fd)
+
+    for path in rw:
+        grant(path, fs)
+    for dev in ("/dev/null", "/dev/zero", "/dev/tty", "/dev/full"):
+        grant(dev, _WRITE_FILE | _TRUNCATE)
+    if libc.prctl(_PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0:
+        _fail("prctl(NO_NEW_PRIVS) failed")
+    if libc.syscall(_RESTRICT, ruleset, 0) != 0:
+        _fail(f"landlock_restrict_self: {os.strerror(ctypes.get_errno())}")
+    os.close(ruleset)
+    try:
+        os.execvp(command[0], command)
+    except OSError as exc:
+        _fail(f"cannot run {command[0]}: {exc}")
+
+
+if __name__ == "__main__":
+    main(sys.argv[1:])

@@ -1,0 +1,219 @@
+"""Running one command: a fresh environment, one output pipe, a process
+group we can kill, and the directory the shell ended in.
+
+bash runs with ``--noprofile --norc`` and an environment built from a short
+allow-list, so BASH_ENV, ENV, LD_PRELOAD, LESSOPEN, RIPGREP_CONFIG_PATH,
+GIT_* and every other variable that makes a harmless program run code never
+reach it. PATH keeps only absolute directories outside the working
+directories: a file the model wrote must not stand in for ``ls``.
+
+The final directory comes from an EXIT trap writing ``pwd -P`` to fd 3, a
+file we opened: writing through an inherited descriptor works inside any
+sandbox, and a command that clobbers it only misplaces its own next call.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import signal
+import tempfile
+import uuid
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+from pegboard._paths import is_within
+
+__all__ = ["Outcome", "base_env", "bash_argv", "kill_group", "run", "spill_name"]
+
+_PASS = ("HOME", "USER", "LOGNAME", "LANG", "LC_ALL", "LC_CTYPE", "LC_MESSAGES", "LC_COLLATE", "TZ", "SHELL")
+_FIXED = {
+    "TERM": "dumb",
+    "PAGER": "cat",
+    "GIT_PAGER": "cat",
+    "GIT_TERMINAL_PROMPT": "0",
+    "GIT_EDITOR": "true",
+    "NO_COLOR": "1",
+    "PEGBOARD_SHELL": "1",
+}
+# Never passed, whatever the configuration says: each one runs code.
+FORBIDDEN_ENV = frozenset({
+    "BASH_ENV", "ENV", "PROMPT_COMMAND", "SHELLOPTS", "BASHOPTS", "PS4", "IFS", "CDPATH", "GLOBIGNORE",
+    "LD_PRELOAD", "LD_LIBRARY_PATH", "LD_AUDIT", "LESSOPEN", "LESSCLOSE", "RIPGREP_CONFIG_PATH",
+    "PYTHONSTARTUP", "PYTHONPATH", "PERL5OPT", "PERL5LIB", "RUBYOPT", "NODE_OPTIONS", "EDITOR", "VISUAL",
+    "PAGER", "GIT_PAGER", "MANPAGER", "BROWSER", "PATH",
+})
+_TRAP = "trap 'builtin pwd -P >&{fd} 2>/dev/null' EXIT\n"
+# Spilled output is capped: the model reads a file, not a disk-filling stream.
+_SPILL_CAP = 64 * 1024 * 1024
+
+
+def sanitized_path(path: str, working_dirs: Sequence[Path]) -> str:
+    keep: list[str] = []
+    for entry in path.split(os.pathsep):
+        if not entry or not os.path.isabs(entry):
+            continue
+        real = Path(os.path.realpath(entry))
+        if any(is_within(real, d) for d in working_dirs):
+            continue
+        if entry not in keep:
+            keep.append(entry)
+    return os.pathsep.join(keep) or "/usr/local/bin:/usr/bin:/bin"
+
+
+def base_env(working_dirs: Sequence[Path], extra: Mapping[str, str] | None = None,
+             pass_through: Sequence[str] = (), tmp: Path | None = None) -> dict[str, str]:
+    """A fresh environment for one command (nothing from the last one)."""
+    env = {k: os.environ[k] for k in (*_PASS, *pass_through) if k in os.environ and k not in FORBIDDEN_ENV}
+    env["PATH"] = sanitized_path(os.environ.get("PATH", ""), working_dirs)
+    env.update(_FIXED)
+    if tmp is not None:
+        env["TMPDIR"] = str(tmp)
+    for k, v in (extra or {}).items():
+        if k not in FORBIDDEN_ENV:
+            env[k] = v
+    return env
+
+
+def bash_argv(command: str, cwd_fd: int) -> list[str]:
+    """bash for ``command``; its final directory is written to ``cwd_fd``."""
+    return ["/bin/bash", "--noprofile", "--norc", "-c", _TRAP.format(fd=cwd_fd) + command]
+
+
+@dataclass
+class Outcome:
+    """What one run produced."""
+
+    output: str
+    exit_code: int | None
+    timed_out: bool
+    final_cwd: Path | None
+    spilled: Path | None
+    total_chars: int
+
+
+def kill_group(pid: int) -> None:
+    """SIGKILL the whole process group ``pid`` leads (start_new_session)."""
+    try:
+        os.killpg(pid, signal.SIGKILL)
+    except (ProcessLookupError, PermissionError):
+        pass
+
+
+def spill_name(data_dir: Path, stem: str) -> Path:
+    out = data_dir / "shell"
+    out.mkdir(parents=True, exist_ok=True, mode=0o700)
+    return out / f"{stem}-{uuid.uuid4().hex[:8]}.log"
+
+
+async def run(command: str, wrap: Callable[[list[str]], list[str]], *, cwd: Path, env: Mapping[str, str], timeout_s: float | None,
+              max_chars: int, data_dir: Path, output_file: Path | None = None,
+              started: asyncio.Future[int] | None = None) -> Outcome:
+    """Run ``command`` in bash (``wrap`` puts it in the sandbox) and collect its output.
+
+    With ``output_file`` (background jobs), output goes straight to that file.
+    Otherwise up to ``max_chars`` are kept; past that, everything goes to a
+    file under ``data_dir`` and the result is a preview.
+    """
+    cwd_fd, cwd_path = tempfile.mkstemp(prefix="pb-cwd-", dir=data_dir)
+    sink = open(output_file, "wb") if output_file is not None else None  # noqa: SIM115
+    try:
+        argv = wrap(bash_argv(command, cwd_fd))
+        proc = await asyncio.create_subprocess_exec(
+            *argv, cwd=str(cwd), env=dict(env), stdin=asyncio.subprocess.DEVNULL,
+            stdout=sink if sink is not None else asyncio.subprocess.PIPE, stderr=asyncio.subprocess.STDOUT,
+            pass_fds=(cwd_fd,), start_new_session=True,
+        )
+        if started is not None and not started.done():
+            started.set_result(proc.pid)
+        collector = _Collector(max_chars, data_dir) if sink is None else None
+        reader = asyncio.ensure_future(collector.drain(proc.stdout)) if collector and proc.stdout else None
+        timed_out = False
+        try:
+            await asyncio.wait_for(proc.wait(), timeout=timeout_s)
+        except asyncio.TimeoutError:
+            timed_out = True
+        except asyncio.CancelledError:
+            kill_group(proc.pid)
+            await proc.wait()
+            raise
+        # Whatever the command left running in its group goes with it.
+        kill_group(proc.pid)
+        await proc.wait()
+        if reader is not None:
+            await reader
+        final = _read_cwd(cwd_path)
+        if collector is not None:
+            text, spilled, total = collector.result()
+        else:
+            text, spilled, total = "", None, 0
+        return Outcome(text, None if timed_out else proc.returncode, timed_out, final, spilled, total)
+    finally:
+        os.close(cwd_fd)
+        if sink is not None:
+            sink.close()
+        try:
+            os.unlink(cwd_path)
+        except OSError:
+            pass
+
+
+def _read_cwd(path: str) -> Path | None:
+    try:
+        text = Path(path).read_text(errors="replace").strip().splitlines()
+    except OSError:
+        return None
+    if not text:
+        return None
+    final = Path(text[-1])
+    return final if final.is_absolute() and final.is_dir() else None
+
+
+class _Collector:
+    """Keeps output in memory up to a limit, then spills it all to a file."""
+
+    def __init__(self, max_chars: int, data_dir: Path):
+        self.max_bytes = max_chars * 4
+        self.max_chars = max_chars
+        self.data_dir = data_dir
+        self.head = bytearray()
+        self.file: Path | None = None
+        self._fh: object = None
+        self.written = 0
+
+    async def drain(self, stream: asyncio.StreamReader) -> None:
+        while True:
+            chunk = await stream.read(65536)
+            if not chunk:
+                break
+            if self.file is None:
+                self.head += chunk
+                if len(self.head) > self.max_bytes:
+                    self._start_spill()
+            else:
+                self._write(chunk)
+        if self._fh is not None:
+            self._fh.close()  # type: ignore[attr-defined]
+
+    def _start_spill(self) -> None:
+        self.file = spill_name(self.data_dir, "bash-output")
+        self._fh = open(self.file, "wb")  # noqa: SIM115
+        self._write(bytes(self.head))
+        self.head = self.head[: self.max_bytes]
+
+    def _write(self, chunk: bytes) -> None:
+        if self.written < _SPILL_CAP:
+            self._fh.write(chunk[: _SPILL_CAP - self.written])  # type: ignore[attr-defined]
+        self.written += len(chunk)
+
+    def result(self) -> tuple[str, Path | None, int]:
+        if self.file is None:
+            text = self.head.decode("utf-8", "replace")
+            if len(text) <= self.max_chars:
+                return text, None, len(text)
+            # Many bytes per char kept it under the byte limit: spill now.
+            self.file = spill_name(self.data_dir, "bash-output")
+            self.file.write_bytes(bytes(self.head))
+            return text, self.file, len(text)
+        return self.head.decode("utf-8", "replace"), self.file, self.written

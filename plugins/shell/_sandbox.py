@@ -1,0 +1,176 @@
+"""Confinement for commands: bubblewrap, else Landlock, else none (and say so).
+
+bubblewrap gives the strongest box: the whole file system read-only except the
+directories a policy lets the command write, ``.git`` and pegboard's config
+re-mounted read-only on top, a private /tmp, new PID/IPC/network namespaces,
+no capabilities (as root, bwrap keeps them unless told, and CAP_SYS_ADMIN
+would let ``mount -o remount,rw`` undo a read-only bind), its own session
+(no TIOCSTI into our terminal), and death with its parent.
+
+Landlock is the fallback where bwrap cannot run (no user namespaces): a small
+launcher (``_landlock.py``) restricts writes to the same directories and,
+with ABI 4, TCP connect/bind. It cannot keep ``.git`` read-only inside a
+writable directory, and does not hide UDP or the host's processes;
+``pegboard doctor`` says so, and ``protects_inside`` tells the permission
+vote not to count such a box as safe.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import sys
+from collections.abc import Sequence
+from dataclasses import dataclass
+from functools import lru_cache
+from pathlib import Path
+from typing import Literal
+
+__all__ = ["Backend", "Box", "backend_for", "bwrap_works", "landlock_abi", "protects_inside", "wrap"]
+
+Backend = Literal["bubblewrap", "landlock", "none"]
+
+_LAUNCHER = Path(__file__).with_name("_landlock.py")
+
+
+@dataclass(frozen=True)
+class Box:
+    """What a confined command may do.
+
+    ``writable``: directories it may write (empty: the file system is
+    read-only). ``readonly``: paths inside those kept read-only (``.git``,
+    config). ``network``: whether it may reach the network. ``tmp``: a
+    private scratch directory (Landlock; bwrap mounts a tmpfs on /tmp).
+    """
+
+    writable: tuple[Path, ...]
+    readonly: tuple[Path, ...]
+    network: bool
+    tmp: Path | None = None
+
+
+@lru_cache(maxsize=1)
+def bwrap_works() -> str | None:
+    """None when bubblewrap runs a confined command here, else why not."""
+    exe = shutil.which("bwrap")
+    if exe is None:
+        return "bwrap is not installed (apt-get install bubblewrap)"
+    try:
+        proc = subprocess.run(
+            [exe, *_bwrap_base(network=False), "--", "/bin/sh", "-c", "true"],
+            stdin=subprocess.DEVNULL, capture_output=True, timeout=20,
+        )
+    except (OSError, subprocess.SubprocessError) as exc:
+        return f"bwrap failed to start: {exc}"
+    if proc.returncode != 0:
+        return f"bwrap cannot create a sandbox here: {proc.stderr.decode(errors='replace').strip()[:300]}"
+    return None
+
+
+@lru_cache(maxsize=1)
+def landlock_abi() -> int:
+    """The kernel's Landlock ABI version; 0 when unavailable."""
+    if not sys.platform.startswith("linux"):
+        return 0
+    import ctypes
+
+    try:
+        libc = ctypes.CDLL(None, use_errno=True)
+        version = libc.syscall(444, None, 0, 1)  # landlock_create_ruleset(NULL, 0, VERSION)
+    except (OSError, AttributeError):
+        return 0
+    return max(int(version), 0)
+
+
+def backend_for(preference: str) -> Backend:
+    """The backend that ``preference`` ("auto", "bubblewrap", "landlock",
+    "off") gives on this machine; "none" when that one does not work."""
+    if preference == "off":
+        return "none"
+    if preference in ("auto", "bubblewrap") and bwrap_works() is None:
+        return "bubblewrap"
+    if preference in ("auto", "landlock") and landlock_abi() >= 1:
+        return "landlock"
+    return "none"
+
+
+def _bwrap_base(*, network: bool) -> list[str]:
+    args = [
+        "--ro-bind", "/", "/",
+        "--dev", "/dev",
+        "--proc", "/proc",
+        "--tmpfs", "/tmp",
+        "--unshare-pid", "--unshare-ipc", "--unshare-uts", "--unshare-cgroup-try",
+        "--new-session", "--die-with-parent",
+        "--cap-drop", "ALL",
+    ]
+    if not network:
+        args.append("--unshare-net")
+    return args
+
+
+def wrap(backend: Backend, box: Box, argv: Sequence[str]) -> list[str]:
+    """``argv`` run inside ``box`` with ``backend``."""
+    if backend == "bubblewrap":
+        exe = shutil.which("bwrap") or "bwrap"
+        args = [exe, *_bwrap_base(network=box.network)]
+        # Later mounts win: writable dirs over the read-only root, then the
+        # protected paths back to read-only over those.
+        for path in box.writable:
+            if path.exists():
+                args += ["--bind", str(path), str(path)]
+        for path in box.readonly:
+            if path.exists():
+                args += ["--ro-bind", str(path), str(path)]
+        return [*args, "--", *argv]
+    if backend == "landlock":
+        args = [sys.executable, "-I", "-S", str(_LAUNCHER)]
+        for path in box.writable:
+            args += ["--rw", str(path)]
+        if box.tmp is not None:
+            args += ["--rw", str(box.tmp)]
+        if not box.network:
+            args.append("--no-tcp")
+        return [*args, "--", *argv]
+    return list(argv)
+
+
+def protects_inside(backend: Backend, box: Box) -> bool:
+    """Whether ``box`` keeps its read-only paths read-only under ``backend``."""
+    if backend == "bubblewrap":
+        return True
+    if backend == "landlock":
+        return not box.writable
+    return False
+
+
+def describe(backend: Backend) -> str:
+    if backend == "bubblewrap":
+        return "bubblewrap: read-only root, writable working directories, private /tmp, no network"
+    if backend == "landlock":
+        abi = landlock_abi()
+        net = "TCP blocked" if abi >= 4 else "network NOT blocked (Landlock ABI < 4)"
+        return f"Landlock ABI {abi}: writes confined to the working directories; {net}; UDP and processes not isolated"
+    return "no sandbox: commands run with the user's full rights"
+
+
+def protected_inside(dirs: Sequence[Path], extra: Sequence[Path]) -> tuple[Path, ...]:
+    """The paths a confined command may not write even inside ``dirs``."""
+    out: list[Path] = []
+    for d in dirs:
+        for name in (".git", ".pegboard", ".mcp.json", ".gitmodules"):
+            p = d / name
+            if p.exists() and p not in out:
+                out.append(p)
+    for p in extra:
+        if p not in out:
+            out.append(p)
+    return tuple(out)
+
+
+def private_tmp(base: Path) -> Path:
+    path = base / "tmp"
+    path.mkdir(parents=True, exist_ok=True, mode=0o700)
+    os.chmod(path, 0o700)
+    return path
