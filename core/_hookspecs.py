@@ -13,8 +13,9 @@ Hooks come in three groups, following the design:
   and the host callbacks ``pegboard_ask`` and ``pegboard_classify``;
 
 plus the call pipeline (``pegboard_before_call``, ``pegboard_after_call``,
-``pegboard_event``, ``pegboard_file_read``, ``pegboard_session_closed``) and the
-operator surface (``pegboard_doctor``, ``pegboard_register_commands``).
+``pegboard_event``, ``pegboard_file_read``, ``pegboard_session_closed``),
+services for other plugins (``pegboard_summarize``, ``pegboard_skill_dirs``)
+and the operator surface (``pegboard_doctor``, ``pegboard_register_commands``).
 """
 
 from __future__ import annotations
@@ -155,6 +156,21 @@ def pegboard_file_read(session: Session, path: Path, source: str) -> None:
 @hookspec
 def pegboard_session_closed(session: Session) -> None:
     """The session ends: stop child processes, flush state."""
+
+
+# --- services a host or plugin provides to other plugins ---------------------
+
+
+@hookspec(firstresult=True)
+def pegboard_summarize(prompt: str, content: str, url: str) -> str | None:
+    """Host callback: answer ``prompt`` about ``content`` (a page fetched from
+    ``url``, as Markdown) with a model. May be a coroutine. WebFetch returns
+    the page itself, saying so, when nothing answers."""
+
+
+@hookspec
+def pegboard_skill_dirs() -> Iterable[Path] | None:
+    """Folders of skills this plugin ships (each holds ``<name>/SKILL.md``)."""
 
 
 # --- operator surface ---------------------------------------------------------
