@@ -77,8 +77,7 @@ def activate(session: Any, state: MutableMapping[str, Any], skill: Skill,
     toolbox = session.toolbox
     for text in skill.allowed_tools:
         rule = Rule.parse(text, "allow", f"skill:{skill.name}")
-        owner = getattr(toolbox, "owner_of", lambda _name: "?")(rule.tool)
-        if rule.specifier is not None and owner is None:
+        if rule.specifier is not None and toolbox.owner_of(rule.tool) is None:
             current.skipped.append(f"{text} (no loaded plugin provides {rule.tool})")
             continue
         try:
