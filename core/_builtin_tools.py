@@ -6,8 +6,6 @@ registered under the plugin name ``core``.
 
 from __future__ import annotations
 
-from typing import Literal
-
 from pydantic import BaseModel, Field
 
 from ._descriptions import clip_summary
@@ -27,15 +25,24 @@ class ToolSearchInput(BaseModel):
 
 async def tool_search(args: ToolSearchInput, ctx: ToolContext) -> ToolResult:
     session = ctx.session
-    deferred = [t for t in session.offered() if t.loading == "deferred"]
+    toolbox = session.toolbox
+    offered = session.offered()
+    deferred = [t for t in offered if t.loading == "deferred"]
     by_name = {t.name: t for t in deferred}
     query = args.query.strip()
+    remarks: list[str] = []
     if query.startswith("select:"):
-        wanted = [n.strip() for n in query[len("select:"):].split(",") if n.strip()]
-        unknown = [n for n in wanted if n not in by_name]
-        chosen = [by_name[n] for n in wanted if n in by_name][:MAX_LOADED_PER_CALL]
-        if len(wanted) - len(unknown) > MAX_LOADED_PER_CALL:
-            unknown.append(f"(only {MAX_LOADED_PER_CALL} tools load per call)")
+        wanted = list(dict.fromkeys(n.strip() for n in query[len("select:"):].split(",") if n.strip()))
+        always = {t.name for t in offered if t.loading == "always"}
+        chosen = [by_name[n] for n in wanted if n in by_name]
+        if len(chosen) > MAX_LOADED_PER_CALL:
+            rest = [t.name for t in chosen[MAX_LOADED_PER_CALL:]]
+            remarks.append(f"Not loaded, over {MAX_LOADED_PER_CALL} per call (ask again): {', '.join(rest)}")
+            chosen = chosen[:MAX_LOADED_PER_CALL]
+        if present := [n for n in wanted if n in always]:
+            remarks.append(f"Already in the catalogue with their schemas: {', '.join(present)}")
+        if unknown := [n for n in wanted if n not in by_name and n not in always]:
+            remarks.append(f"No such deferred tool: {', '.join(unknown)}")
     else:
         words = query.lower().split()
         required = [w[1:] for w in words if w.startswith("+") and len(w) > 1]
@@ -43,25 +50,26 @@ async def tool_search(args: ToolSearchInput, ctx: ToolContext) -> ToolResult:
         scored = []
         for tool in deferred:
             name = tool.name.lower()
-            text = f"{name} {ctx.session.toolbox.description(tool).lower()}"
-            if any(r not in name and r not in text for r in required):
+            text = f"{name} {toolbox.description(tool).lower()}"
+            if any(r not in text for r in required):
                 continue
+            # A hit in the name says more than one in the prose.
             score = sum(3 if w in name else 1 for w in optional if w in text) + len(required)
             if score:
                 scored.append((-score, tool.name, tool))
         chosen = [t for _, _, t in sorted(scored)][: args.max_results]
-        unknown = []
     if not chosen:
         return ToolResult.error(f"No deferred tool matches {query!r}."
-                                + (f" Unknown: {', '.join(unknown)}." if unknown else "")
+                                + "".join(f" {r}." for r in remarks)
                                 + f" Deferred tools: {', '.join(sorted(by_name)) or 'none'}.")
     lines = []
     for tool in chosen:
+        again = " (already loaded)" if tool.name in session.loaded else ""
         session.loaded.add(tool.name)
-        lines.append(f"- {tool.name}: {clip_summary(ctx.session.toolbox.description(tool), 120)}")
+        lines.append(f"- {tool.name}{again}: {clip_summary(toolbox.description(tool), 120)}")
     text = "Loaded (their schemas are in the catalogue from the next request on):\n" + "\n".join(lines)
-    if unknown:
-        text += f"\nNot found: {', '.join(unknown)}"
+    if remarks:
+        text += "\n" + "\n".join(remarks)
     return ToolResult.text(text)
 
 
@@ -99,19 +107,24 @@ async def task_list(args: NoInput, ctx: ToolContext) -> ToolResult:
     if not tasks:
         return ToolResult.text("No background tasks in this session.")
     return ToolResult.text("\n".join(
-        f"{t.id}\t{t.status}\t{t.kind}\t{t.description}" for t in tasks))
+        f"{t.id}\t{t.status}\t{t.runtime_s:g} s\t{t.kind}\t{t.description}" for t in tasks))
 
 
-class TaskIdInput(BaseModel):
+class TaskOutputInput(BaseModel):
     task_id: str = Field(description="The task id, as returned when the task started.")
+    wait_s: float = Field(default=0, ge=0, le=600,
+                          description="Wait up to this many seconds for a running task to finish.")
 
 
-async def task_output(args: TaskIdInput, ctx: ToolContext) -> ToolResult:
+async def task_output(args: TaskOutputInput, ctx: ToolContext) -> ToolResult:
     task = ctx.session.tasks.get(args.task_id)
+    if task is not None and args.wait_s:
+        await ctx.session.tasks.wait(args.task_id, args.wait_s)
     if task is None:
         return ToolResult.error(f"No task {args.task_id!r} in this session; TaskList shows the tasks.")
     if task.status == "running":
-        return ToolResult.text(f"{task.id} is still running ({task.description}).")
+        return ToolResult.text(f"{task.id} is still running ({task.description}, {task.runtime_s:g} s so far). "
+                               "Call again later, or with wait_s to wait for it.")
     if task.status == "failed":
         return ToolResult.error(f"{task.id} failed: {task.error}")
     if isinstance(task.result, ToolResult):
@@ -134,19 +147,32 @@ async def task_stop(args: TaskStopInput, ctx: ToolContext) -> ToolResult:
 
 
 def core_tools(background: bool, have: set[str]) -> list[Tool]:
+    """The core's tools. ``background``: whether [background] is on;
+    ``have``: names plugins registered (a plugin's TaskStop wins).
+
+    Only ToolSearch is special: the toolbox offers it while some offered tool
+    is deferred. The others are always loaded, on purpose: the scratchpad
+    parameter is on every tool, so reading an entry back must not cost a
+    ToolSearch round trip first; and were they deferred, ToolSearch would be
+    offered in every session even when no plugin defers anything. Their
+    schemas are a few lines each. The task tools are registered whatever
+    [background] says because plugins start tasks of their own (the contract
+    gives them session.tasks), and those need fetching and stopping too.
+    """
     tools = [
         Tool(name="ToolSearch", handler=tool_search, input_model=ToolSearchInput, read_only=True,
              permission="read", plugin="core"),
         Tool(name="ScratchpadRead", handler=scratchpad_read, input_model=ScratchpadReadInput, read_only=True,
-             permission="read", loading="deferred", plugin="core"),
+             permission="read", plugin="core"),
         Tool(name="ScratchpadList", handler=scratchpad_list, input_model=NoInput, read_only=True,
-             permission="read", loading="deferred", plugin="core"),
+             permission="read", plugin="core"),
         Tool(name="TaskList", handler=task_list, input_model=NoInput, read_only=True,
-             permission="read", loading="deferred", plugin="core"),
-        Tool(name="TaskOutput", handler=task_output, input_model=TaskIdInput, read_only=True,
-             permission="read", loading="deferred", plugin="core"),
+             permission="read", plugin="core"),
+        Tool(name="TaskOutput", handler=task_output, input_model=TaskOutputInput, read_only=True,
+             permission="read", plugin="core"),
     ]
-    if background and "TaskStop" not in have:
+    if "TaskStop" not in have:
+        # Not read-only: stopping changes what is running, so it runs alone in a batch.
         tools.append(Tool(name="TaskStop", handler=task_stop, input_model=TaskStopInput,
-                          permission="read", loading="deferred", plugin="core"))
+                          permission="read", plugin="core"))
     return tools

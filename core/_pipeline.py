@@ -264,7 +264,9 @@ async def _run_before_hooks(info: CallInfo) -> tuple[bool, list[str]]:
     from ._session import PreCall
 
     rewritten, context = False, []
-    for impl in info.session.toolbox.hook.pegboard_before_call.get_hookimpls():
+    # reversed(): pluggy's own calling order (last registered first, tryfirst
+    # and trylast honoured), so a plugin that marks its hook tryfirst gets it.
+    for impl in reversed(info.session.toolbox.hook.pegboard_before_call.get_hookimpls()):
         try:
             verdict = await _call_hook(impl, {"call": info})
         except Exception as exc:
@@ -289,7 +291,7 @@ async def _run_after_hooks(info: CallInfo, result: ToolResult) -> ToolResult:
     """Each post-call hook sees the result as the ones before it left it. A
     failing hook cannot undo the call that already ran, so its failure is
     reported on the result and the remaining hooks still run."""
-    for impl in info.session.toolbox.hook.pegboard_after_call.get_hookimpls():
+    for impl in reversed(info.session.toolbox.hook.pegboard_after_call.get_hookimpls()):
         try:
             replaced = await _call_hook(impl, {"call": info, "result": result})
         except Exception as exc:
@@ -339,7 +341,10 @@ async def _execute(session: Session, tool: Tool, validated: Any, call_id: str, u
 def _garbage(value: Any) -> str:
     if value is None:
         return "nothing (None)"
-    return f"a {type(value).__name__} ({_show(repr(value), 60)})"
+    shown = repr(value)
+    shown = shown if len(shown) <= 60 else shown[:59] + "…"
+    kind = type(value).__name__
+    return f"{'an' if kind[0] in 'aeiou' else 'a'} {kind} ({shown})"
 
 
 _UNSAFE = re.compile(r"[^A-Za-z0-9_.-]+")
@@ -480,7 +485,9 @@ async def run_batch(session: Session, calls: Sequence[BatchCall]) -> list[ToolRe
 
     def read_only(call: BatchCall) -> bool:
         tool = toolbox.offered_tool(call[0], session)
-        return tool is not None and tool.read_only
+        # A call of a tool that is not offered only produces an error and
+        # changes nothing, so it need not split a group of reads.
+        return tool is None or tool.read_only
 
     async def one(index: int) -> None:
         call = calls[index]

@@ -1,0 +1,279 @@
+"""One call through the pipeline: validation, pegboard's own parameters,
+failures of every kind, large results, the scratchpad, deferred tools and
+external schemas. Tools come from a real entry-point plugin (_pipetest_tools)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from _plugin_factory import PIPETEST, PluginFactory, anyio_backend, plugin_factory  # noqa: F401
+from pegboard import Session, Toolbox, hookimpl
+
+pytestmark = pytest.mark.anyio
+
+
+class Events:
+    """A host that records every pegboard_event."""
+
+    def __init__(self) -> None:
+        self.events: list[tuple[str, str, dict[str, Any]]] = []
+
+    @hookimpl
+    def pegboard_event(self, session: Session, kind: str, data: dict[str, Any]) -> None:
+        self.events.append((session.id, kind, data))
+
+
+def load(factory: PluginFactory, config: str | None = None, host: object | None = None) -> Toolbox:
+    return factory(PIPETEST, config=config, host=host)
+
+
+def text(result: Any) -> str:
+    return result.text_content()  # type: ignore[no-any-return]
+
+
+# --- validation -------------------------------------------------------------------
+
+
+async def test_validation_names_each_bad_field_and_what_was_expected(plugin_factory: PluginFactory) -> None:
+    session = load(plugin_factory).session("workspace")
+    result = await session.call("Echo", {"count": "many", "mode": "shout"})
+    assert result.is_error
+    message = text(result)
+    assert "nothing was run" in message
+    assert "- text: required but missing; expected string (Text to echo.)" in message
+    assert "- count:" in message and "expected integer >= 1 <= 5" in message and '(got "many")' in message
+    assert "- mode:" in message and "expected one of \"plain\", \"upper\"" in message
+    assert session.plugin_state("pipetest").get("seen") is None  # the tool never ran
+
+
+async def test_arguments_as_json_text_and_bad_json(plugin_factory: PluginFactory) -> None:
+    session = load(plugin_factory).session("workspace")
+    assert text(await session.call("Echo", '{"text": "hi", "count": 2}')) == "hihi"
+    bad = await session.call("Echo", '{"text": ')
+    assert bad.is_error and "not valid JSON" in text(bad)
+    listed = await session.call("Echo", [1, 2])
+    assert listed.is_error and "must be a JSON object, not list" in text(listed)
+
+
+async def test_unknown_argument_is_reported_not_silently_dropped(plugin_factory: PluginFactory) -> None:
+    session = load(plugin_factory).session("workspace")
+    result = await session.call("Echo", {"text": "a", "cuont": 3})
+    assert not result.is_error
+    assert text(result).startswith("a\n")
+    assert "ignored unknown argument(s) 'cuont'" in text(result) and "count" in text(result)
+
+
+async def test_unknown_tool_and_near_miss(plugin_factory: PluginFactory) -> None:
+    session = load(plugin_factory).session("workspace")
+    result = await session.call("echo", {"text": "a"})
+    assert result.is_error and "Did you mean Echo?" in text(result)
+
+
+# --- background and scratchpad: strict types, null, collisions ---------------------------
+
+
+@pytest.mark.parametrize("value, expected", [
+    ("yes", "background must be a boolean (true or false), not \"yes\""),
+    (1, "background must be a boolean (true or false), not 1"),
+])
+async def test_background_must_be_boolean(plugin_factory: PluginFactory, value: Any, expected: str) -> None:
+    session = load(plugin_factory, config="[background]\nenabled = true\n").session("workspace")
+    result = await session.call("Echo", {"text": "a", "background": value})
+    assert result.is_error and expected in text(result)
+    assert session.plugin_state("pipetest").get("seen") is None
+    assert session.tasks.list() == []
+
+
+@pytest.mark.parametrize("value", [3, True, "", "   ", ["a"]])
+async def test_scratchpad_must_be_non_empty_string(plugin_factory: PluginFactory, value: Any) -> None:
+    session = load(plugin_factory).session("workspace")
+    result = await session.call("Echo", {"text": "a", "scratchpad": value})
+    assert result.is_error and "scratchpad must be a non-empty string" in text(result)
+    assert session.scratchpad == {}
+    assert session.plugin_state("pipetest").get("seen") is None
+
+
+async def test_null_counts_as_absent_and_both_are_removed(plugin_factory: PluginFactory) -> None:
+    session = load(plugin_factory, config="[background]\nenabled = true\n").session("workspace")
+    result = await session.call("Echo", {"text": "a", "background": None, "scratchpad": None})
+    assert not result.is_error and text(result) == "a"
+    result = await session.call("Echo", {"text": "b", "background": False, "scratchpad": "pad"})
+    assert "Saved 1 characters of Echo output to scratchpad entry 'pad'" in text(result)
+    # The handler never saw either parameter, and no "ignored unknown argument" advisory either.
+    assert session.plugin_state("pipetest")["seen"] == [{"text": "a", "count": 1, "mode": "plain"},
+                                                       {"text": "b", "count": 1, "mode": "plain"}]
+    assert "ignored" not in text(result)
+
+
+async def test_background_refused_when_switched_off(plugin_factory: PluginFactory) -> None:
+    session = load(plugin_factory).session("workspace")
+    result = await session.call("Echo", {"text": "a", "background": True})
+    assert result.is_error and "background calls are switched off" in text(result)
+    # false is harmless: stripped, the call runs.
+    assert text(await session.call("Echo", {"text": "a", "background": False})) == "a"
+
+
+async def test_tool_own_background_and_scratchpad_pass_through_untouched(plugin_factory: PluginFactory) -> None:
+    session = load(plugin_factory, config="[background]\nenabled = true\n").session("workspace")
+    result = await session.call("Own", {"background": "blue", "scratchpad": 7})
+    assert not result.is_error
+    assert json.loads(text(result)) == {"background": "blue", "scratchpad": 7}
+    assert session.scratchpad == {} and session.tasks.list() == []
+    # The tool's own parameter is the tool's to validate: a string for its int is its error, not ours.
+    bad = await session.call("Own", {"background": "red", "scratchpad": "notes"})
+    assert bad.is_error and "Invalid arguments for Own" in text(bad) and "- scratchpad:" in text(bad)
+
+
+async def test_external_schema_tool_keeps_its_own_background(plugin_factory: PluginFactory) -> None:
+    session = load(plugin_factory, config="[background]\nenabled = true\n").session("workspace")
+    result = await session.call("mcp__srv__add", {"n": 1, "background": "true-ish", "scratchpad": "s"})
+    # background is the server's (a string it declared); scratchpad is ours and redirected.
+    assert "Saved" in text(result) and session.tasks.list() == []
+    assert json.loads(session.scratchpad["s"]) == {"background": "true-ish", "n": 1}
+
+
+# --- external schemas ---------------------------------------------------------------
+
+
+async def test_external_schema_mismatch_is_an_advisory_and_the_call_goes_through(
+        plugin_factory: PluginFactory) -> None:
+    session = load(plugin_factory).session("workspace")
+    result = await session.call("mcp__srv__plain", {"x": 5, "extra": True})
+    assert not result.is_error
+    first, advisory = result.content[0].text, result.content[-1].text  # type: ignore[union-attr]
+    assert json.loads(first) == {"extra": True, "x": 5}  # the server got the arguments as sent
+    assert advisory.startswith("Advisory:") and "x: 5 is not of type 'string'" in advisory
+    clean = await session.call("mcp__srv__plain", {"x": "ok"})
+    assert "Advisory" not in text(clean)
+
+
+# --- a tool that raises, hangs, exits or returns garbage -----------------------------------
+
+
+async def test_raising_tool_becomes_error_and_session_carries_on(plugin_factory: PluginFactory) -> None:
+    session = load(plugin_factory).session("workspace")
+    result = await session.call("Boom", {})
+    assert result.is_error and text(result) == "Boom failed: RuntimeError: the disk caught fire"
+    threaded = await session.call("SyncBoom", {})
+    assert threaded.is_error and "ValueError: plain function failed in its thread" in text(threaded)
+    left = await session.call("Leave", {})
+    assert left.is_error and "SystemExit" in text(left)
+    assert text(await session.call("Echo", {"text": "still here"})) == "still here"
+
+
+async def test_hanging_tool_is_stopped_at_its_timeout(plugin_factory: PluginFactory) -> None:
+    session = load(plugin_factory).session("workspace")
+    results = await session.call_batch([("Hang", {}), ("Echo", {"text": "next"})])
+    assert results[0].is_error and "did not finish within 0.3 s and was stopped" in text(results[0])
+    assert session.plugin_state("pipetest")["hang_cancelled"] is True
+    assert text(results[1]) == "next"
+
+
+@pytest.mark.parametrize("kind, shown", [("int", "an int (42)"), ("dict", "a dict"), ("none", "nothing (None)")])
+async def test_garbage_return_is_an_error_naming_the_plugin(plugin_factory: PluginFactory, kind: str,
+                                                            shown: str) -> None:
+    session = load(plugin_factory).session("workspace")
+    result = await session.call("Garbage", {"kind": kind})
+    assert result.is_error
+    assert f"Garbage returned {shown}" in text(result) and "bug in the plugin 'pipetest'" in text(result)
+
+
+# --- large results, scratchpad ------------------------------------------------------------
+
+
+async def test_large_result_spills_to_a_file_with_preview(plugin_factory: PluginFactory) -> None:
+    session = load(plugin_factory, config="[results]\nmax_chars = 1000\n").session("workspace")
+    small = await session.call("Huge", {"size": 1000})
+    assert len(text(small)) == 1000  # at the limit: inline
+    result = await session.call("Huge", {"size": 5000}, call_id="c/1")
+    shown = text(result)
+    assert shown.startswith("abcdefghij") and "Output was 5,000 characters, over the 1,000 limit" in shown
+    path = Path(shown.split("saved in ")[1].split("; read it")[0])
+    assert path.is_file() and path.name == "Huge-c_1.txt"
+    assert path.read_text(encoding="utf-8") == "".join(chr(97 + i % 26) for i in range(5000))
+    assert session.data_dir in path.parents and "pegboard" in str(path)
+    assert len(shown) < 2_500
+
+
+async def test_default_limit_is_30000(plugin_factory: PluginFactory) -> None:
+    session = load(plugin_factory).session("workspace")
+    assert len(text(await session.call("Huge", {"size": 30_000}))) == 30_000
+    assert "over the 30,000 limit" in text(await session.call("Huge", {"size": 30_001}))
+
+
+async def test_scratchpad_saves_instead_of_returning_and_lifts_caps(plugin_factory: PluginFactory) -> None:
+    session = load(plugin_factory).session("workspace")
+    capped = await session.call("Big", {"size": 2000})
+    assert len(text(capped)) == 500
+    saved = await session.call("Big", {"size": 2000, "scratchpad": "letters"})
+    assert text(saved) == ("Saved 2,000 characters of Big output to scratchpad entry 'letters'. "
+                           "Read it with ScratchpadRead.")
+    assert len(session.scratchpad["letters"]) == 2000  # uncapped because scratchpad was set
+    # Huge does not lift caps, but a scratchpad entry is never spilled to a file.
+    await session.call("Huge", {"size": 40_000, "scratchpad": "huge"})
+    assert len(session.scratchpad["huge"]) == 40_000
+    listing = await session.call("ScratchpadList", {})
+    assert text(listing) == "huge\t40,000 characters\nletters\t2,000 characters"
+    part = await session.call("ScratchpadRead", {"name": "letters", "offset": 26, "limit": 26})
+    assert text(part).startswith("abcdefghijklmnopqrstuvwxyz\n[1,948 more characters; continue with offset=52]")
+    missing = await session.call("ScratchpadRead", {"name": "nope"})
+    assert missing.is_error and "Entries: huge, letters" in text(missing)
+    again = await session.call("Echo", {"text": "x", "scratchpad": "letters"})
+    assert "replacing the old entry" in text(again) and session.scratchpad["letters"] == "x"
+
+
+async def test_scratchpad_keeps_errors_inline(plugin_factory: PluginFactory) -> None:
+    session = load(plugin_factory).session("workspace")
+    result = await session.call("Boom", {"scratchpad": "pad"})
+    assert result.is_error and "the disk caught fire" in text(result)
+    assert "Nothing was saved to scratchpad entry 'pad'" in text(result)
+    assert session.scratchpad == {}
+
+
+# --- deferred tools -------------------------------------------------------------------
+
+
+async def test_calling_unloaded_deferred_tool_works_and_notes_missing_params_once(
+        plugin_factory: PluginFactory) -> None:
+    session = load(plugin_factory).session("workspace")
+    first = await session.call("Hidden", {"query": "q"})
+    assert first.content[0].text == "hidden q 10"  # type: ignore[union-attr]
+    note = first.content[-1].text  # type: ignore[union-attr]
+    assert note.startswith("Note: Hidden was called without loading its schema")
+    assert "- limit (integer, default 10): How many results." in note
+    assert "- verbose (boolean, default false): Say more." in note
+    assert "query" not in note.split("left out:")[1]
+    second = await session.call("Hidden", {"query": "q"})
+    assert "Note:" not in text(second)
+    # Once per tool per session: a second session is told again.
+    fresh = session.toolbox.session("workspace")
+    assert "Note: Hidden" in text(await fresh.call("Hidden", {"query": "q"}))
+
+
+async def test_loaded_deferred_tool_gets_no_note(plugin_factory: PluginFactory) -> None:
+    session = load(plugin_factory).session("workspace")
+    await session.call("ToolSearch", {"query": "select:Hidden"})
+    assert "Note" not in text(await session.call("Hidden", {"query": "q"}))
+
+
+async def test_full_call_gets_no_note(plugin_factory: PluginFactory) -> None:
+    session = load(plugin_factory).session("workspace")
+    result = await session.call("Hidden", {"query": "q", "limit": 2, "verbose": True})
+    assert text(result) == "hidden q 2"
+
+
+# --- events from streaming tools -----------------------------------------------------
+
+
+async def test_streaming_tool_notifications_reach_the_host(plugin_factory: PluginFactory) -> None:
+    host = Events()
+    session = load(plugin_factory, host=host).session("workspace")
+    assert text(await session.call("Ticker", {}, call_id="t1")) == "ticked"
+    lines = [(kind, data["line"], data["tool"], data["call_id"]) for _, kind, data in host.events]
+    assert lines == [("monitor.line", f"tick {i}", "Ticker", "t1") for i in range(3)]
+    assert session.notify_once("k", "told once") and not session.notify_once("k", "again")
+    assert host.events[-1][1:] == ("note", {"key": "k", "text": "told once"})

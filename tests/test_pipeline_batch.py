@@ -1,0 +1,125 @@
+"""Batches: read-only calls side by side (at most ten at once), every other
+call alone and in order, results in call order. Judged from the start/end
+timestamps the tools record themselves, never from absolute speed."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from _plugin_factory import PIPETEST, PluginFactory, anyio_backend, plugin_factory  # noqa: F401
+from pegboard import Session
+
+pytestmark = pytest.mark.anyio
+
+Interval = tuple[str, str, float, float]
+
+
+def log(session: Session) -> dict[str, Interval]:
+    return {entry[0]: entry for entry in session.plugin_state("pipetest").get("log", [])}
+
+
+def overlap(a: Interval, b: Interval) -> bool:
+    return a[2] < b[3] and b[2] < a[3]
+
+
+def peak(intervals: list[Interval]) -> int:
+    """The most intervals open at one instant."""
+    edges = sorted([(i[2], 1) for i in intervals] + [(i[3], -1) for i in intervals])
+    open_now = best = 0
+    for _, step in edges:
+        open_now += step
+        best = max(best, open_now)
+    return best
+
+
+def sleep(label: str, seconds: float = 0.2) -> tuple[str, dict[str, Any]]:
+    return ("Sleep", {"label": label, "seconds": seconds})
+
+
+async def test_ten_reads_run_side_by_side(plugin_factory: PluginFactory) -> None:
+    session = plugin_factory(PIPETEST).session("workspace")
+    results = await session.call_batch([sleep(f"r{i}") for i in range(10)])
+    assert [r.text_content() for r in results] == [f"slept r{i}" for i in range(10)]
+    spans = list(log(session).values())
+    assert len(spans) == 10
+    # Every pair overlaps: the last to start started before the first to end ended.
+    assert max(s[2] for s in spans) < min(s[3] for s in spans)
+
+
+async def test_at_most_ten_at_once_and_a_slow_read_holds_up_no_one(plugin_factory: PluginFactory) -> None:
+    session = plugin_factory(PIPETEST).session("workspace")
+    calls = [sleep("slow", 0.8)] + [sleep(f"r{i}", 0.1) for i in range(1, 14)]
+    results = await session.call_batch(calls)
+    assert [r.text_content() for r in results] == ["slept slow"] + [f"slept r{i}" for i in range(1, 14)]
+    spans = log(session)
+    assert peak(list(spans.values())) == 10
+    # r10..r13 had to wait for a slot, but for a fast call's slot, not the slow one's.
+    for i in range(10, 14):
+        assert spans[f"r{i}"][2] < spans["slow"][3], f"r{i} waited for the slow read"
+        assert overlap(spans[f"r{i}"], spans["slow"])
+
+
+async def test_writes_run_alone_and_in_order(plugin_factory: PluginFactory) -> None:
+    session = plugin_factory(PIPETEST).session("workspace")
+    calls: list[tuple[str, dict[str, Any]]] = [
+        ("ReadFile", {"label": "before", "path": "a.txt"}),
+        sleep("r1", 0.4),
+        sleep("r2", 0.1),
+        ("WriteFile", {"label": "w1", "path": "a.txt", "text": "one", "seconds": 0.15}),
+        ("ReadFile", {"label": "after", "path": "a.txt"}),
+        sleep("r3", 0.2),
+        ("WriteFile", {"label": "w2", "path": "a.txt", "text": "two", "seconds": 0.15}),
+        ("WriteFile", {"label": "w3", "path": "b.txt", "text": "three", "seconds": 0.15}),
+        ("ReadFile", {"label": "last", "path": "a.txt"}),
+    ]
+    results = await session.call_batch(calls)
+    texts = [r.text_content() for r in results]
+    # Results in call order, and each read saw exactly the writes before it (real files).
+    assert texts[0] == "<missing>" and texts[4] == "one" and texts[8] == "two"
+    assert texts[3] == "wrote 3 characters to a.txt" and texts[7] == "wrote 5 characters to b.txt"
+    assert (session.root / "a.txt").read_text() == "two" and (session.root / "b.txt").read_text() == "three"
+    spans = log(session)
+    writes = [spans[w] for w in ("w1", "w2", "w3")]
+    for w in writes:
+        for other in spans.values():
+            assert other is w or not overlap(w, other), f"{w[0]} overlapped {other[0]}"
+    # The first group ran side by side; w1 waited for all of it, the slow r1 included.
+    assert overlap(spans["r1"], spans["r2"]) and overlap(spans["r1"], spans["before"])
+    assert spans["w1"][2] >= spans["r1"][3]
+    # Reads after a write wait for it (and so, through it, for the slow r1 too).
+    assert spans["after"][2] >= spans["w1"][3] and spans["r3"][2] >= spans["w1"][3]
+    assert overlap(spans["after"], spans["r3"])
+    assert spans["w2"][2] >= spans["r3"][3] and spans["w3"][2] >= spans["w2"][3]
+    assert spans["last"][2] >= spans["w3"][3]
+
+
+async def test_failures_in_a_batch_stay_with_their_call(plugin_factory: PluginFactory) -> None:
+    session = plugin_factory(PIPETEST).session("workspace")
+    results = await session.call_batch([
+        sleep("a", 0.1),
+        ("Boom", {}),
+        ("Hang", {}),
+        ("Echo", {"count": "x"}),
+        ("NoSuchTool", {}),
+        ("Garbage", {}),
+        sleep("b", 0.1),
+        ("WriteFile", {"label": "w", "path": "forbidden.txt"}),
+        ("Echo", {"text": "end"}),
+    ])
+    assert [r.is_error for r in results] == [False, True, True, True, True, True, False, True, False]
+    assert "RuntimeError" in results[1].text_content()
+    assert "did not finish within" in results[2].text_content()
+    assert "Invalid arguments for Echo" in results[3].text_content()
+    assert "no tool called 'NoSuchTool'" in results[4].text_content()
+    assert "Permission denied for WriteFile" in results[7].text_content()
+    assert results[8].text_content() == "end"
+    spans = log(session)
+    assert overlap(spans["a"], spans["b"])  # one group, despite the failures between them
+
+
+async def test_call_ids_are_passed_through(plugin_factory: PluginFactory) -> None:
+    session = plugin_factory(PIPETEST, config="[results]\nmax_chars = 1000\n").session("workspace")
+    results = await session.call_batch([("Huge", {"size": 2000}, "toolu_01")])
+    assert "Huge-toolu_01.txt" in results[0].text_content()

@@ -1,0 +1,75 @@
+"""A session's state is its own: two sessions of one toolbox, in one process,
+never see each other's working dirs, mode, loaded tools, notes, tasks,
+scratchpad or plugin state."""
+
+from __future__ import annotations
+
+import asyncio
+
+import pytest
+
+from _plugin_factory import PIPETEST, PluginFactory, anyio_backend, plugin_factory  # noqa: F401
+
+pytestmark = pytest.mark.anyio
+
+
+async def test_two_sessions_are_isolated(plugin_factory: PluginFactory) -> None:
+    toolbox = plugin_factory(PIPETEST, config="[background]\nenabled = true\n")
+    one, two = toolbox.session("workspace"), toolbox.session("workspace")
+    assert one.id != two.id
+
+    # Interleave the two sessions' calls, really concurrently.
+    await asyncio.gather(
+        one.call("Echo", {"text": "one", "scratchpad": "pad"}),
+        two.call("Echo", {"text": "two", "scratchpad": "pad"}),
+        one.call("ToolSearch", {"query": "select:Hidden"}),
+        one.call("Sleep", {"label": "one-sleep", "seconds": 0.01}),
+        two.call("Slow", {"seconds": 0.01, "background": True}),
+    )
+    assert one.scratchpad == {"pad": "one"} and two.scratchpad == {"pad": "two"}
+    assert one.loaded == {"Hidden"} and two.loaded == set()
+    assert "Hidden" in [t.name for t in one.catalogue().tools]
+    assert "Hidden" in [d.name for d in two.catalogue().deferred]
+    assert [e[0] for e in one.plugin_state("pipetest")["log"]] == ["one-sleep"]
+    assert one.tasks.list() == [] and len(two.tasks.list()) == 1
+    await two.tasks.wait(two.tasks.list()[0].id, 5)
+    assert [e[0] for e in two.plugin_state("pipetest")["log"]] == ["slow"]
+
+    # One-time notes are per session.
+    assert "Note: Hidden" in (await two.call("Hidden", {"query": "q"})).text_content()
+    assert "Note: Hidden" not in (await one.call("Hidden", {"query": "q"})).text_content()  # loaded in one
+    assert one.note_once("x") and two.note_once("x") and not one.note_once("x")
+
+    # Mode and working directories.
+    one.set_mode("read")
+    assert one.mode == "read" and two.mode == "workspace"
+    assert (await one.call("WriteFile", {"label": "w", "path": "a.txt"})).is_error
+    extra = one.root / "extra"
+    extra.mkdir()
+    one.add_working_dir("extra")
+    assert extra.resolve() in one.working_dirs and extra.resolve() not in two.working_dirs
+
+    # Per-plugin state: a dict per plugin per session.
+    one.plugin_state("other")["k"] = 1
+    assert two.plugin_state("other") == {}
+    assert one.data_dir != two.data_dir
+
+
+async def test_session_closes_once_and_calls_close_hooks(plugin_factory: PluginFactory) -> None:
+    toolbox = plugin_factory(PIPETEST + """
+from pegboard import hookimpl
+
+@hookimpl
+def pegboard_session_closed(session):
+    session.toolbox.closed_ids = getattr(session.toolbox, "closed_ids", []) + [session.id]
+""")
+    async with toolbox.session("workspace") as session:
+        pass
+    await session.aclose()
+    assert toolbox.closed_ids == [session.id]  # type: ignore[attr-defined]
+
+
+async def test_add_working_dir_refuses_a_non_directory(plugin_factory: PluginFactory) -> None:
+    session = plugin_factory(PIPETEST).session("workspace")
+    with pytest.raises(ValueError, match="not a directory"):
+        session.add_working_dir("missing")
