@@ -180,6 +180,9 @@ class Toolbox:
             return f"There is no tool called {name!r}.{hint}"
         if not status.enabled:
             return f"{name} is not available: {status.status}."
+        if (name == "ToolSearch" and status.tool.plugin == CORE_PLUGIN
+                and session.policy.offers_tool(self.required_level(status.tool), status.tool.read_only)):
+            return "ToolSearch is offered only while some tool is deferred; every tool's schema is already loaded."
         return (f"{name} is not offered in {session.policy.name} "
                 f"(it needs {self.required_level(status.tool)}"
                 f"{', and only read-only tools are offered' if session.policy.read_only_tools else ''}).")
