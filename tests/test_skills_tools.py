@@ -505,3 +505,25 @@ def test_plugin_shipped_skills_in_the_listing(plugin_factory: PluginFactory, tmp
     plugin_factory.write(SHIPPER.format(folder=str(shipped)), name="acme")
     toolbox = Toolbox.load(cwd=plugin_factory.root, plugins=["acme", "skills"])
     assert "- format: plugin format" in toolbox.description(toolbox.tools["Skill"])
+
+
+# --- with the fs and shell plugins: a Claude Code skill's allowed-tools take effect ----
+
+
+def test_claude_code_allowed_tools_pre_approve_real_tools(tmp_path: Path) -> None:
+    make_skill(project_dir(tmp_path), "cc", extra="allowed-tools: Bash(git:*), Read\nlicense: MIT\n")
+    make_skill(project_dir(tmp_path), "other")
+    outside = tmp_path / "outside.txt"
+    outside.write_text("data\n", encoding="utf-8")
+    toolbox = Toolbox.load(cwd=tmp_path / "project", plugins=["skills", "fs", "shell"])
+    assert {name: r.error for name, r in toolbox.records.items()} == {"skills": None, "fs": None, "shell": None}
+    session = toolbox.session()
+    read = {"file_path": str(outside)}
+    assert decide(session, "Read", read) == "ask"  # outside the working directories
+    result = call(session, "Skill", {"skill": "cc"})
+    assert [(r.text, r.source) for r in session.grants()] == [("Bash(git:*)", "skill:cc"), ("Read", "skill:cc")]
+    assert "Bash(git:*), Read" in result.content[1].text
+    assert decide(session, "Read", read) == "allow"
+    assert "data" in call(session, "Read", read).text_content()
+    call(session, "Skill", {"skill": "other"})
+    assert decide(session, "Read", read) == "ask"
