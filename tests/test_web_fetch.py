@@ -69,7 +69,7 @@ async def test_html_page_comes_back_as_markdown_with_caps_stated(serve: Callable
     assert f"[the docs](http://127.0.0.1:{srv.port}/docs)" in text
     assert "alert(" not in text and "color: red" not in text
     assert "No model summarised this page" in text and "'what is the heading?'" in text
-    assert "Limits: downloads stop at 10,000,000 bytes and 30 s" in text
+    assert "Limits: downloads stop at 5,000,000 bytes and 30 s" in text
     assert "at most 40,000 characters" in text
     assert srv.requests[0][2]["host"] == f"127.0.0.1:{srv.port}"
     assert srv.requests[0][2]["user-agent"].startswith("pegboard-webfetch")

@@ -303,3 +303,13 @@ def test_plugin_import_stays_light() -> None:
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "", f"plugins/web/__init__ imported {out.stdout.strip()}"
+
+
+def test_scripts_styles_and_comments_are_stripped_whatever_their_case() -> None:
+    html = (b"<html><body><SCRIPT type='x'>if (a<b) document.write('<p>inscript</p>')</SCRIPT ><p>kept</p>"
+            b"<!-- <p>commented</p> --><Style>.x{}</Style><svg><text>vector</text></svg><p>also kept</p>"
+            b"<script>unterminated")
+    out = convert(html, "text/html", "https://x.test/").text
+    assert "kept" in out and "also kept" in out
+    for gone in ("inscript", "commented", ".x{}", "vector", "unterminated"):
+        assert gone not in out

@@ -30,7 +30,7 @@ class FetchError(Exception):
 @dataclass(frozen=True)
 class FetchLimits:
     timeout_s: float = 30.0
-    max_bytes: int = 10_000_000
+    max_bytes: int = 5_000_000
     max_redirects: int = 5
     user_agent: str = "pegboard-webfetch/0.1"
 

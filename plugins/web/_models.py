@@ -16,7 +16,7 @@ class WebConfig(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
     timeout_s: float = Field(30.0, gt=0, le=600, description="whole-fetch time limit, redirects included")
-    max_bytes: int = Field(10_000_000, ge=1024, le=200_000_000, description="download cap (decoded bytes)")
+    max_bytes: int = Field(5_000_000, ge=1024, le=200_000_000, description="download cap (decoded bytes)")
     window_chars: int = Field(40_000, ge=1000, le=2_000_000, description="characters of page text per call")
     max_redirects: int = Field(5, ge=0, le=20, description="same-host redirect hops followed")
     cache_ttl_s: float = Field(900.0, ge=0, description="how long fetched pages are reused (0 turns caching off)")

@@ -147,6 +147,23 @@ class VettingBackend(httpcore.AsyncNetworkBackend):
         await self.inner.sleep(seconds)
 
 
+_default_ssl: ssl.SSLContext | None = None
+
+
+def _ssl_context(verify: ssl.SSLContext | bool) -> ssl.SSLContext:
+    """The verifying context, built once per process: loading the CA bundle
+    costs more than a whole loopback fetch, and the context is only read."""
+    global _default_ssl
+    if isinstance(verify, ssl.SSLContext):
+        return verify
+    if verify is False:
+        return httpx.create_ssl_context(verify=False)
+    if _default_ssl is None:
+        # SSL_CERT_FILE / SSL_CERT_DIR are honoured (corporate CAs); proxies are not.
+        _default_ssl = httpx.create_ssl_context(verify=True, trust_env=True)
+    return _default_ssl
+
+
 class _VettedTransport(httpx.AsyncHTTPTransport):
     """httpx's own transport with its connection pool swapped for one on ``VettingBackend``.
 
@@ -157,11 +174,10 @@ class _VettedTransport(httpx.AsyncHTTPTransport):
     the attribute fails loudly instead of silently unguarded.
     """
 
-    def __init__(self, backend: VettingBackend, ssl_context: ssl.SSLContext | bool, limits: httpx.Limits) -> None:
+    def __init__(self, backend: VettingBackend, ssl_context: ssl.SSLContext, limits: httpx.Limits) -> None:
         super().__init__(verify=ssl_context, trust_env=False, limits=limits, retries=0)
-        ctx = ssl_context if isinstance(ssl_context, ssl.SSLContext) else httpx.create_ssl_context(verify=ssl_context)
         self._pool = httpcore.AsyncConnectionPool(
-            ssl_context=ctx,
+            ssl_context=ssl_context,
             max_connections=limits.max_connections,
             max_keepalive_connections=limits.max_keepalive_connections,
             keepalive_expiry=limits.keepalive_expiry,
@@ -173,7 +189,7 @@ class _VettedTransport(httpx.AsyncHTTPTransport):
 
 def make_transport(backend: VettingBackend, verify: ssl.SSLContext | bool = True) -> httpx.AsyncBaseTransport:
     limits = httpx.Limits(max_connections=4, max_keepalive_connections=2)
-    transport = _VettedTransport(backend, verify, limits)
+    transport = _VettedTransport(backend, _ssl_context(verify), limits)
     pool = getattr(transport, "_pool", None)
     if not isinstance(pool, httpcore.AsyncConnectionPool) or getattr(pool, "_network_backend", None) is not backend:
         raise RuntimeError("WebFetch could not install its address-checking transport; refusing to fetch")

@@ -1,0 +1,151 @@
+"""WebFetch cost against a plain httpx GET, in the same run.
+
+Serves a ~1 MB HTML page on 127.0.0.1 and times, on one event loop:
+
+* ``httpx``      plain ``httpx.AsyncClient.get`` of the page on one kept-alive
+                 client (the floor; ratios are against this);
+* ``httpx-new``  the same GET with a new client per call, as WebFetch does;
+* ``fetch``      WebFetch's download path alone (address checks, vetted
+                 transport, capped streaming read), no conversion;
+* ``webfetch``   the whole tool minus the model: check, fetch, HTML to
+                 Markdown, window (cache off, so every run converts);
+* ``cached``     the whole tool answering from its page cache.
+
+Ratios are against ``httpx`` measured in the same process, so the figures
+compare across machines better than the absolute times do.
+
+    python bench/bench_web.py [--runs N] [--size-kb K]
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import http.server
+import statistics
+import threading
+import time
+from collections.abc import Awaitable, Callable
+from types import SimpleNamespace
+
+
+def make_page(size: int) -> bytes:
+    parts = ["<!doctype html><html><head><title>Bench page</title>",
+             "<style>body{font-family:sans-serif}</style><script>var tracking = 1;</script></head><body>",
+             "<nav><ul>" + "".join(f"<li><a href='/s{i}'>Section {i}</a></li>" for i in range(30)) + "</ul></nav>"]
+    i = 0
+    while sum(len(p) for p in parts) < size:
+        parts.append(
+            f"<article><h2>Heading {i}</h2><p>Paragraph {i} with <b>bold</b>, <i>italic</i> and "
+            f"<a href='/page/{i}?ref=bench'>a relative link</a>. Lorem ipsum dolor sit amet, consectetur "
+            "adipiscing elit, sed do eiusmod tempor incididunt ut labore et dolore magna aliqua.</p>"
+            f"<ul><li>point one of {i}</li><li>point two with <code>code()</code></li></ul>"
+            f"<table><tr><th>key</th><th>value</th></tr><tr><td>k{i}</td><td>{i * 7}</td></tr></table>"
+            "</article>"
+        )
+        i += 1
+    parts.append("</body></html>")
+    return "".join(parts).encode()
+
+
+def serve(body: bytes) -> tuple[http.server.ThreadingHTTPServer, int]:
+    class H(http.server.BaseHTTPRequestHandler):
+        protocol_version = "HTTP/1.1"
+
+        def do_GET(self) -> None:
+            self.send_response(200)
+            self.send_header("Content-Type", "text/html; charset=utf-8")
+            self.send_header("Content-Length", str(len(body)))
+            self.end_headers()
+            self.wfile.write(body)
+
+        def log_message(self, *args: object) -> None:
+            pass
+
+    httpd = http.server.ThreadingHTTPServer(("127.0.0.1", 0), H)
+    httpd.daemon_threads = True
+    threading.Thread(target=httpd.serve_forever, daemon=True).start()
+    return httpd, int(httpd.server_address[1])
+
+
+async def timed(paths: dict[str, Callable[[], Awaitable[object]]], runs: int) -> dict[str, list[float]]:
+    """Round-robin: every run times each path once, so a burst of load on a
+    shared machine hits all paths alike instead of whichever ran during it."""
+    for fn in paths.values():
+        await fn()  # warm-up: imports, CA bundle, first connection
+    out: dict[str, list[float]] = {name: [] for name in paths}
+    for _ in range(runs):
+        for name, fn in paths.items():
+            t0 = time.perf_counter()
+            await fn()
+            out[name].append(time.perf_counter() - t0)
+    return out
+
+
+async def main(runs: int, size_kb: int) -> None:
+    import httpx
+
+    from pegboard.plugins.web._cache import PageCache
+    from pegboard.plugins.web._fetch import FetchLimits, fetch
+    from pegboard.plugins.web._models import WebConfig, WebFetchInput
+    from pegboard.plugins.web._urls import check_url
+    from pegboard.plugins.web._webfetch import run_fetch
+
+    body = make_page(size_kb * 1024)
+    httpd, port = serve(body)
+    url = f"http://127.0.0.1:{port}/page"
+    rules = [SimpleNamespace(tool="WebFetch", specifier="domain:127.0.0.1", behavior="allow", source="bench")]
+    allowed = frozenset({"127.0.0.1"})
+    config = WebConfig(cache_ttl_s=0)
+    args = WebFetchInput(url=url, prompt="what is on the page?")
+    warm_cache = PageCache()
+
+    shared = httpx.AsyncClient(trust_env=False)
+
+    async def plain() -> object:
+        # One long-lived client with keep-alive: the cheapest a GET can be, so
+        # the ratio is conservative (WebFetch opens a fresh connection per call).
+        r = await shared.get(url)
+        return r.content
+
+    async def plain_fresh() -> object:
+        async with httpx.AsyncClient(trust_env=False) as client:
+            r = await client.get(url)
+            return r.content
+
+    async def fetch_only() -> object:
+        return await fetch(check_url(url), allowed_hosts=allowed, limits=FetchLimits())
+
+    async def whole() -> object:
+        result = await run_fetch(args, config, rules=rules, cache=PageCache(ttl_s=0))
+        assert not result.is_error, result.text_content()[:300]
+        return result
+
+    async def cached() -> object:
+        return await run_fetch(args, WebConfig(), rules=rules, cache=warm_cache)
+
+    try:
+        sample = await whole()
+        md_chars = len(sample.text_content())  # type: ignore[attr-defined]
+        times = await timed({"httpx": plain, "httpx-new": plain_fresh, "fetch": fetch_only,
+                             "webfetch": whole, "cached": cached}, runs)
+    finally:
+        await shared.aclose()
+        httpd.shutdown()
+        httpd.server_close()
+
+    floor = statistics.median(times["httpx"])
+    print(f"page: {len(body):,} bytes of HTML; WebFetch result {md_chars:,} characters "
+          f"(window {config.window_chars:,}); {runs} runs each, median and min")
+    print(f"{'path':<10} {'median ms':>10} {'min ms':>8} {'x httpx':>8}")
+    for name, samples in times.items():
+        med = statistics.median(samples)
+        print(f"{name:<10} {med * 1000:>10.1f} {min(samples) * 1000:>8.1f} {med / floor:>8.2f}")
+
+
+if __name__ == "__main__":
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--runs", type=int, default=7)
+    parser.add_argument("--size-kb", type=int, default=1024)
+    ns = parser.parse_args()
+    asyncio.run(main(ns.runs, ns.size_kb))
