@@ -1,0 +1,159 @@
+"""The sandbox backends, each proven by a write, a remount and a connection that fail."""
+
+from __future__ import annotations
+
+import socket
+import subprocess
+import threading
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from pegboard.plugins.shell._runner import base_env, bash_argv
+from pegboard.plugins.shell._sandbox import Box, bwrap_works, landlock_abi, wrap
+
+needs_bwrap = pytest.mark.skipif(bwrap_works() is not None, reason=f"bubblewrap unusable: {bwrap_works()}")
+needs_landlock = pytest.mark.skipif(landlock_abi() < 1, reason="Landlock not available")
+
+
+def run_in(backend: str, box: Box, command: str, cwd: Path) -> subprocess.CompletedProcess[str]:
+    argv = wrap(backend, box, bash_argv(command, 2))  # fd 2: the cwd report goes to stderr, ignored here
+    return subprocess.run(argv, cwd=cwd, env=base_env([cwd], tmp=box.tmp), stdin=subprocess.DEVNULL,
+                          capture_output=True, text=True, timeout=60)
+
+
+@pytest.fixture
+def layout(tmp_path: Path) -> tuple[Path, Path]:
+    work = (tmp_path / "work").resolve()
+    (work / ".git").mkdir(parents=True)
+    (work / ".git" / "config").write_text("[core]\n")
+    outside = (tmp_path / "outside").resolve()
+    outside.mkdir()
+    return work, outside
+
+
+@pytest.fixture
+def listener() -> Iterator[int]:
+    """A TCP server on the host's loopback; connecting proves network reach."""
+    srv = socket.socket()
+    srv.bind(("127.0.0.1", 0))
+    srv.listen(8)
+    port = srv.getsockname()[1]
+    stop = threading.Event()
+
+    def serve() -> None:
+        srv.settimeout(0.2)
+        while not stop.is_set():
+            try:
+                conn, _ = srv.accept()
+                conn.sendall(b"hello\n")
+                conn.close()
+            except OSError:
+                continue
+
+    t = threading.Thread(target=serve, daemon=True)
+    t.start()
+    yield port
+    stop.set()
+    t.join()
+    srv.close()
+
+
+CONNECT = "exec 3<>/dev/tcp/127.0.0.1/{port} && head -n1 <&3"
+
+
+def test_unconfined_control_can_do_everything(layout: tuple[Path, Path], listener: int) -> None:
+    # The same probes without a sandbox succeed: the tests below can fail.
+    work, outside = layout
+    r = run_in("none", Box((), (), True), f"touch {outside}/x && touch {work}/.git/x && {CONNECT.format(port=listener)}",
+               work)
+    assert r.returncode == 0 and "hello" in r.stdout
+    assert (outside / "x").exists()
+
+
+@needs_bwrap
+def test_bwrap_writes_only_inside_the_workspace(layout: tuple[Path, Path]) -> None:
+    work, outside = layout
+    box = Box((work,), (work / ".git",), network=False)
+    r = run_in("bubblewrap", box, f"touch {work}/ok; touch {outside}/bad; touch {work}/.git/hook; echo done", work)
+    assert "done" in r.stdout
+    assert (work / "ok").exists()
+    assert not (outside / "bad").exists()
+    assert not (work / ".git" / "hook").exists()
+    assert "Read-only file system" in r.stderr
+
+
+@needs_bwrap
+def test_bwrap_read_level_writes_nothing(layout: tuple[Path, Path]) -> None:
+    work, _ = layout
+    r = run_in("bubblewrap", Box((), (), network=False), f"touch {work}/nope", work)
+    assert r.returncode != 0 and not (work / "nope").exists()
+
+
+@needs_bwrap
+def test_bwrap_remount_read_write_fails(layout: tuple[Path, Path]) -> None:
+    work, outside = layout
+    box = Box((work,), (work / ".git",), network=False)
+    r = run_in("bubblewrap", box,
+               f"mount -o remount,rw,bind {work}/.git; mount -o remount,rw /; "
+               f"touch {work}/.git/x {outside}/y; grep CapEff /proc/self/status", work)
+    assert not (work / ".git" / "x").exists()
+    assert not (outside / "y").exists()
+    assert "CapEff:\t0000000000000000" in r.stdout
+
+
+@needs_bwrap
+def test_bwrap_has_no_network(layout: tuple[Path, Path], listener: int) -> None:
+    work, _ = layout
+    r = run_in("bubblewrap", Box((work,), (), network=False), CONNECT.format(port=listener), work)
+    assert r.returncode != 0 and "hello" not in r.stdout
+
+
+@needs_bwrap
+def test_bwrap_network_when_allowed(layout: tuple[Path, Path], listener: int) -> None:
+    work, _ = layout
+    r = run_in("bubblewrap", Box((work,), (), network=True), CONNECT.format(port=listener), work)
+    assert "hello" in r.stdout
+
+
+@needs_bwrap
+def test_bwrap_private_tmp_and_pid_namespace(layout: tuple[Path, Path], tmp_path: Path) -> None:
+    work, outside = layout
+    (outside / "host-file").write_text("x")
+    r = run_in("bubblewrap", Box((work,), (), network=False),
+               f"test -e {outside}/host-file && echo visible || echo hidden; echo $$", work)
+    seen, pid = r.stdout.split()
+    assert seen == "hidden"  # /tmp is private: only the bound workspace shows through
+    assert int(pid) < 10  # bash is (almost) the first process of its own PID namespace
+
+
+@needs_landlock
+def test_landlock_writes_only_inside(layout: tuple[Path, Path], tmp_path: Path) -> None:
+    work, outside = layout
+    tmp = tmp_path / "private-tmp"
+    tmp.mkdir()
+    r = run_in("landlock", Box((work,), (), network=False, tmp=tmp),
+               f"touch {work}/ok && touch $TMPDIR/t && echo inside; touch {outside}/bad || echo refused", work)
+    assert "inside" in r.stdout and "refused" in r.stdout, r.stderr
+    assert (work / "ok").exists() and (tmp / "t").exists()
+    assert not (outside / "bad").exists()
+
+
+@needs_landlock
+def test_landlock_cannot_be_lifted_from_inside(layout: tuple[Path, Path]) -> None:
+    work, outside = layout
+    # A nested launcher only adds restrictions: granting the outside dir again does nothing.
+    from pegboard.plugins.shell import _sandbox
+
+    inner = " ".join(wrap("landlock", Box((outside,), (), network=True), ["touch", f"{outside}/bad"]))
+    r = run_in("landlock", Box((work,), (), network=False), f"{inner}; mount -o remount,rw /; true", work)
+    assert not (outside / "bad").exists(), r.stderr
+    assert _sandbox.landlock_abi() >= 1
+
+
+@pytest.mark.skipif(landlock_abi() < 4, reason="Landlock ABI < 4 has no TCP rules")
+def test_landlock_blocks_tcp(layout: tuple[Path, Path], listener: int) -> None:
+    work, _ = layout
+    r = run_in("landlock", Box((work,), (), network=False), CONNECT.format(port=listener), work)
+    assert r.returncode != 0 and "hello" not in r.stdout
