@@ -18,9 +18,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal
 
-import pathspec
-
-from ._walk import walk_files
+from ._walk import Filters, walk_files
 
 __all__ = ["GrepError", "GrepQuery", "TYPES", "find_rg", "grep_python", "grep_rg"]
 
@@ -134,68 +132,17 @@ def _rg_message(stderr: str) -> str:
 # --- Python ------------------------------------------------------------------------
 
 
-def _brace_expand(pattern: str) -> list[str]:
-    start = pattern.find("{")
-    if start == -1:
-        return [pattern]
-    depth = 0
-    for end in range(start, len(pattern)):
-        if pattern[end] == "{":
-            depth += 1
-        elif pattern[end] == "}":
-            depth -= 1
-            if depth == 0:
-                break
-    else:
-        return [pattern]
-    parts, depth, cur = [], 0, ""
-    for c in pattern[start + 1:end]:
-        if c == "," and depth == 0:
-            parts.append(cur)
-            cur = ""
-            continue
-        depth += (c == "{") - (c == "}")
-        cur += c
-    parts.append(cur)
-    out: list[str] = []
-    for part in parts:
-        out.extend(_brace_expand(pattern[:start] + part + pattern[end + 1:]))
-    return out
-
-
-class _FileFilter:
-    """``--glob`` and ``--type`` as ripgrep applies them to the files it walks."""
-
-    def __init__(self, q: GrepQuery) -> None:
-        self.root = q.root
-        self.glob: pathspec.GitIgnoreSpec | None = None
-        self.negated = False
-        if q.glob:
-            glob = q.glob
-            self.negated = glob.startswith("!")
-            self.glob = pathspec.GitIgnoreSpec.from_lines(_brace_expand(glob[1:] if self.negated else glob))
-        self.types: pathspec.GitIgnoreSpec | None = None
-        if q.type:
-            if q.type not in TYPES:
-                raise GrepError(f"unknown file type {q.type!r}; known: {', '.join(sorted(TYPES))} "
-                                f"(or use the glob parameter)")
-            self.types = pathspec.GitIgnoreSpec.from_lines(TYPES[q.type])
-
-    def wants(self, path: Path) -> bool:
-        rel = path.relative_to(self.root).as_posix()
-        if self.glob is not None and self.glob.match_file(rel) == self.negated:
-            return False
-        return self.types is None or self.types.match_file(path.name)
-
-
 def _files(q: GrepQuery) -> Iterator[Path]:
     if q.root.is_file():
         yield q.root  # a file named explicitly is searched whatever the ignore files say
         return
-    keep = _FileFilter(q)
-    for path in walk_files(q.root):
-        if keep.wants(path):
-            yield path
+    types: tuple[str, ...] = ()
+    if q.type:
+        if q.type not in TYPES:
+            raise GrepError(f"unknown file type {q.type!r}; known: {', '.join(sorted(TYPES))} "
+                            f"(or use the glob parameter)")
+        types = TYPES[q.type]
+    yield from walk_files(q.root, filters=Filters(q.root, q.glob, types))
 
 
 def _compile(q: GrepQuery) -> re.Pattern[str]:

@@ -21,7 +21,7 @@ from pathlib import Path
 
 import pathspec
 
-__all__ = ["glob_regex", "walk_files"]
+__all__ = ["Filters", "brace_expand", "glob_regex", "walk_files"]
 
 # lowest precedence first; a later file in the same directory wins
 _IGNORE_FILES = (".gitignore", ".ignore", ".rgignore")
@@ -48,14 +48,61 @@ def _load(directory: Path) -> list[_Layer]:
     return layers
 
 
-def _ignored(path: Path, is_dir: bool, layers: list[_Layer]) -> bool:
+def _verdict(path: Path, is_dir: bool, layers: list[_Layer]) -> bool | None:
+    """True: ignored; False: whitelisted by a ``!pattern``; None: no ignore file says anything."""
     # highest precedence is last: walk backwards and stop at the first verdict
     for layer in reversed(layers):
         rel = path.relative_to(layer.base).as_posix()
         result = layer.spec.check_file(rel + "/" if is_dir else rel)
         if result.include is not None:
             return bool(result.include)
-    return False
+    return None
+
+
+class Filters:
+    """``--glob`` and ``--type`` as ripgrep's ignore crate applies them.
+
+    Its order (ignore/src/dir.rs ``matched``): a glob that matches decides
+    outright, over ignore files and hidden-ness; then ignore files; then the
+    type; and a file is skipped for being hidden only if nothing whitelisted it.
+    """
+
+    def __init__(self, root: Path, glob: str | None = None, types: tuple[str, ...] = ()) -> None:
+        self.root = root
+        self.negated = bool(glob) and glob.startswith("!")  # type: ignore[union-attr]
+        body = glob[1:] if glob and self.negated else glob
+        self.glob = pathspec.GitIgnoreSpec.from_lines(brace_expand(body)) if body else None
+        self.types = pathspec.GitIgnoreSpec.from_lines(types) if types else None
+
+    def override(self, path: Path, is_dir: bool) -> bool | None:
+        if self.glob is None:
+            return None
+        rel = path.relative_to(self.root).as_posix()
+        if self.glob.match_file(rel + "/" if is_dir else rel):
+            return self.negated  # a plain glob whitelists (False), "!glob" ignores (True)
+        if not self.negated and not is_dir:
+            return True  # files must match a plain glob
+        return None
+
+    def type_verdict(self, path: Path, is_dir: bool) -> bool | None:
+        if self.types is None or is_dir:
+            return None
+        return not self.types.match_file(path.name)
+
+
+def _skip(path: Path, is_dir: bool, layers: list[_Layer], hidden: bool, filters: Filters | None) -> bool:
+    if filters is not None and (o := filters.override(path, is_dir)) is not None:
+        return o
+    whitelisted = False
+    verdict = _verdict(path, is_dir, layers)
+    if verdict:
+        return True
+    whitelisted = verdict is False
+    if filters is not None and (t := filters.type_verdict(path, is_dir)) is not None:
+        if t:
+            return True
+        whitelisted = True
+    return not whitelisted and not hidden and path.name.startswith(".")
 
 
 def _parent_layers(root: Path) -> list[_Layer]:
@@ -65,22 +112,22 @@ def _parent_layers(root: Path) -> list[_Layer]:
     return layers
 
 
-def walk_files(root: Path, *, hidden: bool = False) -> Iterator[Path]:
+def walk_files(root: Path, *, hidden: bool = False, filters: Filters | None = None) -> Iterator[Path]:
     """Files under ``root`` (resolved) in ripgrep's ``--sort path`` order.
 
-    ``hidden``: include dot-files and dot-folders (``rg --hidden``), except ``.git``.
+    ``hidden``: include dot-files and dot-folders (``rg --hidden``); ``.git`` stays out.
     """
-    yield from _walk(root, _parent_layers(root) + _load(root), hidden)
+    yield from _walk(root, _parent_layers(root) + _load(root), hidden, filters)
 
 
-def _walk(directory: Path, layers: list[_Layer], hidden: bool) -> Iterator[Path]:
+def _walk(directory: Path, layers: list[_Layer], hidden: bool, filters: Filters | None) -> Iterator[Path]:
     try:
         with os.scandir(directory) as it:
             entries = sorted(it, key=lambda e: e.name)
     except OSError:
         return  # unreadable folders are skipped, as ripgrep does (it only warns)
     for entry in entries:
-        if entry.name.startswith(".") and (not hidden or entry.name == ".git"):
+        if entry.name == ".git":
             continue
         try:
             mode = entry.stat(follow_symlinks=False).st_mode
@@ -88,10 +135,40 @@ def _walk(directory: Path, layers: list[_Layer], hidden: bool) -> Iterator[Path]
             continue
         path = directory / entry.name
         if stat.S_ISDIR(mode):
-            if not _ignored(path, True, layers):
-                yield from _walk(path, layers + _load(path), hidden)
-        elif stat.S_ISREG(mode) and not _ignored(path, False, layers):
+            if not _skip(path, True, layers, hidden, filters):
+                yield from _walk(path, layers + _load(path), hidden, filters)
+        elif stat.S_ISREG(mode) and not _skip(path, False, layers, hidden, filters):
             yield path
+
+
+def brace_expand(pattern: str) -> list[str]:
+    """``*.{ts,tsx}`` → ``*.ts``, ``*.tsx`` (nested braces too), as ripgrep's globs allow."""
+    start = pattern.find("{")
+    if start == -1:
+        return [pattern]
+    depth = 0
+    for end in range(start, len(pattern)):
+        if pattern[end] == "{":
+            depth += 1
+        elif pattern[end] == "}":
+            depth -= 1
+            if depth == 0:
+                break
+    else:
+        return [pattern]
+    parts, depth, cur = [], 0, ""
+    for c in pattern[start + 1:end]:
+        if c == "," and depth == 0:
+            parts.append(cur)
+            cur = ""
+            continue
+        depth += (c == "{") - (c == "}")
+        cur += c
+    parts.append(cur)
+    out: list[str] = []
+    for part in parts:
+        out.extend(brace_expand(pattern[:start] + part + pattern[end + 1:]))
+    return out
 
 
 # --- globs -------------------------------------------------------------------------

@@ -1,0 +1,194 @@
+"""Glob and Grep: ripgrep and the Python engine must agree, ignore files included."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from pegboard import Toolbox
+from pegboard.plugins.fs._grep import GrepError, GrepQuery, find_rg, grep_python, grep_rg
+from pegboard.plugins.fs._search import list_files
+
+pytestmark = pytest.mark.anyio
+RG = find_rg(None)
+needs_rg = pytest.mark.skipif(RG is None, reason="ripgrep (rg) is not installed")
+
+
+@pytest.fixture
+def anyio_backend() -> str:
+    return "asyncio"
+
+
+@pytest.fixture
+def tree(tmp_path: Path) -> Path:
+    outer = tmp_path.resolve()
+    (outer / ".gitignore").write_text("parent_ignored.txt\n")  # above the search root: still applies
+    root = outer / "repo"
+    files = {
+        ".gitignore": "build/\n*.log\n!keep.log\n",
+        ".ignore": "by_dot_ignore.txt\n",
+        "a.py": "import os\n\ndef handler():\n    return os.getcwd()\n\n\n# TODO: more\n",
+        "b.py": "x = 1\nTODO = 'not a comment'\nprint(x)\n",
+        "notes.md": "Handler notes\nline two\nline three\nhandler again\n",
+        "app.log": "handler in a log\n",
+        "keep.log": "handler kept\n",
+        "build/out.py": "handler built\n",
+        "parent_ignored.txt": "handler\n",
+        "by_dot_ignore.txt": "handler\n",
+        ".hidden.py": "handler hidden\n",
+        "sub/.gitignore": "local.txt\n",
+        "sub/local.txt": "handler local\n",
+        "sub/deep/c.py": "def other_handler():\n    pass\n",
+        "sub/deep/d.ts": "const handler = 1;\n",
+        "sub/deep/e.tsx": "export const Handler = () => null;\n",
+        "win.txt": "first\r\nhandler crlf\r\nlast\r\n",
+        "uni.txt": "caf\u00e9 handler \u00fcber\n",
+        "a.txt": "handler a\n",
+    }
+    for rel, text in files.items():
+        p = root / rel
+        p.parent.mkdir(parents=True, exist_ok=True)
+        p.write_bytes(text.encode("utf-8"))
+    (root / "blob.bin").write_bytes(b"handler\x00\x01\x02")
+    (root / "linked.py").symlink_to(root / "a.py")
+    (root / "linked_dir").symlink_to(root / "sub")
+    return root
+
+
+QUERIES: list[dict[str, Any]] = [
+    {"pattern": "handler"},
+    {"pattern": "handler", "mode": "content"},
+    {"pattern": "handler", "mode": "count"},
+    {"pattern": "HANDLER", "ignore_case": True, "mode": "content"},
+    {"pattern": "handler", "mode": "content", "before": 1, "after": 1},
+    {"pattern": "TODO", "mode": "content", "after": 2, "line_numbers": False},
+    {"pattern": "handler", "glob": "*.py"},
+    {"pattern": "handler", "glob": "*.{ts,tsx}", "ignore_case": True},
+    {"pattern": "handler", "glob": "!*.py", "mode": "count"},
+    {"pattern": "handler", "type": "py", "mode": "content"},
+    {"pattern": r"def \w+\(\):\n\s+return", "multiline": True, "mode": "content"},
+    {"pattern": "line two.line", "multiline": True, "mode": "files_with_matches"},
+    {"pattern": "crlf", "mode": "content"},
+    {"pattern": "caf\u00e9", "mode": "content"},
+    {"pattern": "nothing-matches-this"},
+]
+
+
+def _q(root: Path, spec: dict[str, Any]) -> GrepQuery:
+    return GrepQuery(root=root, **spec)
+
+
+@needs_rg
+@pytest.mark.parametrize("spec", QUERIES, ids=[str(i) for i in range(len(QUERIES))])
+async def test_python_engine_matches_ripgrep(tree: Path, spec: dict[str, Any]) -> None:
+    assert RG is not None
+    q = _q(tree, spec)
+    expected = await grep_rg(RG, q, None)
+    assert grep_python(q, None) == expected
+
+
+@needs_rg
+async def test_engines_agree_on_a_single_file_root(tree: Path) -> None:
+    assert RG is not None
+    q = GrepQuery(pattern="handler", root=tree / "app.log", mode="content")  # ignored, but named explicitly
+    assert grep_python(q, None) == await grep_rg(RG, q, None) == ([f"{tree / 'app.log'}:1:handler in a log"], False)
+
+
+def test_python_engine_respects_ignore_files(tree: Path) -> None:
+    found = grep_python(GrepQuery(pattern="handler", root=tree), None)[0]
+    names = {Path(p).relative_to(tree).as_posix() for p in found}
+    assert names == {"a.py", "a.txt", "keep.log", "notes.md", "sub/deep/c.py", "sub/deep/d.ts", "uni.txt", "win.txt"}
+
+
+def test_head_limit_cuts_and_says_more(tree: Path) -> None:
+    lines, more = grep_python(GrepQuery(pattern="handler", root=tree), 2)
+    assert len(lines) == 2 and more
+
+
+@needs_rg
+async def test_rg_head_limit_stops_early(tree: Path) -> None:
+    assert RG is not None
+    lines, more = await grep_rg(RG, GrepQuery(pattern="handler", root=tree), 2)
+    assert len(lines) == 2 and more
+
+
+@pytest.mark.parametrize("engine", ["python", pytest.param("rg", marks=needs_rg)])
+async def test_bad_regex_is_an_error_for_the_model(tree: Path, engine: str) -> None:
+    q = GrepQuery(pattern="(unclosed", root=tree)
+    with pytest.raises(GrepError):
+        if engine == "rg":
+            assert RG is not None
+            await grep_rg(RG, q, None)
+        else:
+            grep_python(q, None)
+
+
+@needs_rg
+@pytest.mark.parametrize("hidden", [False, True])
+async def test_file_lists_agree(tree: Path, hidden: bool) -> None:
+    with_rg = sorted(await list_files(tree, RG, hidden))
+    with_py = sorted(await list_files(tree, None, hidden))
+    assert with_rg == with_py
+    assert (tree / ".hidden.py" in with_py) is hidden
+    assert tree / "build" / "out.py" not in with_py and tree / "linked.py" not in with_py
+
+
+# --- through the tools -------------------------------------------------------------------
+
+
+def _config(tmp_path: Path, backend: str) -> Path:
+    cfg = tmp_path / f"{backend}.toml"
+    cfg.write_text(f'[plugins.fs]\nsearch_backend = "{backend}"\n')
+    return cfg
+
+
+@pytest.mark.parametrize("backend", ["python", pytest.param("rg", marks=needs_rg)])
+async def test_grep_tool_modes(tree: Path, tmp_path: Path, backend: str) -> None:
+    s = Toolbox.load(cwd=tree, plugins=["fs"], config=_config(tmp_path, backend)).session(mode="default")
+    r = await s.call("Grep", {"pattern": "handler", "type": "py"})
+    # as in ripgrep, a type (or glob) that names a file whitelists it even when hidden
+    assert r.text_content().splitlines() == ["Found 3 file(s)", *(str(tree / n) for n in (".hidden.py", "a.py",
+                                                                                         "sub/deep/c.py"))]
+    r = await s.call("Grep", {"pattern": "TODO", "output_mode": "content", "-A": 1, "glob": "a.py"})
+    assert r.text_content().splitlines() == [f"{tree / 'a.py'}:7:# TODO: more"]
+    r = await s.call("Grep", {"pattern": "x", "output_mode": "count", "path": str(tree / "b.py")})
+    assert r.text_content().startswith(f"{tree / 'b.py'}:2")
+    r = await s.call("Grep", {"pattern": "handler", "head_limit": 1})
+    assert "head_limit=1" in r.text_content()
+    r = await s.call("Grep", {"pattern": "zzz-none"})
+    assert not r.is_error and "No matches" in r.text_content()
+    r = await s.call("Grep", {"pattern": "[", "output_mode": "content"})
+    assert r.is_error
+    await s.aclose()
+
+
+@pytest.mark.parametrize("backend", ["python", pytest.param("rg", marks=needs_rg)])
+async def test_glob_tool(tree: Path, tmp_path: Path, backend: str) -> None:
+    s = Toolbox.load(cwd=tree, plugins=["fs"], config=_config(tmp_path, backend)).session(mode="default")
+    os.utime(tree / "sub" / "deep" / "c.py", (1, 1))
+    os.utime(tree / "a.py", (2_000_000_000, 2_000_000_000))
+    r = await s.call("Glob", {"pattern": "**/*.py"})
+    assert r.text_content().splitlines() == [str(tree / "a.py"), str(tree / "b.py"), str(tree / "sub/deep/c.py")]
+    r = await s.call("Glob", {"pattern": "*.py"})  # top level only
+    assert str(tree / "sub/deep/c.py") not in r.text_content()
+    r = await s.call("Glob", {"pattern": "**/*.{ts,tsx}", "path": str(tree / "sub")})
+    assert sorted(r.text_content().splitlines()) == [str(tree / "sub/deep/d.ts"), str(tree / "sub/deep/e.tsx")]
+    r = await s.call("Glob", {"pattern": ".hidden*"})  # naming dot-files asks for them
+    assert r.text_content() == str(tree / ".hidden.py")
+    r = await s.call("Glob", {"pattern": "../*"})
+    assert r.is_error and "relative" in r.text_content()
+    r = await s.call("Glob", {"pattern": "*.nothing"})
+    assert not r.is_error and "No files" in r.text_content()
+    await s.aclose()
+
+
+async def test_rg_backend_required_but_missing_is_explained(tree: Path, tmp_path: Path) -> None:
+    cfg = tmp_path / "c.toml"
+    cfg.write_text('[plugins.fs]\nsearch_backend = "rg"\nrg_path = "/nonexistent/rg"\n')
+    s = Toolbox.load(cwd=tree, plugins=["fs"], config=cfg).session(mode="default")
+    r = await s.call("Grep", {"pattern": "x"})
+    assert r.is_error and "ripgrep was not found" in r.text_content()
+    await s.aclose()
