@@ -162,6 +162,9 @@ def _describe_validation(tool: Tool, exc: ValidationError, *, rewritten: bool = 
             desc = f" ({prop['description']})" if prop and prop.get("description") else ""
             lines.append(f"- {field}: required but missing; expected {expected or 'a value'}{desc}")
             continue
+        if err["type"] == "extra_forbidden" and len(loc) == 1:
+            lines.append(f"- {field}: not a parameter of {tool.name}; it takes: {', '.join(props) or 'nothing'}")
+            continue
         hint = f"; expected {expected}" if expected and len(loc) == 1 else ""
         lines.append(f"- {field}: {err['msg']}{hint} (got {_show(err.get('input'))})")
     return "\n".join(lines)
@@ -193,7 +196,7 @@ def _validate(tool: Tool, args: dict[str, Any], *, rewritten: bool = False) -> t
         advisory = None
         if _ignores_extra(tool):
             props = tool_parameters(tool)
-            unknown = [k for k in args if k not in props]
+            unknown = [k for k in args if k not in props and k not in model.model_fields]
             if unknown:
                 advisory = (f"Note: {tool.name} ignored unknown argument(s) {', '.join(map(repr, unknown))}; "
                             f"it takes: {', '.join(props) or 'no arguments'}.")
@@ -467,6 +470,53 @@ async def _run_call(session: Session, name: str, arguments: Any, call_id: str) -
 # --- batches -----------------------------------------------------------------------
 
 
+# Tools that read what the scratchpad parameter writes (see run_batch).
+SCRATCHPAD_READERS = frozenset({"ScratchpadRead", "ScratchpadList"})
+
+
+def _plan(session: Session, calls: Sequence[BatchCall]) -> list[tuple[list[int], bool]]:
+    """Split a batch into steps run one after another: (indices, side by side?).
+
+    Consecutive read-only calls share a step. A scratchpad reader after a
+    call of the same step that saves to the scratchpad starts a new step:
+    "save it, then read it" in one reply must see the saved entry, although
+    both calls are read-only.
+    """
+    toolbox = session.toolbox
+    steps: list[tuple[list[int], bool]] = []
+    group: list[int] = []
+    saves = False
+    for index, call in enumerate(calls):
+        tool = toolbox.offered_tool(call[0], session)
+        # A call of a tool that is not offered only produces an error and
+        # changes nothing, so it need not split a group of reads.
+        if tool is not None and not tool.read_only:
+            if group:
+                steps.append((group, True))
+                group, saves = [], False
+            steps.append(([index], False))
+            continue
+        if saves and call[0] in SCRATCHPAD_READERS:
+            steps.append((group, True))
+            group, saves = [], False
+        group.append(index)
+        saves = saves or (tool is not None and _saves_to_scratchpad(tool, call[1]))
+    if group:
+        steps.append((group, True))
+    return steps
+
+
+def _saves_to_scratchpad(tool: Tool, arguments: Any) -> bool:
+    if not _reserved_owned(tool)[1]:
+        return False
+    if isinstance(arguments, str):
+        try:
+            arguments = json.loads(arguments)
+        except ValueError:
+            return False
+    return isinstance(arguments, Mapping) and arguments.get("scratchpad") is not None
+
+
 async def run_batch(session: Session, calls: Sequence[BatchCall]) -> list[ToolResult]:
     """The calls of one model reply, results in call order.
 
@@ -481,13 +531,6 @@ async def run_batch(session: Session, calls: Sequence[BatchCall]) -> list[ToolRe
 
     results: list[ToolResult | None] = [None] * len(calls)
     gate = asyncio.Semaphore(MAX_PARALLEL)
-    toolbox = session.toolbox
-
-    def read_only(call: BatchCall) -> bool:
-        tool = toolbox.offered_tool(call[0], session)
-        # A call of a tool that is not offered only produces an error and
-        # changes nothing, so it need not split a group of reads.
-        return tool is None or tool.read_only
 
     async def one(index: int) -> None:
         call = calls[index]
@@ -498,17 +541,10 @@ async def run_batch(session: Session, calls: Sequence[BatchCall]) -> list[ToolRe
         async with gate:
             await one(index)
 
-    kinds = [read_only(c) for c in calls]
-    index = 0
-    while index < len(calls):
-        if not kinds[index]:
-            await one(index)
-            index += 1
-            continue
-        end = index
-        while end < len(calls) and kinds[end]:
-            end += 1
-        await asyncio.gather(*(limited(i) for i in range(index, end)))
-        index = end
+    for indices, side_by_side in _plan(session, calls):
+        if side_by_side and len(indices) > 1:
+            await asyncio.gather(*(limited(i) for i in indices))
+        else:
+            await one(indices[0])
     return [r if r is not None else ToolResult.error("internal error: this call produced no result")
             for r in results]

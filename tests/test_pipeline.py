@@ -277,3 +277,25 @@ async def test_streaming_tool_notifications_reach_the_host(plugin_factory: Plugi
     assert lines == [("monitor.line", f"tick {i}", "Ticker", "t1") for i in range(3)]
     assert session.notify_once("k", "told once") and not session.notify_once("k", "again")
     assert host.events[-1][1:] == ("note", {"key": "k", "text": "told once"})
+
+
+async def test_extra_argument_of_a_strict_model_names_the_parameters(plugin_factory: PluginFactory) -> None:
+    session = plugin_factory(PIPETEST + '''
+from pydantic import BaseModel, ConfigDict
+from pegboard import Tool, hookimpl
+
+class StrictIn(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    path: str
+    depth: int = 1
+
+async def strict(args, ctx):
+    return "ran"
+
+@hookimpl
+def pegboard_register_tools(register):
+    register(Tool(name="Strict", handler=strict, input_model=StrictIn, read_only=True, permission="read"))
+''', name="pipestrict").session("workspace")
+    result = await session.call("Strict", {"path": "a", "dpeth": 2})
+    assert result.is_error
+    assert "- dpeth: not a parameter of Strict; it takes: path, depth" in result.text_content()

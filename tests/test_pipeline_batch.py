@@ -123,3 +123,21 @@ async def test_call_ids_are_passed_through(plugin_factory: PluginFactory) -> Non
     session = plugin_factory(PIPETEST, config="[results]\nmax_chars = 1000\n").session("workspace")
     results = await session.call_batch([("Huge", {"size": 2000}, "toolu_01")])
     assert "Huge-toolu_01.txt" in results[0].text_content()
+
+
+async def test_scratchpad_read_after_a_save_in_the_same_reply_sees_it(plugin_factory: PluginFactory) -> None:
+    session = plugin_factory(PIPETEST).session("workspace")
+    results = await session.call_batch([
+        ("ScratchpadList", {}),                                  # before the save: sees nothing
+        ("Slow", {"seconds": 0.2, "label": "s", "scratchpad": "pad"}),
+        sleep("r1", 0.2),
+        ("ScratchpadRead", {"name": "pad"}),                     # after the save: waits for it
+        sleep("r2", 0.2),
+        ("ScratchpadList", {}),
+    ])
+    texts = [r.text_content() for r in results]
+    assert texts[0] == "The scratchpad is empty."
+    assert texts[3] == "slow s done" and texts[5] == "pad\t11 characters"
+    spans = log(session)
+    assert overlap(spans["s"], spans["r1"])  # the save still ran beside the reads of its group
+    assert spans["r2"][2] >= spans["r1"][3]  # a new group started at the reader
