@@ -203,7 +203,7 @@ def _simple(node: Node, *, in_pipeline: bool, last: bool) -> Part:
         kind = child.type
         if kind == "command_name":
             inner = child.children
-            if len(inner) != 1 or inner[0].type != "word":
+            if len(inner) != 1:
                 raise _NotSimple("the program name is not a plain word")
             words.append(_word(inner[0]))
         elif kind == "variable_assignment":

