@@ -1,0 +1,114 @@
+"""Shell plugin benchmark: classifier throughput and the cost of running `true`.
+
+    python bench/bench_shell.py [--rounds N]
+
+Prints commands classified per second (cold parse cache, so every command is
+parsed), then the median wall time of `true` run through the Bash tool with
+the sandbox off, with bubblewrap and with Landlock (where they work), each
+against `bash -c true` measured in the same run, as a ratio.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import os
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+COMMANDS = [
+    "ls -la",
+    "git status",
+    "git log --oneline -5",
+    "rg -n foo src",
+    "find . -name '*.py' -type f",
+    "wc -l *.py",
+    "ls -la | grep py | wc -l",
+    "cat README.md && git diff --stat HEAD~1",
+    "sort --compress-program=sh b.py",
+    "echo $(rm -rf x)",
+    "npm run build && npm test",
+    "sed -n '1,20p' pyproject.toml",
+]
+
+
+def bench_classifier(rounds: int) -> float:
+    from pegboard.plugins.shell import _parse
+    from pegboard.plugins.shell._classify import classify
+
+    cwd = Path.cwd()
+    classify("ls", cwd)  # import tree-sitter once, outside the timing
+    n = 0
+    start = time.perf_counter()
+    for i in range(rounds):
+        _parse.parse_command.cache_clear()
+        for cmd in COMMANDS:
+            classify(f"{cmd} # {i}", cwd)
+            n += 1
+    return n / (time.perf_counter() - start)
+
+
+def bench_raw(rounds: int) -> float:
+    times = []
+    for _ in range(rounds):
+        t = time.perf_counter()
+        subprocess.run(["bash", "-c", "true"], stdin=subprocess.DEVNULL, capture_output=True, check=True)
+        times.append(time.perf_counter() - t)
+    return statistics.median(times)
+
+
+async def bench_tool(sandbox: str, rounds: int) -> float | None:
+    from pegboard import Toolbox
+
+    root = Path(tempfile.mkdtemp(prefix="pb-bench-"))
+    cfg = root / "bench.toml"
+    cfg.write_text(f'[plugins.shell]\nsandbox = "{sandbox}"\n')
+    tb = Toolbox.load(cwd=root, plugins=["shell"], config=cfg)
+    session = tb.session(mode="default")
+    from pegboard.plugins.shell._sandbox import backend_for
+
+    if sandbox != "off" and backend_for(sandbox) == "none":
+        await session.aclose()
+        return None
+    times = []
+    try:
+        await session.call("Bash", {"command": "true"})
+        for _ in range(rounds):
+            t = time.perf_counter()
+            r = await session.call("Bash", {"command": "true"})
+            times.append(time.perf_counter() - t)
+            if r.is_error:
+                raise SystemExit(f"Bash failed: {r.text_content()}")
+    finally:
+        await session.aclose()
+    return statistics.median(times)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--rounds", type=int, default=40)
+    args = parser.parse_args()
+    tmp = Path(tempfile.mkdtemp(prefix="pb-bench-home-"))
+    for var in ("XDG_CONFIG_HOME", "XDG_DATA_HOME", "XDG_CACHE_HOME", "XDG_STATE_HOME"):
+        os.environ[var] = str(tmp / var.lower())
+    os.environ["PEGBOARD_POLICY"] = str(tmp / "no-policy.toml")
+
+    rate = bench_classifier(max(args.rounds // 2, 5))
+    print(f"classifier: {rate:,.0f} commands/s ({len(COMMANDS)} distinct shapes, parse cache cleared)")
+    raw = bench_raw(args.rounds)
+    print(f"bash -c true:           {raw * 1000:7.2f} ms (median of {args.rounds})")
+    for sandbox in ("off", "bubblewrap", "landlock"):
+        t = asyncio.run(bench_tool(sandbox, args.rounds))
+        if t is None:
+            print(f"Bash true, {sandbox:10}: unavailable here")
+            continue
+        print(f"Bash true, {sandbox:10}: {t * 1000:7.2f} ms  = {t / raw:5.2f} x bash -c true")
+    sys.stdout.flush()
+
+
+if __name__ == "__main__":
+    main()
