@@ -259,3 +259,40 @@ async def test_closing_the_session_stops_servers_and_grandchildren(tmp_path: Pat
     await session.aclose()
     assert not pid_alive(grandchild)
     assert not any(pid_alive(pid) for pid in pids if pid)
+
+
+async def test_tool_removed_by_the_server(tmp_path: Path) -> None:
+    variant = tmp_path / "variant.txt"
+    config = write_config(tmp_path, {"ks": ks(env={"KS_VARIANT_FILE": str(variant)})},
+                          '[permissions]\nallow = ["mcp__ks"]\n')
+    await warm_cache(tmp_path, config)
+    variant.write_text("no-add")
+    async with load(tmp_path, config).session() as session:
+        result = await session.call("mcp__ks__add", {"a": 1, "b": 2})
+        assert result.is_error and "no longer offers a tool called 'add'" in result.text_content()
+        assert (await session.call("mcp__ks__echo", {"text": "fine"})).is_error  # echo changed too: asks first
+    assert "mcp__ks__add" not in load(tmp_path, config).tools  # the cache now says so
+
+
+async def test_http_server_that_goes_away(tmp_path: Path) -> None:
+    from mcp_servers.helpers import start_http_server
+
+    proc, url = start_http_server()
+    try:
+        config = write_config(tmp_path, {"web": {"url": url, "startup_timeout_s": 5}},
+                              '[permissions]\nallow = ["mcp__web"]\n')
+        await warm_cache(tmp_path, config)
+        async with load(tmp_path, config).session() as session:
+            assert (await session.call("mcp__web__add", {"a": 2, "b": 3})).structured_content == {"sum": 5}
+            proc.terminate()
+            proc.wait(10)
+            gone = await session.call("mcp__web__add", {"a": 2, "b": 3})
+            assert gone.is_error and "mcp__web__add" in gone.text_content()
+            again = await session.call("mcp__web__echo", {"text": "x"})
+            assert again.is_error and "unavailable" in again.text_content()
+            listing = await session.call("ListMcpResourcesTool", {})
+            assert "## web" in listing.text_content() and "unavailable" in listing.text_content()
+    finally:
+        if proc.poll() is None:
+            proc.terminate()
+            proc.wait(10)

@@ -10,6 +10,7 @@ from collections.abc import Awaitable, Callable, Iterator
 from pathlib import Path
 from typing import Any
 
+import anyio
 import pytest
 from mcp import Client, StdioServerParameters
 from mcp.types import ElicitResult
@@ -183,3 +184,73 @@ def test_http_refuses_a_remote_address_without_the_flag(project: Path) -> None:
     out = subprocess.run([str(PEGBOARD), "serve", "--cwd", str(project), "--http", "0.0.0.0:1"],
                          env={**os.environ, **child_env()}, capture_output=True, text=True, timeout=60)
     assert out.returncode != 0 and "--allow-remote" in out.stderr
+
+
+def serve_with_kitchen_sink(project: Path) -> StdioServerParameters:
+    from mcp_servers.helpers import KITCHEN_SINK
+
+    config = project / ".pegboard" / "config.toml"
+    config.parent.mkdir(exist_ok=True)
+    config.write_text(f'[plugins.mcp.servers.ks]\ncommand = "{sys.executable}"\nargs = ["{KITCHEN_SINK}"]\n'
+                      '[permissions]\nallow = ["mcp__ks"]\n')
+    return StdioServerParameters(command=str(PEGBOARD), args=["serve", "--cwd", str(project)], env=child_env())
+
+
+async def test_serve_reexposes_mcp_tools_and_stops_them_with_the_connection(project: Path) -> None:
+    from mcp_servers.helpers import pid_alive
+
+    params = serve_with_kitchen_sink(project)
+    refresh = subprocess.run([str(PEGBOARD), "--cwd", str(project), "mcp", "approve", "ks"], capture_output=True,
+                             text=True, timeout=120, env={**os.environ, **child_env()})
+    assert "ks: 9 tools" in refresh.stdout, refresh.stderr + refresh.stdout
+    async with Client(params) as client:
+        names = {t.name for t in (await client.list_tools()).tools}
+        assert "mcp__ks__echo" in names and "ListMcpResourcesTool" in names
+        result = await client.call_tool("mcp__ks__spawn_grandchild", {})
+        assert not result.is_error, result.content
+        grandchild = int(result.content[0].text)
+        assert pid_alive(grandchild)
+    # The client closed stdin: serve ended its session, which stopped ks and its child.
+    for _ in range(100):
+        if not pid_alive(grandchild):
+            break
+        await anyio.sleep(0.1)
+    assert not pid_alive(grandchild)
+
+
+def test_sigterm_to_serve_stops_mcp_servers(project: Path) -> None:
+    import json as _json
+    import signal
+
+    from mcp_servers.helpers import pid_alive
+
+    params = serve_with_kitchen_sink(project)
+    subprocess.run([str(PEGBOARD), "--cwd", str(project), "mcp", "approve", "ks"], capture_output=True, timeout=120,
+                   env={**os.environ, **child_env()})
+    proc = subprocess.Popen([params.command, *params.args], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                            env={**os.environ, **child_env()})
+    assert proc.stdin is not None and proc.stdout is not None
+
+    def send(message: dict[str, Any]) -> None:
+        proc.stdin.write((_json.dumps(message) + "\n").encode())  # type: ignore[union-attr]
+        proc.stdin.flush()  # type: ignore[union-attr]
+
+    def receive() -> dict[str, Any]:
+        return _json.loads(proc.stdout.readline())  # type: ignore[union-attr]
+
+    try:
+        send({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+            "protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "t", "version": "0"}}})
+        assert receive()["id"] == 1
+        send({"jsonrpc": "2.0", "method": "notifications/initialized"})
+        send({"jsonrpc": "2.0", "id": 2, "method": "tools/call",
+              "params": {"name": "mcp__ks__spawn_grandchild", "arguments": {}}})
+        reply = receive()
+        grandchild = int(reply["result"]["content"][0]["text"])
+        assert pid_alive(grandchild)
+        proc.send_signal(signal.SIGTERM)
+        proc.wait(30)
+        assert not pid_alive(grandchild)
+    finally:
+        if proc.poll() is None:
+            proc.kill()

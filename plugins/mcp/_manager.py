@@ -30,6 +30,7 @@ __all__ = ["ServerConnection", "ServerUnavailable", "ToolCallTimeout", "describe
 State = Literal["stopped", "starting", "running", "failed"]
 
 REQUEST_TIMEOUT = -32001
+CONNECTION_CLOSED = -32000
 MAX_BACKOFF_S = 30.0
 STOP_TIMEOUT_S = 8.0
 # Listing tools is paged; a server whose cursor never ends must not hang a start.
@@ -260,7 +261,7 @@ class ServerConnection:
             if exc.error.code == REQUEST_TIMEOUT:
                 raise ToolCallTimeout(f"{name} on MCP server {self.name!r} gave no answer within {timeout:g} s") \
                     from None
-            if self._connection_gone():
+            if exc.error.code == CONNECTION_CLOSED or self._connection_gone():
                 raise await self._broken(exc) from None
             raise
         except (OSError, anyio.BrokenResourceError, anyio.ClosedResourceError, anyio.EndOfStream) as exc:
@@ -279,9 +280,9 @@ class ServerConnection:
         client = await self.ensure_started()
         try:
             return await fn(client)
-        except MCPError:
-            if self._connection_gone():
-                raise await self._broken(RuntimeError("connection closed")) from None
+        except MCPError as exc:
+            if exc.error.code == CONNECTION_CLOSED or self._connection_gone():
+                raise await self._broken(exc) from None
             raise
         except (OSError, anyio.BrokenResourceError, anyio.ClosedResourceError, anyio.EndOfStream) as exc:
             raise await self._broken(exc) from None

@@ -26,6 +26,8 @@ import contextvars
 import hashlib
 import ipaddress
 import json
+import os
+import signal
 import sys
 from dataclasses import dataclass, field
 from typing import Any
@@ -297,10 +299,29 @@ async def serve_stdio(toolbox: Any, mode: str | None) -> None:
     registry = SessionRegistry(toolbox, mode)
     server = build_server(toolbox, registry)
     try:
-        async with stdio_server() as (read, write):
-            await server.run(read, write, server.create_initialization_options())
+        async with anyio.create_task_group() as tg:
+            tg.start_soon(_stop_on_signal, registry)
+            async with stdio_server() as (read, write):
+                await server.run(read, write, server.create_initialization_options())
+            tg.cancel_scope.cancel()
     finally:
-        await registry.aclose()
+        with anyio.CancelScope(shield=True):
+            await registry.aclose()
+
+
+async def _stop_on_signal(registry: SessionRegistry) -> None:
+    """A client that stops us with a signal instead of closing stdin must
+    still get its MCP servers (and their children) stopped.
+
+    Cancelling the server is not enough: the SDK reads stdin in a worker
+    thread that no cancellation can interrupt, so after closing every
+    session we leave at once."""
+    with anyio.open_signal_receiver(signal.SIGTERM, signal.SIGHUP, signal.SIGINT) as signals:
+        async for signum in signals:
+            with anyio.CancelScope(shield=True):
+                await registry.aclose()
+            sys.stdout.flush()
+            os._exit(128 + signum)
 
 
 async def serve_http(toolbox: Any, mode: str | None, host: str, port: int) -> None:
@@ -316,9 +337,10 @@ async def serve_http(toolbox: Any, mode: str | None, host: str, port: int) -> No
     app = server.streamable_http_app(host=host, transport_security=security)
     config = uvicorn.Config(app, host=host, port=port, log_level="warning", lifespan="on")
     try:
-        await uvicorn.Server(config).serve()
+        await uvicorn.Server(config).serve()  # uvicorn turns SIGTERM/SIGINT into a clean shutdown
     finally:
-        await registry.aclose()
+        with anyio.CancelScope(shield=True):
+            await registry.aclose()
 
 
 def run_serve(toolbox: Any, *, mode: str | None, address: tuple[str, int] | None) -> None:

@@ -36,9 +36,10 @@ def build() -> MCPServer:
     def echo(text: str) -> str:
         return text
 
-    @server.tool(description="Add two integers.")
-    def add(a: int, b: int) -> dict[str, int]:
-        return {"sum": a + b}
+    if "no-add" not in variant:
+        @server.tool(description="Add two integers.")
+        def add(a: int, b: int) -> dict[str, int]:
+            return {"sum": a + b}
 
     @server.tool(description="Return a tiny PNG image.")
     def picture() -> Image:
