@@ -69,6 +69,8 @@ QUERIES: list[dict[str, Any]] = [
     {"pattern": "handler", "glob": "*.{ts,tsx}", "ignore_case": True},
     {"pattern": "handler", "glob": "!*.py", "mode": "count"},
     {"pattern": "handler", "type": "py", "mode": "content"},
+    {"pattern": "handler", "glob": "sub/**/*.py"},
+    {"pattern": "handler", "glob": "/*.txt"},
     {"pattern": r"def \w+\(\):\n\s+return", "multiline": True, "mode": "content"},
     {"pattern": "line two.line", "multiline": True, "mode": "files_with_matches"},
     {"pattern": "crlf", "mode": "content"},

@@ -56,6 +56,7 @@ class GrepQuery:
     line_numbers: bool = True
     ignore_case: bool = False
     multiline: bool = False
+    exclude: tuple[Path, ...] = ()  # files a deny rule covers; never searched
 
 
 def find_rg(configured: str | None) -> str | None:
@@ -86,14 +87,23 @@ def rg_argv(rg: str, q: GrepQuery) -> list[str]:
         argv += ["--glob", q.glob]
     if q.type:
         argv += ["--type", q.type]
+    for path in q.exclude:
+        # an anchored "!glob" is an override: it beats every whitelist (later globs win)
+        argv += ["--glob", "!/" + _glob_escape(path.relative_to(q.root).as_posix())]
     argv += ["--regexp", q.pattern, "--", str(q.root)]
     return argv
+
+
+def _glob_escape(text: str) -> str:
+    return "".join("\\" + c if c in "*?[]{}\\!" else c for c in text)
 
 
 async def grep_rg(rg: str, q: GrepQuery, limit: int | None) -> tuple[list[str], bool]:
     """ripgrep's lines, at most ``limit``; the bool says whether more were cut."""
     proc = await asyncio.create_subprocess_exec(
         *rg_argv(rg, q), stdin=asyncio.subprocess.DEVNULL,
+        # ripgrep anchors --glob patterns at its working directory, not at the search path
+        cwd=q.root if q.root.is_dir() else q.root.parent,
         stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE, limit=1 << 24,
     )
     assert proc.stdout is not None and proc.stderr is not None
@@ -142,7 +152,10 @@ def _files(q: GrepQuery) -> Iterator[Path]:
             raise GrepError(f"unknown file type {q.type!r}; known: {', '.join(sorted(TYPES))} "
                             f"(or use the glob parameter)")
         types = TYPES[q.type]
-    yield from walk_files(q.root, filters=Filters(q.root, q.glob, types))
+    excluded = set(q.exclude)
+    for path in walk_files(q.root, filters=Filters(q.root, q.glob, types)):
+        if path not in excluded:
+            yield path
 
 
 def _compile(q: GrepQuery) -> re.Pattern[str]:

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import asyncio
 import os
+from dataclasses import replace
+from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -32,6 +34,40 @@ def _backend(cfg: FsConfig) -> str | None:
     if rg is None and cfg.search_backend == "rg":
         raise GrepError("search_backend is 'rg' but ripgrep was not found; install it or set search_backend='auto'")
     return rg
+
+
+def deny_check(ctx: ToolContext) -> Callable[[Path], bool] | None:
+    """A test for files a deny rule keeps from this tool (``Read(./.env)`` denies Grep
+    reading .env too), or None when no such rule exists, the common, free case.
+
+    Without it, a Grep over the project, or with ``glob: ".env"``, would show
+    exactly what the rule forbids Read to show.
+    """
+    from pegboard._decisions import PermissionRequest
+
+    session = ctx.session
+    names = ("Read", ctx.tool.name)
+    engine_rules = getattr(session.toolbox.permissions, "rules", [])
+    rules = [c for c in engine_rules if c.rule.behavior == "deny" and c.rule.tool in names]
+    grants = session.grant_index("deny")
+    rules += [c for name in names for c in grants.get(name, [])]
+    if not rules:
+        return None
+    tools = {name: session.toolbox.tools.get(name) or ctx.tool for name in names}
+
+    def denied(path: Path) -> bool:
+        for compiled in rules:
+            tool = tools[compiled.rule.tool]
+            request = PermissionRequest(tool=tool, input={"file_path": str(path), "path": str(path)},
+                                        session=session, policy=session.policy)
+            try:
+                if compiled.matcher.matches(request):
+                    return True
+            except Exception:
+                return True  # a deny rule that cannot be checked still denies
+        return False
+
+    return denied
 
 
 def _root(ctx: ToolContext, raw: str | None) -> Path:
@@ -76,6 +112,8 @@ async def glob(args: GlobInput, ctx: ToolContext) -> ToolResult:
     hidden = any(part.startswith(".") and part not in (".", "..") for part in pattern.split("/"))
     rx = glob_regex(pattern.removeprefix("./"))
     files = [p for p in await list_files(root, rg, hidden) if rx.match(p.relative_to(root).as_posix())]
+    if (denied := deny_check(ctx)) is not None:
+        files = [p for p in files if not denied(p)]
 
     def mtime(p: Path) -> float:
         try:
@@ -113,6 +151,13 @@ async def grep(args: GrepInput, ctx: ToolContext) -> ToolResult:
         line_numbers=args.line_numbers, ignore_case=args.ignore_case, multiline=args.multiline,
     )
     limit = cfg.grep_head_limit if args.head_limit is None else (args.head_limit or None)
+    if (denied := deny_check(ctx)) is not None:
+        if denied(root):
+            return ToolResult.error(f"Grep: {root} is covered by a deny rule; it cannot be searched.")
+        if root.is_dir():
+            # every file the search could touch, hidden ones too (a glob can whitelist them)
+            excluded = [p for p in await list_files(root, rg, True) if denied(p)]
+            q = replace(q, exclude=tuple(excluded))
     try:
         if rg is not None:
             lines, more = await grep_rg(rg, q, limit)
