@@ -192,3 +192,13 @@ def test_render_round_trip_keeps_unknown_keys(tmp_path: Path) -> None:
     skill = read_skill(path, "user", "user")
     assert dict(skill.front_matter) == front
     assert skill.body == "Body line\n\n$ARGUMENTS"
+
+
+def test_body_with_rules_and_unicode_survives_a_round_trip(tmp_path: Path) -> None:
+    body = "Intro\n\n---\n\nname: not front matter\n---\nÜnïcode ✓"
+    front = {"name": "rt", "description": "Quotes 'and: colons' — dashes"}
+    path = write(tmp_path / "rt", render_skill_md(front, body))
+    skill = read_skill(path, "user", "user")
+    assert skill.body == body
+    assert skill.description == front["description"]
+    assert skill.name == "rt"
