@@ -66,3 +66,14 @@ def test_user_config_server_needs_no_approval(tmp_path: Path) -> None:
 def test_approve_unknown_server_fails(tmp_path: Path) -> None:
     out = run("mcp", "approve", "ghost", cwd=tmp_path)
     assert out.returncode != 0 and "ghost" in out.stderr
+
+
+def test_doctor_reports_each_server(tmp_path: Path) -> None:
+    config = tmp_path / "extra.toml"
+    config.write_text(f'[plugins.mcp.servers.mine]\ncommand = {json.dumps(sys.executable)}\n'
+                      f'args = [{json.dumps(str(KITCHEN_SINK))}]\n'
+                      '[plugins.mcp.servers.ghost]\ncommand = "/no/such/program"\n')
+    out = run("--config", str(config), "doctor", cwd=tmp_path)
+    text = out.stdout + out.stderr
+    assert "mcp server mine" in text and "pegboard mcp refresh mine" in text
+    assert "mcp server ghost" in text and "not found" in text

@@ -150,6 +150,43 @@ async def pegboard_session_closed(session: Any) -> None:
 
 
 @hookimpl
+def pegboard_doctor(config: McpConfig, context: Any) -> list[Any]:
+    """Per server: approved, tools known, command found. Starts nothing."""
+    import shutil
+
+    from pegboard._doctor import Check
+
+    specs, problems = collect_servers(config, context.root, context.settings)
+    checks = [Check("mcp config", "fail", line) for line in problems]
+    approvals, cache = Approvals(context.data_dir), ToolCache(context.data_dir)
+    for spec in specs:
+        name = f"mcp server {spec.name}"
+        cfg = spec.config
+        if not cfg.enabled:
+            checks.append(Check(name, "ok", f"disabled in {spec.source}"))
+            continue
+        if not approvals.is_approved(spec):
+            checks.append(Check(name, "warn", f"defined by the project ({spec.source}); not approved to run: "
+                                              f"`pegboard mcp approve {spec.name}`"))
+            continue
+        if cfg.command is not None and "${" not in cfg.command and shutil.which(
+                cfg.command, path=None) is None and not (context.root / cfg.command).exists():
+            checks.append(Check(name, "fail", f"command {cfg.command!r} not found on PATH ({spec.source})"))
+            continue
+        listing = cache.load(spec)
+        if listing is None:
+            checks.append(Check(name, "warn", "tool list not recorded yet, so its tools are not offered: "
+                                              f"`pegboard mcp refresh {spec.name}`"))
+            continue
+        changed = [t.name for t in listing.tools if t.changed]
+        if changed:
+            checks.append(Check(name, "warn", f"changed since approved (calls ask first): {', '.join(changed)}"))
+        else:
+            checks.append(Check(name, "ok", f"{len(listing.tools)} tools ({cfg.transport})"))
+    return checks
+
+
+@hookimpl
 def pegboard_register_commands(cli: Any) -> None:
     from ._commands import add_commands
 
