@@ -10,6 +10,7 @@ from types import SimpleNamespace
 import pluggy
 import pytest
 
+from pegboard import _hookspecs
 from pegboard._hookspecs import PROJECT
 from pegboard.plugins.skills._catalog import (
     PRECEDENCE,
@@ -127,15 +128,9 @@ class _Broken:
         raise RuntimeError("boom")
 
 
-class _Spec:
-    @pluggy.HookspecMarker(PROJECT)
-    def pegboard_skill_dirs(self) -> list[Path]:  # type: ignore[empty-body]
-        """The spec this plugin proposes for the core."""
-
-
 def test_plugin_hook_attributes_folders_and_isolates_failures(tmp_path: Path) -> None:
     pm = pluggy.PluginManager(PROJECT)
-    pm.add_hookspecs(_Spec)
+    pm.add_hookspecs(_hookspecs)  # the core's spec: checks our implementations' signatures
     pm.register(_Shipper(tmp_path / "b"), name="zeta")
     pm.register(_Shipper(tmp_path / "a"), name="alpha")
     pm.register(_Broken(), name="oops")
