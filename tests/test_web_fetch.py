@@ -329,3 +329,15 @@ async def test_connection_refused_is_reported(trap: Trap) -> None:
     trap.sock.close()  # nothing listens there now
     result = await go(f"http://127.0.0.1:{port}/")
     assert result.is_error and f"Could not connect to 127.0.0.1:{port}" in result.text_content()
+
+
+async def test_ipv6_loopback_literal_works_when_unlocked(serve: Callable[..., Server]) -> None:
+    import socket
+
+    srv = serve({"/": static("over ipv6", "text/plain")}, family=socket.AF_INET6)
+    url = f"http://[::1]:{srv.port}/"
+    result = await go(url, rules=allow("[::1]"))
+    assert "over ipv6" in result.text_content(), result.text_content()
+    refused = await go(url, rules=[])
+    assert refused.is_error and "loopback" in refused.text_content()
+    assert srv.hits() == 1

@@ -214,3 +214,21 @@ async def test_bad_urls_are_denied_before_anything_runs(tmp_path: Path) -> None:
             result = await session.call("WebFetch", {"url": url, "prompt": "p"})
             assert result.is_error and "Permission denied" in result.text_content(), url
     assert host.asks == []
+
+
+def test_doctor_reports_search_and_unlocked_hosts(tmp_path: Path) -> None:
+    toml = ('[permissions]\nallow = ["WebFetch(domain:intranet.test)", "WebFetch(domain:*.corp.test)"]\n'
+            '[plugins.web]\nsearch_api_key = "k"\n')
+    tb = load(tmp_path, toml)
+    from pegboard.plugins import web
+
+    checks = {c.name: c for c in web.pegboard_doctor(tb.plugin_config("web"), tb.context_for("web"))}
+    assert checks["web: libraries"].status == "ok"
+    assert "WebSearch is offered" in checks["web: search"].detail
+    assert checks["web: unlocked hosts"].status == "warn"
+    assert checks["web: unlocked hosts"].detail.endswith(": intranet.test")
+
+
+def test_search_base_url_must_be_http(tmp_path: Path) -> None:
+    tb = load(tmp_path, '[plugins.web]\nsearch_base_url = "file:///tmp/x"\n')
+    assert tb.records["web"].error is not None and "search_base_url" in tb.records["web"].error

@@ -11,6 +11,7 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from pegboard._decisions import Vote
+from pegboard._doctor import Check
 from pegboard._hookspecs import hookimpl
 from pegboard._tools import Tool
 
@@ -88,7 +89,7 @@ def pegboard_permission(request: PermissionRequest) -> Vote | None:
     if not isinstance(url, str):
         return Vote.deny("WebFetch needs a url string")
     try:
-        target = check_url(url.strip())
+        target = check_url(url)
     except BadURL as exc:
         return Vote.deny(f"WebFetch refuses this URL: {exc}")
     # Addresses written into the URL can be judged without DNS: refuse them
@@ -107,6 +108,43 @@ def pegboard_permission(request: PermissionRequest) -> Vote | None:
         f"WebFetch wants to read {target.host}",
         suggest=(f"WebFetch(domain:{_rule_host(target.host)})",),
     )
+
+
+@hookimpl
+def pegboard_doctor(config: Any, context: PluginContext) -> list[Check]:
+    import importlib.util
+
+    from pegboard._decisions import Rule
+
+    from ._rules import explicitly_allowed_hosts
+    from ._websearch import ENV_KEY, api_key
+
+    cfg = config if isinstance(config, WebConfig) else WebConfig()
+    checks: list[Check] = []
+    # find_spec locates without importing: doctor should stay as light as start-up.
+    missing = [m for m in ("httpx", "httpcore", "markdownify", "bs4") if importlib.util.find_spec(m) is None]
+    checks.append(
+        Check("web: libraries", "fail", f"missing {', '.join(missing)}: WebFetch cannot run")
+        if missing
+        else Check("web: libraries", "ok", "httpx, httpcore, markdownify and bs4 are installed")
+    )
+    if api_key(cfg) is not None:
+        checks.append(Check("web: search", "ok", f"WebSearch is offered (Tavily API at {cfg.search_base_url})"))
+    else:
+        checks.append(Check("web: search", "ok", f"WebSearch is off: no key in {ENV_KEY} or [plugins.web]"))
+    rules = []
+    for behavior, text, layer in context.settings.rules():
+        try:
+            rules.append(Rule.parse(str(text), behavior, layer.label))  # type: ignore[arg-type]
+        except ValueError:
+            continue  # the core reports unparseable rules itself
+    unlocked = sorted(explicitly_allowed_hosts(rules))
+    if unlocked:
+        checks.append(
+            Check("web: unlocked hosts", "warn",
+                  "WebFetch may reach non-public addresses for: " + ", ".join(unlocked))
+        )
+    return checks
 
 
 @hookimpl

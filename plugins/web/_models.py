@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from typing import Literal
 
-from pydantic import BaseModel, ConfigDict, Field, SecretStr
+from pydantic import BaseModel, ConfigDict, Field, SecretStr, field_validator
 
 __all__ = ["WebConfig", "WebFetchInput", "WebSearchInput"]
 
@@ -26,6 +26,16 @@ class WebConfig(BaseModel):
     search_base_url: str = Field("https://api.tavily.com", description="Tavily-compatible endpoint base")
     search_max_results: int = Field(8, ge=1, le=20)
     search_timeout_s: float = Field(30.0, gt=0, le=300)
+
+    @field_validator("search_base_url")
+    @classmethod
+    def _http_base(cls, value: str) -> str:
+        from urllib.parse import urlsplit
+
+        parts = urlsplit(value)
+        if parts.scheme not in ("http", "https") or not parts.hostname or "@" in parts.netloc:
+            raise ValueError("must be an http(s) URL such as https://api.tavily.com, without credentials")
+        return value.rstrip("/")
 
 
 class WebFetchInput(BaseModel):

@@ -55,7 +55,7 @@ async def run_fetch(
     from pegboard._tools import ToolResult
 
     try:
-        target = check_url(args.url.strip())
+        target = check_url(args.url)
     except BadURL as exc:
         return ToolResult.error(f"WebFetch refused {args.url!r}: {exc}")
     allowed = explicitly_allowed_hosts(rules)
