@@ -50,6 +50,9 @@ LOOPBACK_FORMS = [
     ("0.0.0.0", "unspecified"),
     ("[::]", "unspecified"),
     ("[::1]", "loopback"),
+    ("ｌｏｃａｌｈｏｓｔ", "loopback"),  # full-width letters fold to localhost
+    ("１２７.０.０.１", "loopback"),
+    ("１２７.１", "non-standard spelling"),
 ]
 
 

@@ -210,7 +210,8 @@ async def test_websearch_asks_then_searches(tmp_path: Path, serve: Callable[...,
 async def test_bad_urls_are_denied_before_anything_runs(tmp_path: Path) -> None:
     host = Host(Answer(allow=True))
     async with load(tmp_path, host=host).session("bypassPermissions") as session:
-        for url in ("file:///etc/passwd", "https://u:p@example.com/", "http://2130706433/"):
+        for url in ("file:///etc/passwd", "https://u:p@example.com/", "http://2130706433/", "http://ｌｏｃａｌｈｏｓｔ/",
+                    "http://[::ffff:169.254.169.254]/", "https://example.com/ x"):
             result = await session.call("WebFetch", {"url": url, "prompt": "p"})
             assert result.is_error and "Permission denied" in result.text_content(), url
     assert host.asks == []

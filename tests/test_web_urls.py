@@ -84,6 +84,17 @@ def test_idn_hosts_are_punycoded() -> None:
     assert check_url("https://Bücher.example/").host == "xn--bcher-kva.example"
 
 
+def test_unicode_lookalikes_are_judged_after_mapping() -> None:
+    # IDNA mapping folds full-width letters and digits and ideographic dots to
+    # ASCII; the checks run on the result, as the connection would.
+    assert check_url("http://ｌｏｃａｌｈｏｓｔ/").host == "localhost"
+    assert check_url("http://１２７.０.０.１/").host == "127.0.0.1"
+    assert check_url("http://127。0。0。1/").host == "127.0.0.1"
+    for url in ("http://１２７.１/", "http://０ｘ７ｆ０００００１/"):
+        with pytest.raises(BadURL):
+            check_url(url)
+
+
 # --- address classes ------------------------------------------------------------------
 
 

@@ -168,6 +168,9 @@ def canonical_host(host: str) -> str:
         h = h.lower()
     else:
         h = _idna_encode(h)
+        mapped = ip_literal(h)  # full-width digits can map onto an IP literal
+        if mapped is not None:
+            return str(mapped)
     if not all(label and len(label) <= 63 for label in h.split(".")):
         raise ValueError(f"{host!r} is not a valid host name")
     if not re.fullmatch(r"[a-z0-9_.\-]+", h):

@@ -87,6 +87,11 @@ def check_url(url: str, *, upgrade: bool = True) -> Target:
         port = parts.port
     except ValueError as exc:
         raise BadURL(f"The URL's host or port is invalid: {exc}.") from None
+    # Again on the canonical form: IDNA mapping turns full-width digits and
+    # ideographic dots into ASCII, so "１２７.１" only shows its shape now.
+    problem = numeric_host_problem(host)
+    if problem is not None:
+        raise BadURL(problem[0].upper() + problem[1:] + ".")
     if port == 0:
         raise BadURL("Port 0 cannot be fetched.")
     upgraded = False
