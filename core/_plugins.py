@@ -35,6 +35,8 @@ class PluginContext:
     config_dir: Path
     data_dir: Path
     settings: Settings
+    hook: Any = field(default=None, compare=False, repr=False)
+    """The plugin manager's hook relay, for plugins that call other hooks."""
     watched: list[Path] = field(default_factory=list, compare=False)
 
     def watch(self, path: Path) -> None:
@@ -110,6 +112,7 @@ class Plugins:
                 config_dir=config_dir(),
                 data_dir=data_dir(),
                 settings=self.settings,
+                hook=self.pm.hook,
             )
             self._contexts[record.name] = context
         return context

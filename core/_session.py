@@ -151,9 +151,9 @@ class Session:
         rule = Rule.parse(rule_text, behavior, source, self.root)  # type: ignore[arg-type]
         compiled = self.toolbox.permissions.compile(rule)
         if compiled is None:
-            from ._permissions import CompiledRule, _NameMatcher
-
-            compiled = CompiledRule(rule, _NameMatcher(rule.tool))
+            # Granting the whole tool in place of a specifier nobody can read
+            # would be wider than what was asked for.
+            raise ValueError(f"{rule.text}: no loaded plugin understands specifiers for {rule.tool}")
         self._grants[behavior].setdefault(rule.tool, []).append(compiled)
         return Grant(self, compiled)
 

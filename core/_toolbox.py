@@ -58,7 +58,7 @@ class Toolbox:
         self.hook = plugins.pm.hook
         self._descriptions: dict[str, str] = {}
         self._core_context = PluginContext(CORE_PLUGIN, "pegboard", settings.root, config_dir(), data_dir(),
-                                           settings)
+                                           settings, hook=plugins.pm.hook)
         tools_cfg = settings.core.tools
         registered = dict(plugins.tools)
         for tool in core_tools(settings.core.background.enabled, set(registered)):

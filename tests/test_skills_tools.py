@@ -497,8 +497,6 @@ def test_plugin_shipped_skills_load_below_project_and_user(plugin_factory: Plugi
     assert "format (plugin:acme)" in found
 
 
-@pytest.mark.xfail(strict=True, reason="core: PluginContext carries no hook, so the description "
-                                       "listing cannot ask plugins for their skill folders yet")
 def test_plugin_shipped_skills_in_the_listing(plugin_factory: PluginFactory, tmp_path: Path) -> None:
     shipped = tmp_path / "shipped"
     make_skill(shipped, "format", "plugin format")
