@@ -352,3 +352,24 @@ async def test_checkpoints_rewind_api_and_cli(proj: Path) -> None:
     restore_ids = [cp.id for cp in again.list() if cp.tool == "restore"]
     again.rewind(restore_ids[0])
     assert f.read_text() == "v2\n" and created.read_text() == "new\n"
+
+
+async def test_reading_far_into_a_big_file_streams(session: Any, proj: Path) -> None:
+    import tracemalloc
+
+    f = proj / "big.txt"
+    with open(f, "w", encoding="ascii") as out:
+        for block in range(50):
+            out.write("".join(f"{block * 10_000 + i + 1:>10} {'x' * 28}\n" for i in range(10_000)))
+    assert f.stat().st_size == 20_000_000
+    tracemalloc.start()
+    try:
+        base, _ = tracemalloc.get_traced_memory()
+        r = await call(session, "Read", file_path=str(f), offset=480_001, limit=500)
+        _, peak = tracemalloc.get_traced_memory()
+    finally:
+        tracemalloc.stop()
+    lines = r.text_content().splitlines()
+    assert lines[0].startswith("480001\t") and lines[0].split("\t")[1].strip().startswith("480001")
+    # a 20 MB file read at its end: memory grows by chunks and the lines shown, not by the file
+    assert peak - base < 4 * 1024 * 1024
