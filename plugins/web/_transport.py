@@ -28,7 +28,7 @@ import httpx
 
 from ._addresses import IPAddress, blocked_reason, canonical_host, numeric_host_problem
 
-__all__ = ["Refused", "Resolver", "VettingBackend", "make_transport", "resolve", "vet_host"]
+__all__ = ["Refused", "Resolver", "VettingBackend", "make_transport", "resolve", "ssl_context", "vet_host"]
 
 Resolver = Callable[[str, int], Awaitable[Sequence[str]]]
 
@@ -150,7 +150,7 @@ class VettingBackend(httpcore.AsyncNetworkBackend):
 _default_ssl: ssl.SSLContext | None = None
 
 
-def _ssl_context(verify: ssl.SSLContext | bool) -> ssl.SSLContext:
+def ssl_context(verify: ssl.SSLContext | bool) -> ssl.SSLContext:
     """The verifying context, built once per process: loading the CA bundle
     costs more than a whole loopback fetch, and the context is only read."""
     global _default_ssl
@@ -189,7 +189,7 @@ class _VettedTransport(httpx.AsyncHTTPTransport):
 
 def make_transport(backend: VettingBackend, verify: ssl.SSLContext | bool = True) -> httpx.AsyncBaseTransport:
     limits = httpx.Limits(max_connections=4, max_keepalive_connections=2)
-    transport = _VettedTransport(backend, _ssl_context(verify), limits)
+    transport = _VettedTransport(backend, ssl_context(verify), limits)
     pool = getattr(transport, "_pool", None)
     if not isinstance(pool, httpcore.AsyncConnectionPool) or getattr(pool, "_network_backend", None) is not backend:
         raise RuntimeError("WebFetch could not install its address-checking transport; refusing to fetch")

@@ -67,6 +67,8 @@ async def run_search(args: WebSearchInput, config: WebConfig) -> ToolResult:
     import httpx
     from pegboard._tools import ToolResult
 
+    from ._transport import ssl_context
+
     key = api_key(config)
     if key is None:
         return ToolResult.error(
@@ -100,7 +102,10 @@ async def run_search(args: WebSearchInput, config: WebConfig) -> ToolResult:
     url = config.search_base_url.rstrip("/") + "/search"
     try:
         async with httpx.AsyncClient(
-            timeout=httpx.Timeout(config.search_timeout_s), follow_redirects=False, trust_env=False
+            timeout=httpx.Timeout(config.search_timeout_s),
+            follow_redirects=False,
+            trust_env=False,
+            verify=ssl_context(True),  # the process-wide context: no CA bundle reload per search
         ) as client:
             response = await client.post(url, json=payload, headers=headers)
     except httpx.TimeoutException:
