@@ -91,6 +91,24 @@ def pegboard_file_read(session: Session, path: Path, source: str) -> None:
 
 
 @hookimpl
+def pegboard_doctor(config: Any) -> list[Any]:
+    """Say which Grep/Glob engine runs, since results are the same but speed is not."""
+    import shutil
+
+    from pegboard._doctor import Check
+
+    cfg = config if isinstance(config, FsConfig) else FsConfig()
+    if cfg.search_backend == "python":
+        return [Check("search engine", "ok", "Python engine (search_backend = 'python')")]
+    rg = shutil.which(cfg.rg_path or "rg")
+    if rg is not None:
+        return [Check("search engine", "ok", f"ripgrep at {rg}")]
+    status = "fail" if cfg.search_backend == "rg" else "warn"
+    return [Check("search engine", status,  # type: ignore[arg-type]
+                  "ripgrep not found; Grep and Glob use the slower Python engine (install ripgrep)")]
+
+
+@hookimpl
 def pegboard_register_commands(cli: click.Group) -> None:
     from ._cli import checkpoints
 
