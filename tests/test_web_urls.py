@@ -324,3 +324,12 @@ def test_scripts_styles_and_comments_are_stripped_whatever_their_case() -> None:
     assert "kept" in out and "also kept" in out
     for gone in ("inscript", "commented", ".x{}", "vector", "unterminated"):
         assert gone not in out
+
+
+def test_deeply_nested_html_falls_back_to_plain_text() -> None:
+    html = (b"<html><head><title>Deep</title></head><body><p>top</p>" + b"<div>" * 5000
+            + b"deep text<script>hidden()</script>" + b"</div>" * 5000 + b"</body></html>")
+    out = convert(html, "text/html", "https://x.test/")
+    assert out.kind == "html" and out.title == "Deep"
+    assert "too deeply" in out.text and "deep text" in out.text and "top" in out.text
+    assert "hidden" not in out.text

@@ -148,6 +148,61 @@ def convert(body: bytes, content_type: str | None, url: str) -> Converted:
         return Converted("binary", "")
     text = _decode(body, charset, kind)
     if kind == "html":
-        markdown, title = html_to_markdown(text, url)
+        try:
+            markdown, title = html_to_markdown(text, url)
+        except RecursionError:
+            # BeautifulSoup and markdownify recurse once per nesting level; a
+            # page of thousands of nested elements (hostile or generated)
+            # would crash the call. Plain text still answers most prompts.
+            plain, title = _plain_text(text)
+            note = "[WebFetch: this page nests its elements too deeply to convert to Markdown; plain text follows.]"
+            return Converted("html", f"{note}\n\n{plain}", title)
         return Converted("html", markdown, title)
     return Converted("text", text)
+
+
+_BLOCKS = frozenset({"p", "div", "br", "li", "tr", "h1", "h2", "h3", "h4", "h5", "h6", "section", "article",
+                     "header", "footer", "blockquote", "pre", "table", "ul", "ol", "dd", "dt"})
+
+
+def _plain_text(html: str) -> tuple[str, str | None]:
+    """Text of ``html`` without building a tree (no recursion, any depth)."""
+    from html.parser import HTMLParser
+
+    class _Text(HTMLParser):
+        def __init__(self) -> None:
+            super().__init__(convert_charrefs=True)
+            self.parts: list[str] = []
+            self.skip = 0
+            self.in_title = False
+            self.title: list[str] = []
+
+        def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
+            if tag in _DROP_TAGS and tag != "head":
+                self.skip += 1
+            elif tag == "title":
+                self.in_title = True
+            elif tag in _BLOCKS:
+                self.parts.append("\n")
+
+        def handle_endtag(self, tag: str) -> None:
+            if tag in _DROP_TAGS and tag != "head":
+                self.skip = max(0, self.skip - 1)
+            elif tag == "title":
+                self.in_title = False
+            elif tag in _BLOCKS:
+                self.parts.append("\n")
+
+        def handle_data(self, data: str) -> None:
+            if self.in_title:
+                self.title.append(data)
+            elif not self.skip:
+                self.parts.append(data)
+
+    parser = _Text()
+    parser.feed(_PRESTRIP.sub(" ", html))
+    parser.close()
+    text = re.sub(r"[ \t]+", " ", "".join(parser.parts))
+    text = re.sub(r"\s*\n\s*", "\n", text)
+    title = " ".join("".join(parser.title).split()) or None
+    return text.strip(), title
