@@ -215,8 +215,11 @@ def _validate(tool: Tool, args: dict[str, Any], *, rewritten: bool = False) -> t
 
 
 def _as_mapping(value: Any) -> dict[str, Any]:
+    """The validated input as permission votes and hooks see it: keyed as in
+    the tool's schema (by alias), so it reads like what the model sent and a
+    hook's rewrite of it validates again as it is."""
     if isinstance(value, BaseModel):
-        return value.model_dump()
+        return value.model_dump(by_alias=True)
     return dict(value)
 
 
@@ -428,6 +431,8 @@ async def run_call(session: Session, name: str, arguments: Any, call_id: str) ->
 async def _run_call(session: Session, name: str, arguments: Any, call_id: str) -> ToolResult:
     from ._session import CallInfo
 
+    if session.closed:
+        return ToolResult.error(f"{name} was not run: this session is closed.")
     tool = session.toolbox.offered_tool(name, session)
     if tool is None:
         return ToolResult.error(session.toolbox.why_unavailable(name, session))

@@ -171,3 +171,24 @@ async def test_hooks_do_not_run_for_refused_calls(plugin_factory: PluginFactory)
     bad = await session.call("Echo", {"count": 2})
     assert bad.is_error and "Invalid arguments" in bad.text_content()
     assert host.seen == []
+
+
+async def test_hooks_see_schema_names_and_an_unchanged_rewrite_validates(plugin_factory: PluginFactory) -> None:
+    host = Host(before=lambda call: PreCall(input=dict(call.input)))
+    session = plugin_factory(PIPETEST + '''
+from pydantic import BaseModel, Field
+from pegboard import Tool, hookimpl
+
+class AliasIn(BaseModel):
+    before: int = Field(default=0, alias="-B")
+
+async def aliased(args, ctx):
+    return f"before={args.before}"
+
+@hookimpl
+def pegboard_register_tools(register):
+    register(Tool(name="Aliased", handler=aliased, input_model=AliasIn, read_only=True, permission="read"))
+''', name="pipealias", host=host).session("workspace")
+    result = await session.call("Aliased", {"-B": 3})
+    assert result.text_content() == "before=3"
+    assert host.seen == [{"-B": 3}]

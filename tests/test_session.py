@@ -73,3 +73,11 @@ async def test_add_working_dir_refuses_a_non_directory(plugin_factory: PluginFac
     session = plugin_factory(PIPETEST).session("workspace")
     with pytest.raises(ValueError, match="not a directory"):
         session.add_working_dir("missing")
+
+
+async def test_closed_session_runs_nothing(plugin_factory: PluginFactory) -> None:
+    session = plugin_factory(PIPETEST).session("workspace")
+    await session.aclose()
+    result = await session.call("Echo", {"text": "x"})
+    assert result.is_error and result.text_content() == "Echo was not run: this session is closed."
+    assert session.plugin_state("pipetest").get("seen") is None
