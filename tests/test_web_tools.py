@@ -224,10 +224,10 @@ def test_doctor_reports_search_and_unlocked_hosts(tmp_path: Path) -> None:
     from pegboard.plugins import web
 
     checks = {c.name: c for c in web.pegboard_doctor(tb.plugin_config("web"), tb.context_for("web"))}
-    assert checks["web: libraries"].status == "ok"
-    assert "WebSearch is offered" in checks["web: search"].detail
-    assert checks["web: unlocked hosts"].status == "warn"
-    assert checks["web: unlocked hosts"].detail.endswith(": intranet.test")
+    assert checks["libraries"].status == "ok"
+    assert "WebSearch is offered" in checks["search"].detail
+    assert checks["unlocked hosts"].status == "warn"
+    assert checks["unlocked hosts"].detail.endswith(": intranet.test")
 
 
 def test_search_base_url_must_be_http(tmp_path: Path) -> None:

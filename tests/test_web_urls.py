@@ -333,3 +333,8 @@ def test_deeply_nested_html_falls_back_to_plain_text() -> None:
     assert out.kind == "html" and out.title == "Deep"
     assert "too deeply" in out.text and "deep text" in out.text and "top" in out.text
     assert "hidden" not in out.text
+
+
+def test_identifiers_are_not_backslash_escaped() -> None:
+    out = convert(b"<p>call my_func(*args) now</p>", "text/html", "https://x.test/").text
+    assert out == "call my_func(*args) now"

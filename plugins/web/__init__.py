@@ -124,14 +124,14 @@ def pegboard_doctor(config: Any, context: PluginContext) -> list[Check]:
     # find_spec locates without importing: doctor should stay as light as start-up.
     missing = [m for m in ("httpx", "httpcore", "markdownify", "bs4") if importlib.util.find_spec(m) is None]
     checks.append(
-        Check("web: libraries", "fail", f"missing {', '.join(missing)}: WebFetch cannot run")
+        Check("libraries", "fail", f"missing {', '.join(missing)}: WebFetch cannot run")
         if missing
-        else Check("web: libraries", "ok", "httpx, httpcore, markdownify and bs4 are installed")
+        else Check("libraries", "ok", "httpx, httpcore, markdownify and bs4 are installed")
     )
     if api_key(cfg) is not None:
-        checks.append(Check("web: search", "ok", f"WebSearch is offered (Tavily API at {cfg.search_base_url})"))
+        checks.append(Check("search", "ok", f"WebSearch is offered (Tavily API at {cfg.search_base_url})"))
     else:
-        checks.append(Check("web: search", "ok", f"WebSearch is off: no key in {ENV_KEY} or [plugins.web]"))
+        checks.append(Check("search", "ok", f"WebSearch is off: no key in {ENV_KEY} or [plugins.web]"))
     rules = []
     for behavior, text, layer in context.settings.rules():
         try:
@@ -141,7 +141,7 @@ def pegboard_doctor(config: Any, context: PluginContext) -> list[Check]:
     unlocked = sorted(explicitly_allowed_hosts(rules))
     if unlocked:
         checks.append(
-            Check("web: unlocked hosts", "warn",
+            Check("unlocked hosts", "warn",
                   "WebFetch may reach non-public addresses for: " + ", ".join(unlocked))
         )
     return checks

@@ -133,7 +133,11 @@ def html_to_markdown(html: str, base_url: str) -> tuple[str, str | None]:
                 el[attr] = urljoin(base_url, value)
             except ValueError:
                 pass  # a malformed link is left as written rather than dropping the page
-    converter = MarkdownConverter(heading_style="ATX", bullets="-", escape_misc=False)
+    # No escaping of _ and *: the reader is a model, and snake\_case noise costs
+    # tokens while a stray emphasis marker costs nothing.
+    converter = MarkdownConverter(
+        heading_style="ATX", bullets="-", escape_misc=False, escape_underscores=False, escape_asterisks=False
+    )
     text = converter.convert_soup(soup)
     text = re.sub(r"[ \t]+\n", "\n", text)
     text = re.sub(r"\n{3,}", "\n\n", text).strip()
