@@ -279,3 +279,10 @@ def test_deny_words_see_inside_everything() -> None:
     assert ("rm", "-rf", "x") in found
     assert ("rm", "y") in found
     assert ("git", "push") in found
+
+
+@pytest.mark.parametrize("command", ["grep -R x .", "grep --dereference-recursive x .", "rg -L x", "rg --follow x",
+                                     "find -L . -name x", "find . -follow", "du -L .", "tree -l", "ls -LR"])
+def test_following_links_while_recursing_is_not_read_only(command: str, proj: Path) -> None:
+    # A link inside the project would lead the read outside it unseen.
+    assert not classify(command, proj).read_only

@@ -288,7 +288,7 @@ def _cd(part: Part, args: Sequence[Word], cwds: tuple[Path, ...], home: Path) ->
 _FIND_ZERO = frozenset({
     "-print", "-print0", "-prune", "-empty", "-true", "-false", "-not", "!", "-a", "-and", "-o", "-or",
     "(", ")", ",", "-depth", "-d", "-xdev", "-mount", "-readable", "-writable", "-executable", "-nouser",
-    "-nogroup", "-follow", "-noleaf", "-ls", "-quit",
+    "-nogroup", "-noleaf", "-ls", "-quit",
 })
 _FIND_ONE = frozenset({
     "-name", "-iname", "-path", "-ipath", "-wholename", "-iwholename", "-regex", "-iregex", "-type", "-xtype",
@@ -303,7 +303,7 @@ def _find(part: Part, args: Sequence[Word], cwds: tuple[Path, ...], home: Path) 
     """find's expression is its own language: accept listed tests and
     actions only (no -exec, -execdir, -ok, -delete, -fprint, -fls ...)."""
     i = 0
-    while i < len(args) and args[i].value in ("-H", "-L", "-P"):
+    while i < len(args) and args[i].value in ("-H", "-P"):  # not -L: it follows links out
         i += 1
     starts: list[Word] = []
     while i < len(args) and not (args[i].value.startswith("-") or args[i].value in ("(", "!", ")")):

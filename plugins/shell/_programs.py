@@ -7,6 +7,11 @@ flag the next release adds. Long options must be written out in full (GNU
 getopt accepts any unambiguous abbreviation, so ``--compress-prog`` reaches
 ``--compress-program``: an abbreviation we do not list is simply unknown).
 
+Flags that follow symbolic links while recursing (``grep -R``, ``rg -L``,
+``find -L``, ``du -L``, ``tree -l``, ``cp -L``) are left out too: a link
+inside the working directories would otherwise lead a read outside them
+without the outside path ever appearing on the command line.
+
 Programs that run other programs (env, xargs, sh, timeout, nice, sudo, exec,
 ...) are absent on purpose, and so are flags that write (``-o``, ``--output``,
 ``-i``), execute (``--pre``, ``-exec``, ``-z`` for rg) or read their own
@@ -51,9 +56,9 @@ def _s(flags: str = "", valued: str = "", **kw: object) -> Spec:
 
 
 PROGRAMS: Mapping[str, Spec] = {
-    "ls": _s("-a -A -l -h -R -t -S -r -1 -d -F -i -s -c -u -n -g -o -p -x -C -m -Q -N -v -X -U -L -H -k -G -B "
+    "ls": _s("-a -A -l -h -R -t -S -r -1 -d -F -i -s -c -u -n -g -o -p -x -C -m -Q -N -v -X -U -H -k -G -B "
              "--all --almost-all --human-readable --recursive --reverse --classify --directory --inode --size "
-             "--literal --group-directories-first --full-time --no-group --numeric-uid-gid --dereference "
+             "--literal --group-directories-first --full-time --no-group --numeric-uid-gid "
              "--ignore-backups --si --color",
              "-I -T -w --ignore --hide --sort --time-style --quoting-style --width --time --color --format "
              "--indicator-style --tabsize --block-size", implicit_cwd=True),
@@ -62,8 +67,8 @@ PROGRAMS: Mapping[str, Spec] = {
     "head": _s("-q -v -z --quiet --silent --verbose --zero-terminated", "-n -c --lines --bytes", numeric=True),
     "tail": _s("-q -v -z --quiet --silent --verbose --zero-terminated", "-n -c --lines --bytes", numeric=True),
     "wc": _s("-l -w -c -m -L --lines --words --bytes --chars --max-line-length"),
-    "grep": _s("-r -R -n -i -y -v -l -L -c -w -x -E -F -G -P -o -h -H -s -q -z -Z -a -I -T -b -U "
-               "--recursive --dereference-recursive --line-number --ignore-case --no-ignore-case --invert-match "
+    "grep": _s("-r -n -i -y -v -l -L -c -w -x -E -F -G -P -o -h -H -s -q -z -Z -a -I -T -b -U "
+               "--recursive --line-number --ignore-case --no-ignore-case --invert-match "
                "--files-with-matches --files-without-match --count --word-regexp --line-regexp "
                "--extended-regexp --fixed-strings --basic-regexp --perl-regexp --only-matching --no-filename "
                "--with-filename --no-messages --quiet --silent --null-data --null --text --byte-offset "
@@ -71,10 +76,10 @@ PROGRAMS: Mapping[str, Spec] = {
                "-e -A -B -C -m --regexp --after-context --before-context --context --max-count --include "
                "--exclude --exclude-dir --color --colour --label --binary-files -d --directories -D --devices",
                numeric=True, operands="pattern_paths"),
-    "rg": _s("-n -N -i -S -s -l -c -w -x -F -v -u -. -o -H -I -L -U -P -0 -a -b -q -p "
+    "rg": _s("-n -N -i -S -s -l -c -w -x -F -v -u -. -o -H -I -U -P -0 -a -b -q -p "
              "--hidden --no-ignore --no-ignore-vcs --no-ignore-dot --no-ignore-global --no-ignore-parent "
              "--files --json --only-matching --line-number --no-line-number --heading --no-heading "
-             "--follow --multiline --multiline-dotall --stats --null --count --count-matches "
+             "--multiline --multiline-dotall --stats --null --count --count-matches "
              "--files-with-matches --files-without-match --ignore-case --smart-case --case-sensitive "
              "--word-regexp --line-regexp --fixed-strings --invert-match --with-filename --no-filename "
              "--text --byte-offset --quiet --pretty --vimgrep --column --no-column --trim --type-list "
@@ -107,12 +112,12 @@ PROGRAMS: Mapping[str, Spec] = {
     "stat": _s("-L -f -t --dereference --file-system --terse", "-c --format --printf"),
     "file": _s("-b -i -L -h -k -N -0 --brief --mime --mime-type --mime-encoding --dereference "
                "--no-dereference --keep-going --no-pad --print0"),
-    "du": _s("-s -h -a -c -k -m -b -x -L -S -0 --summarize --human-readable --all --total --bytes "
-             "--apparent-size --one-file-system --dereference --separate-dirs --si --null",
+    "du": _s("-s -h -a -c -k -m -b -x -S -0 --summarize --human-readable --all --total --bytes "
+             "--apparent-size --one-file-system --separate-dirs --si --null",
              "-d --max-depth --exclude --block-size -t --threshold", implicit_cwd=True),
     "df": _s("-h -H -k -T -i -a -l -P --human-readable --si --print-type --inodes --all --local --portability",
              "-t -x --type --exclude-type --output"),
-    "tree": _s("-a -d -f -i -l -x -p -s -h -u -g -D -F -q -N -r -t -v -U -C -n -J -X --du --noreport "
+    "tree": _s("-a -d -f -i -x -p -s -h -u -g -D -F -q -N -r -t -v -U -C -n -J -X --du --noreport "
                "--dirsfirst --gitignore --prune --si --inodes --device", "-L -P -I --charset --filelimit "
                "--sort", implicit_cwd=True),
     "sort": _s("-n -r -u -f -h -V -b -d -g -i -M -R -s -z -c -C --numeric-sort --reverse --unique "
@@ -155,8 +160,8 @@ PROGRAMS: Mapping[str, Spec] = {
     # File commands: never read-only, allowed in acceptEdits when every path is inside.
     "touch": _s("-a -m -c --no-create", "-d -t --date", kind="edit"),
     "mkdir": _s("-p -v --parents --verbose", "-m --mode", kind="edit"),
-    "cp": _s("-r -R -a -p -v -n -u -L -P -d -T --recursive --archive --verbose --no-clobber --update "
-             "--dereference --no-dereference --no-target-directory", kind="edit"),
+    "cp": _s("-r -R -a -p -v -n -u -P -d -T --recursive --archive --verbose --no-clobber --update "
+             "--no-dereference --no-target-directory", kind="edit"),
     "mv": _s("-v -n -u -T --verbose --no-clobber --update --no-target-directory", kind="edit"),
 }
 
