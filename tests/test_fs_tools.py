@@ -13,8 +13,7 @@ from typing import Any
 
 import pytest
 
-from pegboard import Toolbox, hookimpl
-from pegboard._decisions import Answer
+from pegboard import Toolbox
 from pegboard._tools import ImageContent, ToolResult
 
 pytestmark = pytest.mark.anyio
@@ -373,3 +372,20 @@ async def test_reading_far_into_a_big_file_streams(session: Any, proj: Path) -> 
     assert lines[0].startswith("480001\t") and lines[0].split("\t")[1].strip().startswith("480001")
     # a 20 MB file read at its end: memory grows by chunks and the lines shown, not by the file
     assert peak - base < 4 * 1024 * 1024
+
+
+async def test_spilled_results_can_be_read_back_outside_the_project(proj: Path) -> None:
+    # the core saves an over-long result under the session's data dir and tells the model to
+    # Read it: that folder lies outside the working directories, yet must not ask
+    for i in range(400):
+        (proj / f"f{i:03}.txt").write_text("needle " + "x" * 100 + "\n")
+    s = Toolbox.load(cwd=proj, plugins=["fs"]).session(mode="default")
+    r = await s.call("Grep", {"pattern": "needle", "output_mode": "content", "head_limit": 0})
+    saved = [w for w in r.text_content().split() if w.startswith(str(s.data_dir))]
+    assert saved, r.text_content()[-400:]
+    spilled = saved[0].rstrip(";.,")
+    back = await s.call("Read", {"file_path": spilled, "offset": 1, "limit": 5})
+    assert not back.is_error and "needle" in back.text_content()
+    other = await s.call("Read", {"file_path": str(s.data_dir.parent)})
+    assert other.is_error  # only the session's own folder, not its neighbours
+    await s.aclose()

@@ -31,11 +31,19 @@ async def read(args: ReadInput, ctx: ToolContext) -> ToolResult:
         real = bind_checked(ctx, args.file_path)
     except PathError as exc:
         return ToolResult.error(str(exc))
-    result = await anyio.to_thread.run_sync(_read_sync, args, ctx, real)
+    result, st = await anyio.to_thread.run_sync(_read_sync, args, ctx, real)
+    if st is not None:
+        # recorded here, on the event loop: calls of one batch run their threads side by side
+        tracker(ctx.state).record(real, st)
     return finish(ctx, result, skip=real)
 
 
-def _read_sync(args: ReadInput, ctx: ToolContext, real: Path) -> ToolResult:
+def _read_sync(args: ReadInput, ctx: ToolContext, real: Path) -> tuple[ToolResult, os.stat_result | None]:
+    result = _read_file(args, ctx, real)
+    return result if isinstance(result, tuple) else (result, None)
+
+
+def _read_file(args: ReadInput, ctx: ToolContext, real: Path) -> ToolResult | tuple[ToolResult, os.stat_result]:
     cfg = config_of(ctx)
     try:
         st = os.stat(real)
@@ -77,9 +85,9 @@ def _read_sync(args: ReadInput, ctx: ToolContext, real: Path) -> ToolResult:
             result = render_pdf(f, real, args.pages, cfg.max_pdf_pages)
         else:
             result = _text(f, real, kind.encoding, st.st_size, args, ctx)
-    if not result.is_error:
-        tracker(ctx.state).record(real, st)
-    return result
+    if result.is_error:
+        return result
+    return result, st
 
 
 def _text(f: object, real: Path, encoding: str, size: int, args: ReadInput, ctx: ToolContext) -> ToolResult:

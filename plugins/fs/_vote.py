@@ -93,10 +93,10 @@ def vote(request: PermissionRequest) -> Vote | None:
 
 
 def _is_session_output(real: Path, request: PermissionRequest) -> bool:
-    session = request.session
-    folder = getattr(session, "_data_dir", None)
-    if folder is None:
-        return False
+    from ._checkpoints import sessions_root
+
+    # computed, not taken from session.data_dir, which would create the folder on every vote
+    folder = sessions_root() / request.session.id
     return is_within(real, Path(os.path.realpath(folder)))
 
 
