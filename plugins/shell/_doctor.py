@@ -15,20 +15,20 @@ __all__ = ["checks"]
 def checks(config: ShellConfig) -> list[Check]:
     out: list[Check] = []
     why = bwrap_works()
-    out.append(Check("shell: bubblewrap", "ok" if why is None else "warn", "works" if why is None else why))
+    out.append(Check("bubblewrap", "ok" if why is None else "warn", "works" if why is None else why))
     abi = landlock_abi()
-    out.append(Check("shell: landlock", "ok" if abi else "warn",
+    out.append(Check("landlock", "ok" if abi else "warn",
                      f"ABI {abi}" if abi else "not available in this kernel"))
     backend = backend_for(config.sandbox)
     if backend == "none":
         wanted = "sandbox = \"off\" in [plugins.shell]" if config.sandbox == "off" else \
             f"no working backend for sandbox = {config.sandbox!r}"
-        out.append(Check("shell: sandbox", "fail",
+        out.append(Check("sandbox", "fail",
                          f"{wanted}: commands run unconfined, none counts as sandboxed, "
                          "and Bash needs the unrestricted level"))
     else:
         status = "ok" if backend == "bubblewrap" else "warn"
-        out.append(Check("shell: sandbox", status, describe(backend)))
+        out.append(Check("sandbox", status, describe(backend)))
     if shutil.which("git") is None:
-        out.append(Check("shell: git", "warn", "git not found: git commands and worktrees will fail"))
+        out.append(Check("git", "warn", "git not found: git commands and worktrees will fail"))
     return out
