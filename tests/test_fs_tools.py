@@ -346,10 +346,11 @@ async def test_checkpoints_rewind_api_and_cli(proj: Path) -> None:
                          capture_output=True, text=True, env=env)
     assert out.returncode == 0, out.stderr
     assert f.read_text() == "v1\n" and not created.exists()
-    # the restore itself was checkpointed: rewinding it brings v2 back
-    again = CheckpointStore(session_checkpoints_dir(s.id))
-    restore_ids = [cp.id for cp in again.list() if cp.tool == "restore"]
-    again.rewind(restore_ids[0])
+    # the restore itself was checkpointed: rewinding it (through the public API) brings v2 back
+    from pegboard.plugins.fs import list_checkpoints, restore_checkpoint
+
+    restore_ids = [cp.id for cp in list_checkpoints(s.id) if cp.tool == "restore"]
+    assert restore_checkpoint(s.id, restore_ids[0])
     assert f.read_text() == "v2\n" and created.read_text() == "new\n"
 
 

@@ -23,7 +23,21 @@ if TYPE_CHECKING:
     from pegboard._plugins import PluginContext
     from pegboard._session import Session
 
-__all__ = ["FsConfig"]
+__all__ = ["FsConfig", "list_checkpoints", "restore_checkpoint"]
+
+
+def list_checkpoints(session_id: str) -> list[Any]:
+    """The checkpoints a session's writes left, oldest first (``Checkpoint`` objects)."""
+    from ._checkpoints import list_checkpoints as _list
+
+    return _list(session_id)
+
+
+def restore_checkpoint(session_id: str, checkpoint: int, *, only: Path | None = None) -> list[str]:
+    """Put the session's files back as they were before ``checkpoint``; later writes are undone too."""
+    from ._checkpoints import restore_checkpoint as _restore
+
+    return _restore(session_id, checkpoint, only=only)
 
 _P = "pegboard.plugins.fs"
 _TOOLS: tuple[tuple[str, str, str, bool, str, str], ...] = (

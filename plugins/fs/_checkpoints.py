@@ -23,7 +23,14 @@ from pathlib import Path
 
 from . import _safeio
 
-__all__ = ["Checkpoint", "CheckpointStore", "session_checkpoints_dir", "sessions_root"]
+__all__ = [
+    "Checkpoint",
+    "CheckpointStore",
+    "list_checkpoints",
+    "restore_checkpoint",
+    "session_checkpoints_dir",
+    "sessions_root",
+]
 
 
 @dataclass(frozen=True)
@@ -55,6 +62,16 @@ def session_checkpoints_dir(session_id: str) -> Path:
     if not session_id or "/" in session_id or session_id in (".", ".."):
         raise ValueError(f"{session_id!r} is not a session id")
     return sessions_root() / session_id / "checkpoints"
+
+
+def list_checkpoints(session_id: str) -> list[Checkpoint]:
+    """A session's checkpoints, oldest first (empty when it wrote nothing)."""
+    return CheckpointStore(session_checkpoints_dir(session_id)).list()
+
+
+def restore_checkpoint(session_id: str, checkpoint: int, *, only: Path | None = None) -> list[str]:
+    """Rewind a session's files to before ``checkpoint``; returns what was done."""
+    return CheckpointStore(session_checkpoints_dir(session_id)).rewind(checkpoint, only=only)
 
 
 class CheckpointStore:
