@@ -390,3 +390,14 @@ async def test_spilled_results_can_be_read_back_outside_the_project(proj: Path) 
     other = await s.call("Read", {"file_path": str(s.data_dir.parent)})
     assert other.is_error  # only the session's own folder, not its neighbours
     await s.aclose()
+
+
+async def test_deleted_file_is_noted_once(session: Any, proj: Path) -> None:
+    gone = proj / "gone.txt"
+    gone.write_text("bye\n")
+    await call(session, "Read", file_path=str(gone))
+    gone.unlink()
+    first = await call(session, "Glob", pattern="*")
+    assert "gone.txt, which you read earlier, has been deleted" in first.text_content()
+    second = await call(session, "Glob", pattern="*")
+    assert "has been deleted" not in second.text_content()

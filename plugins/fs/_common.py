@@ -32,10 +32,17 @@ def _key(tool: str, raw: str) -> str:
     return f"{tool}\x00{raw}"
 
 
-def record_check(state: dict[str, Any], tool: str, raw: str, real: Path) -> None:
-    """The permission vote saw ``raw`` as ``real``: remember it for the handler."""
+def record_check(state: dict[str, Any], tool: str, raw: str, real: Path, call_id: str | None = None) -> None:
+    """The permission vote saw ``raw`` as ``real``: remember it for the handler.
+
+    Keyed by call id when the core passes one on the request: then two calls
+    of one batch naming the same path cannot see each other's check. Without
+    it, the key is (tool, path as typed), the latest vote winning.
+    """
     checked: dict[str, Path] = state.setdefault(_CHECKED, {})
     checked[_key(tool, raw)] = real
+    if call_id:
+        checked[f"call\x00{call_id}"] = real
     if len(checked) > 1024:  # votes whose calls never ran (denied) must not pile up forever
         for stale in list(checked)[:512]:
             del checked[stale]
@@ -52,7 +59,8 @@ def bind_checked(ctx: ToolContext, raw: str) -> Path:
         real = resolve_path(raw, ctx.session.root)
     except ValueError as exc:
         raise PathError(f"{raw!r} is not a usable path: {exc}.") from None
-    checked = ctx.state.get(_CHECKED, {}).get(_key(ctx.tool.name, raw))
+    records: dict[str, Path] = ctx.state.get(_CHECKED, {})
+    checked = records.pop(f"call\x00{ctx.call_id}", None) or records.get(_key(ctx.tool.name, raw))
     if checked is None:
         # no vote on record (a core that skipped plugins): fail closed outside the working dirs
         if not any(is_within(real, d) for d in ctx.session.working_dirs):

@@ -66,7 +66,8 @@ def vote(request: PermissionRequest) -> Vote | None:
     except (ValueError, OSError) as exc:
         return Vote.deny(f"{raw!r} is not a usable path: {exc}")
     state = request.session.plugin_state("fs")
-    record_check(state, name, raw, real)
+    call_id = getattr(request, "call_id", None) or request.extra.get("call_id")
+    record_check(state, name, raw, real, call_id if isinstance(call_id, str) else None)
     write = name in WRITERS
     if not write and _is_session_output(real, request):
         # the core spills long results there and tells the model to Read them
