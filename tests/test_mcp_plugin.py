@@ -296,3 +296,38 @@ async def test_http_server_that_goes_away(tmp_path: Path) -> None:
         if proc.poll() is None:
             proc.terminate()
             proc.wait(10)
+
+
+async def test_in_memory_server_through_the_session(tmp_path: Path) -> None:
+    """An embedder can hand the plugin an in-process server object for a configured name."""
+    from mcp_servers.kitchen_sink import build
+
+    config = write_config(tmp_path, {"mem": {"command": "never-run"}}, '[permissions]\nallow = ["mcp__mem"]\n')
+    async with load(tmp_path, config).session() as session:
+        session.plugin_state("mcp")["targets"] = {"mem": build()}
+        listing = await session.call("ListMcpResourcesTool", {"server": "mem"})
+        assert "docs://readme" in listing.text_content()
+    toolbox = load(tmp_path, config)
+    assert "mcp__mem__bundle" in toolbox.tools
+    async with toolbox.session() as session:
+        session.plugin_state("mcp")["targets"] = {"mem": build()}
+        result = await session.call("mcp__mem__bundle", {})
+        assert [c.type for c in result.content] == ["text", "resource"]
+
+
+async def test_unsafe_tool_names_are_replaced_and_collisions_reported(tmp_path: Path) -> None:
+    from pegboard.plugins.mcp._config import collect_servers
+    from pegboard.plugins.mcp._store import ToolCache
+
+    config = write_config(tmp_path, {"odd": {"command": "never-run"}})
+    toolbox = load(tmp_path, config)
+    context = toolbox.context_for("mcp")
+    (spec,) = collect_servers(toolbox.plugin_config("mcp"), context.root, context.settings)[0]
+    schema = {"type": "object"}
+    ToolCache(context.data_dir).update(spec, [("get/item", "a", schema), ("get item", "b", schema),
+                                              ("fine.name", "c", schema)])
+    toolbox = load(tmp_path, config)
+    assert toolbox.records["mcp"].error is None
+    assert {"mcp__odd__get_item", "mcp__odd__fine.name"} <= set(toolbox.tools)
+    assert toolbox.tools["mcp__odd__get_item"].metadata["tool"] == "get/item"
+    assert any("'get item' is left out" in p for p in toolbox.settings.problems)

@@ -38,7 +38,7 @@ def pegboard_config_model() -> type[McpConfig]:
     return McpConfig
 
 
-def _server_tools(spec: ServerSpec, cache: ToolCache) -> list[Tool]:
+def _server_tools(spec: ServerSpec, cache: ToolCache, problems: list[str]) -> list[Tool]:
     listing = cache.load(spec)
     if listing is None:
         return []
@@ -46,11 +46,20 @@ def _server_tools(spec: ServerSpec, cache: ToolCache) -> list[Tool]:
     # Leave our own timeout room to fire first, with a message that names the server.
     budget = cfg.tool_timeout_s + cfg.startup_timeout_s + 5.0
     tools = []
+    seen: dict[str, str] = {}
     for cached in listing.tools:
         if not cfg.offers(cached.name):
             continue
+        name = tool_name(spec.name, _UNSAFE.sub("_", cached.name))
+        if name in seen:
+            # Two server names that differ only in characters we replace: a
+            # duplicate would fail the whole plugin, so the second one is left out.
+            problems.append(f"MCP server {spec.name!r}: tools {seen[name]!r} and {cached.name!r} both become "
+                            f"{name}; {cached.name!r} is left out")
+            continue
+        seen[name] = cached.name
         tools.append(Tool(
-            name=tool_name(spec.name, _UNSAFE.sub("_", cached.name)),
+            name=name,
             handler=f"{HANDLERS}:call_server_tool",
             input_schema=cached.input_schema or {"type": "object"},
             description=cached.description or f"Tool {cached.name} of MCP server {spec.name}.",
@@ -81,7 +90,7 @@ def pegboard_register_tools(register: Callable[[Tool], None], config: McpConfig,
             watch(cache.path(spec))
     for spec in specs:
         if spec.config.enabled and approvals.is_approved(spec):
-            for tool in _server_tools(spec, cache):
+            for tool in _server_tools(spec, cache, context.settings.problems):
                 register(tool)
     if specs:
         # Offered whenever a server is configured, even one that is down or

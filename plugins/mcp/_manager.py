@@ -132,7 +132,11 @@ class ServerConnection:
         cwd = Path(expand_vars(cfg.cwd, self._environ)) if cfg.cwd else self.spec.root
         if not cwd.is_absolute():
             cwd = self.spec.root / cwd
-        folder = self._log_dir or Path(tempfile.gettempdir())
+        if self._log_dir is None:
+            # Never a fixed name in the shared temp folder: another user could
+            # plant a symlink there. A private folder of our own instead.
+            self._log_dir = Path(tempfile.mkdtemp(prefix="pegboard-mcp-"))
+        folder = self._log_dir
         folder.mkdir(parents=True, exist_ok=True)
         self.stderr_path = folder / f"mcp-{self.name}.stderr.log"
         self.process = StdioProcess()

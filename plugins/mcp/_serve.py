@@ -344,9 +344,17 @@ async def serve_http(toolbox: Any, mode: str | None, host: str, port: int) -> No
 
 
 def run_serve(toolbox: Any, *, mode: str | None, address: tuple[str, int] | None) -> None:
+    from pegboard._cli import fail_config
+    from pegboard._config import ConfigError
+
     toolbox.add_host(AskingHost(toolbox), name="mcp-serve")
-    if mode is not None:
-        toolbox.session(mode)  # a bad or disabled mode fails here, before any client connects
+    try:
+        # A disabled mode fails here, before any client connects.
+        session = toolbox.session(mode)
+    except ConfigError as exc:
+        fail_config(exc)
+        return
+    anyio.run(session.aclose)
     if address is None:
         anyio.run(serve_stdio, toolbox, mode)
     else:
