@@ -176,7 +176,8 @@ def test_part_cap_is_not_an_allow(proj: Path, tmp_path: Path) -> None:
 def test_deny_rule_matches_any_part_anywhere(proj: Path, tmp_path: Path) -> None:
     tb = toolbox(proj, tmp_path, deny=["Bash(rm:*)"], allow=["Bash(ls:*)"])
     for cmd in ["rm x", "ls && rm x", "ls $(rm x)", "echo `rm x`", "sudo rm x", "timeout 5 rm x",
-                "xargs rm < /dev/null", "bash -c 'rm x'", "if true; then rm x; fi", "'rm' x", "env A=1 rm x"]:
+                "xargs rm < /dev/null", "bash -c 'rm x'", "if true; then rm x; fi", "'rm' x", "env A=1 rm x",
+                "/bin/rm x", "bash -lc 'rm x'", "eval 'rm x'", "f() { rm x; }; f", "nohup rm x &"]:
         assert decide(tb, cmd).decision == "deny", cmd
     assert decide(tb, "ls").decision == "allow"
 

@@ -398,10 +398,17 @@ def _unwrap(words: tuple[str, ...]) -> list[tuple[str, ...]]:
     out = [words]
     name = words[0].rsplit("/", 1)[-1]
     rest = list(words[1:])
-    if name in ("sh", "bash", "dash", "zsh", "ksh") and "-c" in rest:
-        i = rest.index("-c")
-        if i + 1 < len(rest):
-            out.extend(all_command_words(rest[i + 1]))
+    if name != words[0]:
+        out.append((name, *rest))  # /bin/rm is rm
+    if name in ("sh", "bash", "dash", "zsh", "ksh", "fish"):
+        # -c, and clusters such as -lc or -ec: the next word is a script.
+        for i, w in enumerate(rest):
+            if re.fullmatch(r"-[a-zA-Z]*c[a-zA-Z]*", w) and i + 1 < len(rest):
+                out.extend(all_command_words(rest[i + 1]))
+                break
+        return out
+    if name == "eval" and rest:
+        out.extend(all_command_words(" ".join(rest)))
         return out
     if name in _WRAPPERS:
         # Which word starts the wrapped command depends on each wrapper's
