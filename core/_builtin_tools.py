@@ -33,6 +33,9 @@ async def tool_search(args: ToolSearchInput, ctx: ToolContext) -> ToolResult:
     remarks: list[str] = []
     if query.startswith("select:"):
         wanted = list(dict.fromkeys(n.strip() for n in query[len("select:"):].split(",") if n.strip()))
+        # A wrong case is a typo, not a different tool: "select:notebookedit" loads NotebookEdit.
+        folded = {t.name.lower(): t.name for t in offered}
+        wanted = list(dict.fromkeys(n if n in by_name else folded.get(n.lower(), n) for n in wanted))
         always = {t.name for t in offered if t.loading == "always"}
         chosen = [by_name[n] for n in wanted if n in by_name]
         if len(chosen) > MAX_LOADED_PER_CALL:

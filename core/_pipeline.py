@@ -319,12 +319,15 @@ async def _execute(session: Session, tool: Tool, validated: Any, call_id: str, u
     ctx = ToolContext(session=session, tool=tool, config=session.toolbox.plugin_config(tool.plugin),
                       call_id=call_id, uncapped=uncapped)
     timeout = tool.timeout_s or DEFAULT_TIMEOUT_S
+    # asyncio.timeout, not wait_for: wait_for wraps the call in a new task,
+    # which costs more than the rest of the pipeline together.
+    deadline = asyncio.timeout(timeout)
     try:
-        # asyncio.timeout, not wait_for: wait_for wraps the call in a new
-        # task, which costs more than the rest of the pipeline together.
-        async with asyncio.timeout(timeout):
+        async with deadline:
             outcome = await tool.invoke(validated, ctx)
-    except TimeoutError:
+    except TimeoutError as exc:
+        if not deadline.expired():  # the tool's own timeout (a network call, say), not ours
+            return ToolResult.error(f"{tool.name} failed: TimeoutError: {exc or 'timed out'}")
         return ToolResult.error(f"{tool.name} did not finish within {timeout:g} s and was stopped. "
                                 "Try a smaller piece of work"
                                 + (", or run it in the background." if session.toolbox.settings.core.background

@@ -86,6 +86,10 @@ async def boom(args: NoIn, ctx: ToolContext) -> str:
     raise RuntimeError("the disk caught fire")
 
 
+async def own_timeout(args: NoIn, ctx: ToolContext) -> str:
+    raise TimeoutError("connecting to the server timed out")
+
+
 def sync_boom(args: NoIn, ctx: ToolContext) -> str:
     raise ValueError("plain function failed in its thread")
 
@@ -183,6 +187,8 @@ def pegboard_register_tools(register: Callable[[Tool], None]) -> None:
                   permission="workspace"))
     register(Tool(name="Echo", handler=echo, input_model=EchoIn, description="Echoes text.", **ro))
     register(Tool(name="Boom", handler=boom, input_model=NoIn, description="Raises.", **ro))
+    register(Tool(name="OwnTimeout", handler=own_timeout, input_model=NoIn, description="Times out inside.",
+                  **ro))
     register(Tool(name="SyncBoom", handler=sync_boom, input_model=NoIn, description="Raises in a thread.", **ro))
     register(Tool(name="Leave", handler=leave, input_model=NoIn, description="Calls sys.exit.", **ro))
     register(Tool(name="Hang", handler=hang, input_model=NoIn, description="Never ends.", timeout_s=0.3, **ro))

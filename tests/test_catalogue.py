@@ -106,7 +106,7 @@ def test_export_formats(plugin_factory: PluginFactory) -> None:
 
 async def test_select_loads_and_catalogue_includes_schema(plugin_factory: PluginFactory) -> None:
     session = plugin_factory(PIPETEST).session("workspace")
-    result = await session.call("ToolSearch", {"query": "select:Hidden, mcp__srv__add,Nope,Echo"})
+    result = await session.call("ToolSearch", {"query": "select:hidden, mcp__srv__add,Nope,Echo"})
     text = result.text_content()
     assert not result.is_error
     assert "- Hidden: Finds hidden things" in text and "- mcp__srv__add: Adds numbers" in text

@@ -173,6 +173,13 @@ async def test_hanging_tool_is_stopped_at_its_timeout(plugin_factory: PluginFact
     assert text(results[1]) == "next"
 
 
+async def test_tool_raising_its_own_timeout_error_is_not_reported_as_ours(plugin_factory: PluginFactory) -> None:
+    session = load(plugin_factory).session("workspace")
+    result = await session.call("OwnTimeout", {})
+    assert result.is_error
+    assert text(result) == "OwnTimeout failed: TimeoutError: connecting to the server timed out"
+
+
 @pytest.mark.parametrize("kind, shown", [("int", "an int (42)"), ("dict", "a dict"), ("none", "nothing (None)")])
 async def test_garbage_return_is_an_error_naming_the_plugin(plugin_factory: PluginFactory, kind: str,
                                                             shown: str) -> None:

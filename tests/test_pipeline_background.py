@@ -111,11 +111,13 @@ async def test_stop_before_the_task_ever_ran_leaves_no_stray_coroutine(plugin_fa
     async def never() -> str:
         return "x"
 
+    coro = never()
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
-        tid = session.tasks.start(never(), kind="test")
+        tid = session.tasks.start(coro, kind="test")
         assert await session.tasks.stop(tid)  # no await in between: the task never started
         gc.collect()
+    assert coro.cr_frame is None  # closed, not left to be collected with a "never awaited" warning
     assert not [w for w in caught if "never awaited" in str(w.message)]
     assert [(e["id"], e["status"]) for e in host.done()] == [(tid, "stopped")]
 
