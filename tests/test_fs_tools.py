@@ -331,7 +331,7 @@ async def test_checkpoints_rewind_api_and_cli(proj: Path) -> None:
     created = proj / "created.txt"
     await call(s, "Write", file_path=str(created), content="new\n")
     store = CheckpointStore(session_checkpoints_dir(s.id))
-    cps = store.list()
+    cps = store.entries()
     assert [(cp.tool, cp.existed) for cp in cps] == [("Edit", True), ("Edit", True), ("Write", False)]
     assert store.content(cps[1]) == b"v1\n"
     await s.aclose()

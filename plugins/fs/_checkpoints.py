@@ -66,7 +66,7 @@ def session_checkpoints_dir(session_id: str) -> Path:
 
 def list_checkpoints(session_id: str) -> list[Checkpoint]:
     """A session's checkpoints, oldest first (empty when it wrote nothing)."""
-    return CheckpointStore(session_checkpoints_dir(session_id)).list()
+    return CheckpointStore(session_checkpoints_dir(session_id)).entries()
 
 
 def restore_checkpoint(session_id: str, checkpoint: int, *, only: Path | None = None) -> list[str]:
@@ -93,7 +93,7 @@ class CheckpointStore:
             if not target.exists():
                 _safeio.atomic_write(Path(os.path.realpath(target.parent)) / blob, old, default_mode=0o600)
         cp = Checkpoint(
-            id=len(self.list()) + 1, time=time.time(), path=os.fspath(path), tool=tool,
+            id=len(self.entries()) + 1, time=time.time(), path=os.fspath(path), tool=tool,
             existed=old is not None, blob=blob, size=len(old) if old is not None else 0, mode=mode,
         )
         # one short line per append with O_APPEND: concurrent writers cannot interleave inside it
@@ -105,7 +105,7 @@ class CheckpointStore:
             os.close(fd)
         return cp
 
-    def list(self) -> list[Checkpoint]:
+    def entries(self) -> list[Checkpoint]:
         try:
             lines = self._index.read_text(encoding="utf-8").splitlines()
         except FileNotFoundError:
@@ -125,7 +125,7 @@ class CheckpointStore:
 
     def rewind(self, to: int, *, only: Path | None = None) -> list[str]:
         """Put files back as they were before checkpoint ``to``; returns what was done."""
-        cps = self.list()
+        cps = self.entries()
         if not any(cp.id == to for cp in cps):
             raise ValueError(f"no checkpoint {to}; there are {len(cps)}")
         first: dict[str, Checkpoint] = {}

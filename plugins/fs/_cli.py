@@ -42,7 +42,7 @@ def checkpoints() -> None:
 def list_cmd(session_id: str | None) -> None:
     """Show a session's checkpoints, oldest first."""
     sid, store = _store(session_id)
-    cps = store.list()
+    cps = store.entries()
     click.echo(f"session {sid}: {len(cps)} checkpoint(s)")
     for cp in cps:
         click.echo(cp.describe())

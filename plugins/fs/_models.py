@@ -22,10 +22,10 @@ class _Input(BaseModel):
 
 class ReadInput(_Input):
     file_path: str = Field(description="Absolute path of the file to read")
-    offset: int | None = Field(None, ge=1, description="Line number to start from (1 is the first line)")
-    limit: int | None = Field(None, ge=1, description="Number of lines to read")
-    pages: str | None = Field(None, description='PDF only: pages to read, e.g. "1-5" or "3" (at most 20)')
-    allow_large: bool = Field(False, description="Read past the usual size limits")
+    offset: int | None = Field(default=None, ge=1, description="Line number to start from (1 is the first line)")
+    limit: int | None = Field(default=None, ge=1, description="Number of lines to read")
+    pages: str | None = Field(default=None, description='PDF only: pages to read, e.g. "1-5" or "3" (at most 20)')
+    allow_large: bool = Field(default=False, description="Read past the usual size limits")
 
 
 class WriteInput(_Input):
@@ -37,34 +37,34 @@ class EditInput(_Input):
     file_path: str = Field(description="Absolute path of the file to change")
     old_string: str = Field(description="The exact text to replace")
     new_string: str = Field(description="The text to put in its place (must differ from old_string)")
-    replace_all: bool = Field(False, description="Replace every occurrence instead of exactly one")
+    replace_all: bool = Field(default=False, description="Replace every occurrence instead of exactly one")
 
 
 class NotebookEditInput(_Input):
     notebook_path: str = Field(description="Absolute path of the .ipynb file")
-    new_source: str = Field("", description="The cell's new source (unused for delete)")
+    new_source: str = Field(default="", description="The cell's new source (unused for delete)")
     cell_id: str | None = Field(
-        None, description="The cell to change; with insert, the new cell goes after it (first when omitted)"
+        default=None, description="The cell to change; with insert, the new cell goes after it (first when omitted)"
     )
-    cell_type: Literal["code", "markdown"] | None = Field(None, description="Required with insert")
-    edit_mode: Literal["replace", "insert", "delete"] = Field("replace")
+    cell_type: Literal["code", "markdown"] | None = Field(default=None, description="Required with insert")
+    edit_mode: Literal["replace", "insert", "delete"] = Field(default="replace")
 
 
 class GlobInput(_Input):
     pattern: str = Field(description='Glob pattern, e.g. "**/*.py" or "src/**/test_*.ts"')
-    path: str | None = Field(None, description="Directory to search in (default: the working directory)")
+    path: str | None = Field(default=None, description="Directory to search in (default: the working directory)")
 
 
 class GrepInput(_Input):
     pattern: str = Field(description="Regular expression to search for")
-    path: str | None = Field(None, description="File or directory to search (default: the working directory)")
-    glob: str | None = Field(None, description='Only files matching this glob, e.g. "*.py" or "*.{ts,tsx}"')
-    output_mode: Literal["content", "files_with_matches", "count"] = Field("files_with_matches")
-    before: int | None = Field(None, alias="-B", ge=0, description="Lines of context before each match (content)")
-    after: int | None = Field(None, alias="-A", ge=0, description="Lines of context after each match (content)")
-    context: int | None = Field(None, alias="-C", ge=0, description="Lines of context around each match (content)")
-    line_numbers: bool = Field(True, alias="-n", description="Show line numbers (content)")
-    ignore_case: bool = Field(False, alias="-i", description="Case-insensitive search")
-    type: str | None = Field(None, description='File type, e.g. "py", "js", "rust" (ripgrep type names)')
-    multiline: bool = Field(False, description="Let . match newlines and patterns span lines")
-    head_limit: int | None = Field(None, ge=0, description="Show at most this many lines/entries (0: no limit)")
+    path: str | None = Field(default=None, description="File or directory to search (default: the working directory)")
+    glob: str | None = Field(default=None, description='Only files matching this glob, e.g. "*.py" or "*.{ts,tsx}"')
+    output_mode: Literal["content", "files_with_matches", "count"] = Field(default="files_with_matches")
+    before: int | None = Field(default=None, alias="-B", ge=0, description="Lines of context before each match (content)")
+    after: int | None = Field(default=None, alias="-A", ge=0, description="Lines of context after each match (content)")
+    context: int | None = Field(default=None, alias="-C", ge=0, description="Lines of context around each match (content)")
+    line_numbers: bool = Field(default=True, alias="-n", description="Show line numbers (content)")
+    ignore_case: bool = Field(default=False, alias="-i", description="Case-insensitive search")
+    type: str | None = Field(default=None, description='File type, e.g. "py", "js", "rust" (ripgrep type names)')
+    multiline: bool = Field(default=False, description="Let . match newlines and patterns span lines")
+    head_limit: int | None = Field(default=None, ge=0, description="Show at most this many lines/entries (0: no limit)")

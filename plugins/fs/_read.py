@@ -7,7 +7,7 @@ import difflib
 import os
 import stat
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, BinaryIO
 
 from pegboard._tools import ImageContent, TextContent, ToolResult
 
@@ -90,7 +90,7 @@ def _read_file(args: ReadInput, ctx: ToolContext, real: Path) -> ToolResult | tu
     return result, st
 
 
-def _text(f: object, real: Path, encoding: str, size: int, args: ReadInput, ctx: ToolContext) -> ToolResult:
+def _text(f: BinaryIO, real: Path, encoding: str, size: int, args: ReadInput, ctx: ToolContext) -> ToolResult:
     cfg = config_of(ctx)
     ranged = args.offset is not None or args.limit is not None
     if args.pages is not None:
@@ -108,7 +108,7 @@ def _text(f: object, real: Path, encoding: str, size: int, args: ReadInput, ctx:
         # The core spills results over its cap into a file to be Read again, which for
         # Read itself would only go in circles: stop at a line boundary below it instead.
         cap = min(cap, max(_core_cap(ctx) - 600, 1000))
-    win = read_window(f, encoding, offset=offset, limit=limit,  # type: ignore[arg-type]
+    win = read_window(f, encoding, offset=offset, limit=limit,
                       max_line_chars=cfg.max_line_chars, max_output_chars=cap)
     if win.lines_in_file is not None:
         return ToolResult.error(
@@ -135,12 +135,12 @@ def _core_cap(ctx: ToolContext) -> int:
         return 10**9
 
 
-def _image(f: object, real: Path, mime: str, size: int, limit: int) -> ToolResult:
+def _image(f: BinaryIO, real: Path, mime: str, size: int, limit: int) -> ToolResult:
     if size > limit:
         return ToolResult.error(f"{real} is a {size:,}-byte image, over the {limit:,}-byte limit for Read. "
                                 f"Shrink it first (e.g. with ImageMagick's `convert -resize`).")
-    f.seek(0)  # type: ignore[attr-defined]
-    data = f.read(limit + 1)  # type: ignore[attr-defined]
+    f.seek(0)
+    data = f.read(limit + 1)
     return ToolResult(content=[
         ImageContent(data=base64.b64encode(data).decode("ascii"), mime_type=mime),
         TextContent(text=f"{real} ({mime}, {size:,} bytes)"),
