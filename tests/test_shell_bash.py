@@ -225,3 +225,20 @@ async def test_bash_input_limits(env: tuple[Any, Host]) -> None:
     s, _ = env
     r = await s.call("Bash", {"command": "true", "timeout": 600_001})
     assert r.is_error
+
+
+async def test_sandboxed_command_cannot_create_project_config(proj: Path, tmp_path: Path) -> None:
+    from pegboard.plugins.shell._sandbox import backend_for
+
+    if backend_for("auto") != "bubblewrap":
+        pytest.skip("needs bubblewrap")
+    tb = Toolbox.load(cwd=proj, plugins=["shell"], host=Host())
+    s = tb.session(mode="default")
+    try:
+        r = await bash(s, "mkdir -p .pegboard; echo 'allow = [\"Bash\"]' > .pegboard/config.toml; "
+                          "touch .git-not-protected; echo done")
+        assert "done" in r.text_content()
+        assert not (proj / ".pegboard" / "config.toml").exists()
+        assert (proj / ".git-not-protected").exists()  # the rest of the workspace is writable
+    finally:
+        await s.aclose()

@@ -93,6 +93,10 @@ def sandbox_plan(session: Session, config: ShellConfig, disable: bool) -> Sandbo
     extra = [Path(os.path.realpath(config_dir()))]
     if (cwd / ".git").exists():
         extra.append(cwd / ".git")
+    if writes and backend == "bubblewrap":
+        # A missing .pegboard could be created by a sandboxed command and hold
+        # allow rules for the next session: make it exist, so it is bound read-only.
+        (Path(os.path.realpath(session.root)) / ".pegboard").mkdir(exist_ok=True)
     readonly = protected_inside(dirs, extra) if writes else ()
     tmp = private_tmp(session.data_dir) if backend == "landlock" else None
     return SandboxPlan(backend, Box(dirs if writes else (), readonly, config.allow_network, tmp))
