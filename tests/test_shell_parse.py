@@ -52,13 +52,15 @@ def test_parsed_words_match_bash(line: str, tmp_path: Path) -> None:
     assert parsed.parts is not None, parsed.reason
     names = sorted({p.argv[0] for p in parsed.parts})
     rec = tmp_path / "rec"
-    funcs = "".join(f"{n}() {{ printf '%s\\0' {n} \"$@\" >> {rec}; printf '\\1' >> {rec}; }}\n" for n in names)
+    rec.mkdir()
+    # One file per call: members of a pipeline run at the same time.
+    funcs = "".join(f"{n}() {{ printf '%s\\0' {n} \"$@\" > \"$(mktemp -p {rec})\"; }}\n" for n in names)
     work = tmp_path / "empty"
     work.mkdir()
     home = str(tmp_path / "home")
     subprocess.run(["bash", "--noprofile", "--norc", "-c", funcs + line], cwd=work,
                    env={"PATH": os.environ["PATH"], "HOME": home}, capture_output=True, check=False, timeout=30)
-    got = [tuple(r.split("\0")[:-1]) for r in rec.read_text().split("\1")[:-1]]
+    got = [tuple(f.read_text().split("\0")[:-1]) for f in rec.iterdir()]
     want = [tuple(home + w.value[1:] if w.tilde else w.value for w in p.words) for p in parsed.parts]
     assert sorted(got) == sorted(want)
 
