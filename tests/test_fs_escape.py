@@ -219,3 +219,46 @@ async def test_write_policy_table(world: dict[str, Path], mode: str, inside: boo
     assert r.is_error is not allowed, r.text_content()
     assert (folder / "new.txt").exists() is allowed
     await s.aclose()
+
+
+def _swap_tree(tmp_path: Path) -> tuple[Path, Path]:
+    root, outside = tmp_path.resolve() / "root", tmp_path.resolve() / "out"
+    (root / "a").mkdir(parents=True)
+    (root / "b").mkdir()
+    outside.mkdir()
+    (root / "a" / "f.txt").write_text("fine\n")
+    (root / "b" / "g.txt").write_text("fine\n")
+    (outside / "g.txt").write_text(SECRET)
+    return root, outside
+
+
+def test_python_walk_does_not_enter_a_folder_swapped_before_it_is_opened(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from pegboard.plugins.fs import _walk
+
+    root, outside = _swap_tree(tmp_path)
+    real_open = os.open
+
+    def racing_open(name: Any, flags: int, *args: Any, **kwargs: Any) -> int:
+        # the attacker wins the race: "b" was listed and stat-ed as a folder, then swapped
+        if name == "b" and flags & os.O_DIRECTORY and not (root / "b").is_symlink():
+            os.rename(root / "b", root / "b-old")
+            os.symlink(outside, root / "b")
+        return real_open(name, flags, *args, **kwargs)
+
+    monkeypatch.setattr(_walk.os, "open", racing_open)
+    contents = [found.read() for found in _walk.walk(root)]
+    assert (root / "b").is_symlink()  # the swap really happened
+    assert contents == [b"fine\n"] and SECRET.encode() not in b"".join(contents)
+
+
+def test_found_file_swapped_for_a_symlink_is_not_read(tmp_path: Path) -> None:
+    from pegboard.plugins.fs import _walk
+
+    root, outside = _swap_tree(tmp_path)
+    for found in _walk.walk(root):
+        os.unlink(found.path)
+        os.symlink(outside / "g.txt", found.path)
+        with pytest.raises(OSError):
+            found.read()

@@ -13,12 +13,12 @@ import bisect
 import os
 import re
 import shutil
-from collections.abc import Iterator
+from collections.abc import Generator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal
 
-from ._walk import Filters, walk_files
+from ._walk import Filters, Found, walk
 
 __all__ = ["GrepError", "GrepQuery", "TYPES", "find_rg", "grep_python", "grep_rg"]
 
@@ -142,9 +142,22 @@ def _rg_message(stderr: str) -> str:
 # --- Python ------------------------------------------------------------------------
 
 
-def _files(q: GrepQuery) -> Iterator[Path]:
+class _NamedRoot:
+    """The search root itself when it is a file, read the same careful way."""
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+
+    def read(self) -> bytes:
+        from ._safeio import open_read
+
+        with os.fdopen(open_read(self.path), "rb") as f:
+            return f.read()
+
+
+def _files(q: GrepQuery) -> Generator[Found | _NamedRoot, None, None]:
     if q.root.is_file():
-        yield q.root  # a file named explicitly is searched whatever the ignore files say
+        yield _NamedRoot(q.root)  # a file named explicitly is searched whatever the ignore files say
         return
     types: tuple[str, ...] = ()
     if q.type:
@@ -153,9 +166,9 @@ def _files(q: GrepQuery) -> Iterator[Path]:
                             f"(or use the glob parameter)")
         types = TYPES[q.type]
     excluded = set(q.exclude)
-    for path in walk_files(q.root, filters=Filters(q.root, q.glob, types)):
-        if path not in excluded:
-            yield path
+    for found in walk(q.root, filters=Filters(q.root, q.glob, types)):
+        if found.path not in excluded:
+            yield found
 
 
 def _compile(q: GrepQuery) -> re.Pattern[str]:
@@ -185,10 +198,11 @@ def _matched_lines(rx: re.Pattern[str], text: str, lines: list[str], multiline: 
 def grep_python(q: GrepQuery, limit: int | None) -> tuple[list[str], bool]:
     rx = _compile(q)
     out: list[str] = []
-    for path in _files(q):
+    files = _files(q)
+    for found in files:
+        path = found.path
         try:
-            with open(path, "rb") as f:
-                data = f.read()
+            data = found.read()
         except OSError:
             continue
         if b"\x00" in data:
@@ -208,6 +222,7 @@ def grep_python(q: GrepQuery, limit: int | None) -> tuple[list[str], bool]:
         else:
             _content(out, name, lines, hits, q)
         if limit is not None and len(out) > limit:
+            files.close()  # closes the folder fds the walk still holds
             return out[:limit], True
     return out, False
 

@@ -24,6 +24,7 @@ __all__ = [
     "NotRegular",
     "atomic_write",
     "open_dir",
+    "open_dir_readable",
     "open_read",
     "stat_nofollow",
 ]
@@ -68,6 +69,15 @@ def open_dir(real_dir: Path) -> int:
         os.close(fd)
         raise
     return fd
+
+
+def open_dir_readable(real_dir: Path) -> int:
+    """Like ``open_dir``, but an fd that can be listed (os.scandir) and read from."""
+    fd = open_dir(real_dir)
+    try:
+        return os.open(".", os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC, dir_fd=fd)
+    finally:
+        os.close(fd)
 
 
 def stat_nofollow(real: Path) -> os.stat_result | None:

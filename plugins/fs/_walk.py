@@ -21,7 +21,7 @@ from pathlib import Path
 
 import pathspec
 
-__all__ = ["Filters", "brace_expand", "glob_regex", "walk_files"]
+__all__ = ["Filters", "Found", "brace_expand", "glob_regex", "walk", "walk_files"]
 
 # lowest precedence first; a later file in the same directory wins
 _IGNORE_FILES = (".gitignore", ".ignore", ".rgignore")
@@ -33,12 +33,22 @@ class _Layer:
     spec: pathspec.GitIgnoreSpec
 
 
-def _load(directory: Path) -> list[_Layer]:
+def _read_text(directory: Path, name: str, dfd: int | None) -> str:
+    if dfd is None:
+        return (directory / name).read_text(encoding="utf-8", errors="replace")
+    fd = os.open(name, os.O_RDONLY | os.O_NOFOLLOW | os.O_CLOEXEC | os.O_NONBLOCK, dir_fd=dfd)
+    with os.fdopen(fd, "rb") as f:
+        if not stat.S_ISREG(os.fstat(f.fileno()).st_mode):
+            return ""
+        return f.read().decode("utf-8", errors="replace")
+
+
+def _load(directory: Path, dfd: int | None = None) -> list[_Layer]:
     layers: list[_Layer] = []
-    exclude = directory / ".git" / "info" / "exclude"
-    for source in (exclude, *(directory / name for name in _IGNORE_FILES)):
+    for name in (".git/info/exclude", *_IGNORE_FILES):
         try:
-            lines = source.read_text(encoding="utf-8", errors="replace").splitlines()
+            # .git/info/exclude only shapes what is skipped, so a plain path open will do for it
+            lines = _read_text(directory, name, None if "/" in name else dfd).splitlines()
         except OSError:
             continue
         try:
@@ -112,17 +122,55 @@ def _parent_layers(root: Path) -> list[_Layer]:
     return layers
 
 
-def walk_files(root: Path, *, hidden: bool = False, filters: Filters | None = None) -> Iterator[Path]:
+@dataclass(frozen=True)
+class Found:
+    """A file the walk found, with the fd of the folder it was found in.
+
+    ``read`` opens it relative to that fd with O_NOFOLLOW: a name swapped for a
+    symlink after the folder was listed fails instead of being followed.
+    """
+
+    path: Path
+    dir_fd: int
+    name: str
+
+    def read(self) -> bytes:
+        fd = os.open(self.name, os.O_RDONLY | os.O_NOFOLLOW | os.O_CLOEXEC | os.O_NONBLOCK, dir_fd=self.dir_fd)
+        with os.fdopen(fd, "rb") as f:
+            if not stat.S_ISREG(os.fstat(f.fileno()).st_mode):
+                raise OSError(f"{self.path} is no longer a regular file")
+            return f.read()
+
+
+def walk(root: Path, *, hidden: bool = False, filters: Filters | None = None) -> Iterator[Found]:
     """Files under ``root`` (resolved) in ripgrep's ``--sort path`` order.
 
-    ``hidden``: include dot-files and dot-folders (``rg --hidden``); ``.git`` stays out.
+    Folders are entered through fds opened with O_NOFOLLOW, starting from a
+    root reached the same way, so a folder swapped for a symlink mid-walk is
+    skipped rather than followed out of the tree. ``hidden``: include
+    dot-files and dot-folders (``rg --hidden``); ``.git`` stays out.
     """
-    yield from _walk(root, _parent_layers(root) + _load(root), hidden, filters)
+    from ._safeio import open_dir_readable
 
-
-def _walk(directory: Path, layers: list[_Layer], hidden: bool, filters: Filters | None) -> Iterator[Path]:
     try:
-        with os.scandir(directory) as it:
+        dfd = open_dir_readable(root)
+    except OSError:
+        return
+    try:
+        yield from _walk(dfd, root, _parent_layers(root) + _load(root, dfd), hidden, filters)
+    finally:
+        os.close(dfd)
+
+
+def walk_files(root: Path, *, hidden: bool = False, filters: Filters | None = None) -> Iterator[Path]:
+    for found in walk(root, hidden=hidden, filters=filters):
+        yield found.path
+
+
+def _walk(dfd: int, directory: Path, layers: list[_Layer], hidden: bool, filters: Filters | None
+          ) -> Iterator[Found]:
+    try:
+        with os.scandir(dfd) as it:
             entries = sorted(it, key=lambda e: e.name)
     except OSError:
         return  # unreadable folders are skipped, as ripgrep does (it only warns)
@@ -135,10 +183,18 @@ def _walk(directory: Path, layers: list[_Layer], hidden: bool, filters: Filters 
             continue
         path = directory / entry.name
         if stat.S_ISDIR(mode):
-            if not _skip(path, True, layers, hidden, filters):
-                yield from _walk(path, layers + _load(path), hidden, filters)
+            if _skip(path, True, layers, hidden, filters):
+                continue
+            try:
+                nfd = os.open(entry.name, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC, dir_fd=dfd)
+            except OSError:
+                continue  # gone, unreadable, or swapped for a symlink since it was listed
+            try:
+                yield from _walk(nfd, path, layers + _load(path, nfd), hidden, filters)
+            finally:
+                os.close(nfd)
         elif stat.S_ISREG(mode) and not _skip(path, False, layers, hidden, filters):
-            yield path
+            yield Found(path, dfd, entry.name)
 
 
 def brace_expand(pattern: str) -> list[str]:
