@@ -194,3 +194,12 @@ async def test_rg_backend_required_but_missing_is_explained(tree: Path, tmp_path
     r = await s.call("Grep", {"pattern": "x"})
     assert r.is_error and "ripgrep was not found" in r.text_content()
     await s.aclose()
+
+
+def test_python_engine_stops_when_told(tree: Path) -> None:
+    import threading
+
+    stop = threading.Event()
+    assert grep_python(GrepQuery(pattern="handler", root=tree), None, stop)[0]
+    stop.set()  # what a cancelled or timed-out Grep does: its worker thread cannot be killed
+    assert grep_python(GrepQuery(pattern="handler", root=tree), None, stop) == ([], False)

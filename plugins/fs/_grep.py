@@ -13,6 +13,7 @@ import bisect
 import os
 import re
 import shutil
+import threading
 from collections.abc import Generator
 from dataclasses import dataclass
 from pathlib import Path
@@ -195,11 +196,15 @@ def _matched_lines(rx: re.Pattern[str], text: str, lines: list[str], multiline: 
     return sorted(found)
 
 
-def grep_python(q: GrepQuery, limit: int | None) -> tuple[list[str], bool]:
+def grep_python(q: GrepQuery, limit: int | None, stop: threading.Event | None = None) -> tuple[list[str], bool]:
+    """The Python engine. ``stop``: set when the call is cancelled, since a thread cannot be killed."""
     rx = _compile(q)
     out: list[str] = []
     files = _files(q)
     for found in files:
+        if stop is not None and stop.is_set():
+            files.close()
+            break
         path = found.path
         try:
             data = found.read()

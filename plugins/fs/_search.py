@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import os
+import threading
 from dataclasses import replace
 from collections.abc import Callable
 from pathlib import Path
@@ -83,7 +84,21 @@ def _root(ctx: ToolContext, raw: str | None) -> Path:
 async def list_files(root: Path, rg: str | None, hidden: bool) -> list[Path]:
     """Every file under ``root`` that ripgrep would search (ignore files respected)."""
     if rg is None:
-        return await asyncio.to_thread(lambda: list(walk_files(root, hidden=hidden)))
+        stop = threading.Event()
+
+        def collect() -> list[Path]:
+            out: list[Path] = []
+            for path in walk_files(root, hidden=hidden):
+                if stop.is_set():
+                    break
+                out.append(path)
+            return out
+
+        try:
+            return await asyncio.to_thread(collect)
+        except BaseException:
+            stop.set()
+            raise
     argv = [rg, "--no-config", "--no-require-git", "--no-ignore-global", "--files", "--null"]
     if hidden:
         argv += ["--hidden", "--glob", "!.git"]
@@ -162,7 +177,12 @@ async def grep(args: GrepInput, ctx: ToolContext) -> ToolResult:
         if rg is not None:
             lines, more = await grep_rg(rg, q, limit)
         else:
-            lines, more = await asyncio.to_thread(grep_python, q, limit)
+            stop = threading.Event()
+            try:
+                lines, more = await asyncio.to_thread(grep_python, q, limit, stop)
+            except BaseException:
+                stop.set()  # a timed-out or cancelled call must not leave the walk running
+                raise
     except GrepError as exc:
         return ToolResult.error(f"Grep: {exc}.")
     return finish(ctx, _render(q, lines, more, limit))
