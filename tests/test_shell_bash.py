@@ -242,3 +242,11 @@ async def test_sandboxed_command_cannot_create_project_config(proj: Path, tmp_pa
         assert (proj / ".git-not-protected").exists()  # the rest of the workspace is writable
     finally:
         await s.aclose()
+
+
+async def test_a_process_that_leaves_the_group_does_not_hang_the_call(env: tuple[Any, Host]) -> None:
+    s, _ = env
+    # setsid puts sleep in its own session, out of reach of the group kill;
+    # it still holds the output pipe. The call must come back anyway.
+    r = await bash(s, "echo before; setsid sleep 60 & echo after", timeout=20_000)
+    assert r.text_content().startswith("before\nafter")

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import os
+import tempfile
 from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -15,7 +16,7 @@ from ._classify import Verdict, classify
 from ._git import git_safe_env
 from ._models import BASH_DEFAULT_MS, BashInput, MonitorInput, TaskStopInput
 from ._permission import sandbox_plan, shell_cwd
-from ._runner import Outcome, base_env, bash_argv, kill_group, run, spill_name
+from ._runner import DRAIN_GRACE_S, Outcome, base_env, bash_argv, kill_group, run, spawn, spill_name
 from ._sandbox import wrap
 
 if TYPE_CHECKING:
@@ -163,42 +164,45 @@ async def monitor(args: MonitorInput, ctx: ToolContext) -> ToolResult:
     started: asyncio.Future[int] = asyncio.get_running_loop().create_future()
 
     async def watch() -> dict[str, Any]:
-        cwd_file = spill_name(ctx.session.data_dir, "monitor-cwd")
-        fd = os.open(cwd_file, os.O_WRONLY | os.O_CREAT, 0o600)
-        proc = None
+        fd, cwd_name = tempfile.mkstemp(prefix="pb-cwd-", dir=ctx.session.data_dir)
         lines = 0
         timed_out = False
+        proc, stream, transport = await spawn(wrapper(bash_argv(args.command, fd)), cwd=cwd, env=env,
+                                              pass_fds=(fd,), merge_stderr=False)
+        started.set_result(proc.pid)
+
+        async def pump() -> None:
+            nonlocal lines
+            assert stream is not None
+            while True:
+                raw = await stream.readline()
+                if not raw:
+                    break
+                lines += 1
+                ctx.emit("monitor.line", {"task_id": holder.get("id"), "description": args.description,
+                                          "line": raw.decode("utf-8", "replace").rstrip("\n")})
+
+        pumping = asyncio.ensure_future(pump())
+        exiting = asyncio.ensure_future(proc.wait())
         try:
-            proc = await asyncio.create_subprocess_exec(
-                *wrapper(bash_argv(args.command, fd)), cwd=str(cwd), env=env,
-                stdin=asyncio.subprocess.DEVNULL, stdout=asyncio.subprocess.PIPE,
-                stderr=asyncio.subprocess.DEVNULL, pass_fds=(fd,), start_new_session=True,
-            )
-            started.set_result(proc.pid)
-            assert proc.stdout is not None
-
-            async def pump() -> None:
-                nonlocal lines
-                assert proc is not None and proc.stdout is not None
-                while True:
-                    raw = await proc.stdout.readline()
-                    if not raw:
-                        break
-                    lines += 1
-                    ctx.emit("monitor.line", {"task_id": holder.get("id"), "description": args.description,
-                                              "line": raw.decode("utf-8", "replace").rstrip("\n")})
-
-            try:
-                await asyncio.wait_for(pump(), timeout=args.timeout_ms / 1000)
-            except asyncio.TimeoutError:
+            done, _ = await asyncio.wait({pumping, exiting}, timeout=args.timeout_ms / 1000,
+                                         return_when=asyncio.FIRST_COMPLETED)
+            if not done:
                 timed_out = True
+            elif exiting in done:
+                # The script's exit ends the watch; its last lines may still be in the pipe.
+                await asyncio.wait({pumping}, timeout=DRAIN_GRACE_S)
+            else:
+                await asyncio.wait({exiting}, timeout=DRAIN_GRACE_S)
+        finally:
+            pumping.cancel()
             kill_group(proc.pid)
             await proc.wait()
-        finally:
-            if proc is not None and proc.returncode is None:
-                kill_group(proc.pid)
+            exiting.cancel()
+            if transport is not None:
+                transport.close()
             os.close(fd)
-            cwd_file.unlink(missing_ok=True)
+            os.unlink(cwd_name)
         return {"lines": lines, "exit_code": None if timed_out else proc.returncode, "timed_out": timed_out}
 
     def stop() -> None:

@@ -25,7 +25,7 @@ from pathlib import Path
 
 from pegboard._paths import is_within
 
-__all__ = ["Outcome", "base_env", "bash_argv", "kill_group", "run", "spill_name"]
+__all__ = ["Outcome", "base_env", "bash_argv", "kill_group", "run", "spawn", "spill_name"]
 
 _PASS = ("HOME", "USER", "LOGNAME", "LANG", "LC_ALL", "LC_CTYPE", "LC_MESSAGES", "LC_COLLATE", "TZ", "SHELL")
 _FIXED = {
@@ -47,6 +47,7 @@ FORBIDDEN_ENV = frozenset({
 _TRAP = "trap 'builtin pwd -P >&{fd} 2>/dev/null' EXIT\n"
 # Spilled output is capped: the model reads a file, not a disk-filling stream.
 _SPILL_CAP = 64 * 1024 * 1024
+DRAIN_GRACE_S = 2.0
 
 
 def sanitized_path(path: str, working_dirs: Sequence[Path]) -> str:
@@ -107,8 +108,42 @@ def spill_name(data_dir: Path, stem: str) -> Path:
     return out / f"{stem}-{uuid.uuid4().hex[:8]}.log"
 
 
-async def run(command: str, wrap: Callable[[list[str]], list[str]], *, cwd: Path, env: Mapping[str, str], timeout_s: float | None,
-              max_chars: int, data_dir: Path, output_file: Path | None = None,
+async def spawn(argv: Sequence[str], *, cwd: Path, env: Mapping[str, str], pass_fds: Sequence[int],
+                output: int | None = None, merge_stderr: bool = True) -> tuple[asyncio.subprocess.Process, asyncio.StreamReader | None,
+                                                    asyncio.BaseTransport | None]:
+    """Start ``argv`` in its own session with stdout and stderr on one pipe.
+
+    The pipe is ours, not asyncio's: asyncio's ``Process.wait()`` also waits
+    for its pipes to close, and a grandchild that left the group (``setsid``)
+    would hold one open for as long as it lives. ``output``: a file
+    descriptor to write to instead of a pipe (background jobs).
+    ``merge_stderr=False`` discards standard error instead.
+    """
+    loop = asyncio.get_running_loop()
+    if output is not None:
+        proc = await asyncio.create_subprocess_exec(
+            *argv, cwd=str(cwd), env=dict(env), stdin=asyncio.subprocess.DEVNULL, stdout=output,
+            stderr=output, pass_fds=tuple(pass_fds), start_new_session=True)
+        return proc, None, None
+    rfd, wfd = os.pipe()
+    try:
+        proc = await asyncio.create_subprocess_exec(
+            *argv, cwd=str(cwd), env=dict(env), stdin=asyncio.subprocess.DEVNULL, stdout=wfd,
+            stderr=wfd if merge_stderr else asyncio.subprocess.DEVNULL, pass_fds=tuple(pass_fds),
+            start_new_session=True)
+    except BaseException:
+        os.close(rfd)
+        raise
+    finally:
+        os.close(wfd)
+    reader = asyncio.StreamReader(limit=1 << 20)
+    transport, _ = await loop.connect_read_pipe(lambda: asyncio.StreamReaderProtocol(reader),
+                                                os.fdopen(rfd, "rb", buffering=0))
+    return proc, reader, transport
+
+
+async def run(command: str, wrap: Callable[[list[str]], list[str]], *, cwd: Path, env: Mapping[str, str],
+              timeout_s: float | None, max_chars: int, data_dir: Path, output_file: Path | None = None,
               started: asyncio.Future[int] | None = None) -> Outcome:
     """Run ``command`` in bash (``wrap`` puts it in the sandbox) and collect its output.
 
@@ -118,17 +153,15 @@ async def run(command: str, wrap: Callable[[list[str]], list[str]], *, cwd: Path
     """
     cwd_fd, cwd_path = tempfile.mkstemp(prefix="pb-cwd-", dir=data_dir)
     sink = open(output_file, "wb") if output_file is not None else None  # noqa: SIM115
+    transport: asyncio.BaseTransport | None = None
     try:
         argv = wrap(bash_argv(command, cwd_fd))
-        proc = await asyncio.create_subprocess_exec(
-            *argv, cwd=str(cwd), env=dict(env), stdin=asyncio.subprocess.DEVNULL,
-            stdout=sink if sink is not None else asyncio.subprocess.PIPE, stderr=asyncio.subprocess.STDOUT,
-            pass_fds=(cwd_fd,), start_new_session=True,
-        )
+        proc, stream, transport = await spawn(argv, cwd=cwd, env=env, pass_fds=(cwd_fd,),
+                                              output=sink.fileno() if sink is not None else None)
         if started is not None and not started.done():
             started.set_result(proc.pid)
-        collector = _Collector(max_chars, data_dir) if sink is None else None
-        reader = asyncio.ensure_future(collector.drain(proc.stdout)) if collector and proc.stdout else None
+        collector = _Collector(max_chars, data_dir) if stream is not None else None
+        reader = asyncio.ensure_future(collector.drain(stream)) if collector and stream else None
         timed_out = False
         try:
             await asyncio.wait_for(proc.wait(), timeout=timeout_s)
@@ -137,19 +170,32 @@ async def run(command: str, wrap: Callable[[list[str]], list[str]], *, cwd: Path
         except asyncio.CancelledError:
             kill_group(proc.pid)
             await proc.wait()
+            if reader is not None:
+                reader.cancel()
             raise
         # Whatever the command left running in its group goes with it.
         kill_group(proc.pid)
         await proc.wait()
+        detached = False
         if reader is not None:
-            await reader
+            # A process that left the group (setsid) may still hold the pipe:
+            # give it a moment to finish writing, then stop listening.
+            done, _ = await asyncio.wait({reader}, timeout=DRAIN_GRACE_S)
+            if not done:
+                reader.cancel()
+                detached = True
         final = _read_cwd(cwd_path)
         if collector is not None:
             text, spilled, total = collector.result()
         else:
             text, spilled, total = "", None, 0
+        if detached:
+            text += ("\n[a process the command started outside its process group still holds the output; "
+                     "the output stops here. Use run_in_background for processes that should keep running.]")
         return Outcome(text, None if timed_out else proc.returncode, timed_out, final, spilled, total)
     finally:
+        if transport is not None:
+            transport.close()
         os.close(cwd_fd)
         if sink is not None:
             sink.close()
@@ -183,18 +229,20 @@ class _Collector:
         self.written = 0
 
     async def drain(self, stream: asyncio.StreamReader) -> None:
-        while True:
-            chunk = await stream.read(65536)
-            if not chunk:
-                break
-            if self.file is None:
-                self.head += chunk
-                if len(self.head) > self.max_bytes:
-                    self._start_spill()
-            else:
-                self._write(chunk)
-        if self._fh is not None:
-            self._fh.close()  # type: ignore[attr-defined]
+        try:
+            while True:
+                chunk = await stream.read(65536)
+                if not chunk:
+                    break
+                if self.file is None:
+                    self.head += chunk
+                    if len(self.head) > self.max_bytes:
+                        self._start_spill()
+                else:
+                    self._write(chunk)
+        finally:
+            if self._fh is not None:
+                self._fh.close()  # type: ignore[attr-defined]
 
     def _start_spill(self) -> None:
         self.file = spill_name(self.data_dir, "bash-output")
