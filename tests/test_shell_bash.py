@@ -250,3 +250,18 @@ async def test_a_process_that_leaves_the_group_does_not_hang_the_call(env: tuple
     # it still holds the output pipe. The call must come back anyway.
     r = await bash(s, "echo before; setsid sleep 60 & echo after", timeout=20_000)
     assert r.text_content().startswith("before\nafter")
+
+
+async def test_closing_the_session_kills_background_jobs(proj: Path, tmp_path: Path, sandbox: str) -> None:
+    tb = Toolbox.load(cwd=proj, plugins=["shell"], host=Host(), config=_config(tmp_path, f'sandbox = "{sandbox}"'))
+    s = tb.session(mode="default")
+    marker = proj / "survived"
+    r = await bash(s, f"sleep 3; touch {marker}", run_in_background=True)
+    assert not r.is_error
+    await s.aclose()
+    s2 = tb.session(mode="default")
+    try:
+        await bash(s2, "sleep 4", timeout=20_000)
+    finally:
+        await s2.aclose()
+    assert not marker.exists()

@@ -51,7 +51,7 @@ def _prepare(ctx: ToolContext, command: str, disable: bool) -> tuple[Path, dict[
         cwd = Path(os.path.realpath(session.root))
         ctx.state["cwd"] = cwd
         note = f"(The shell's directory was reset to {cwd}.)"
-    plan = sandbox_plan(session, cfg, disable)
+    plan = sandbox_plan(session, cfg, disable, prepare=True)
     env = base_env(dirs, cfg.env, cfg.pass_env, plan.box.tmp if plan else None)
     verdict = classify(command, cwd)
     if verdict.read_only and verdict.uses_git:

@@ -69,13 +69,15 @@ class SandboxPlan:
         return protects_inside(self.backend, self.box)
 
 
-def sandbox_plan(session: Session, config: ShellConfig, disable: bool) -> SandboxPlan | None:
+def sandbox_plan(session: Session, config: ShellConfig, disable: bool, *,
+                 prepare: bool = False) -> SandboxPlan | None:
     """The sandbox the next command runs in, or None when it runs unconfined.
 
     The unrestricted level and the ask-every-call policy do not confine (an
     approved call there runs as the person's own); every other policy does,
     with the working directories writable only where the policy offers
-    workspace tools or more and is not plan mode.
+    workspace tools or more and is not plan mode. ``prepare``: about to run,
+    so create what the box needs (deciding permission changes nothing on disk).
     """
     if disable:
         return None
@@ -93,7 +95,7 @@ def sandbox_plan(session: Session, config: ShellConfig, disable: bool) -> Sandbo
     extra = [Path(os.path.realpath(config_dir()))]
     if (cwd / ".git").exists():
         extra.append(cwd / ".git")
-    if writes and backend == "bubblewrap":
+    if prepare and writes and backend == "bubblewrap":
         # A missing .pegboard could be created by a sandboxed command and hold
         # allow rules for the next session: make it exist, so it is bound read-only.
         (Path(os.path.realpath(session.root)) / ".pegboard").mkdir(exist_ok=True)
