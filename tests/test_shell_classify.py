@@ -79,6 +79,10 @@ BYPASSES = {
     "brace-expansion": "echo {-o,x}",
     "tilde-user": "ls ~root",
     "line-continuation": "ls a\\\nb",
+    "hash-mid-word": "echo a#$(touch x)",
+    "hash-after-escaped-space": "echo a\\ #$(touch x)",
+    "hash-after-quote": 'echo "a"#`touch x`',
+    "carriage-return": "ls\rrm x",
     # redirections
     "redirect-write": "ls > out.txt",
     "redirect-append": "echo x >> b.py",
