@@ -263,7 +263,7 @@ def test_argument_permutation_is_checked(proj: Path) -> None:
 
 
 def test_file_commands(proj: Path) -> None:
-    v = classify("mkdir -p build && touch build/x && cp b.py build/ && mv build/x build/y", proj)
+    v = classify("mkdir -p build && touch build/x && mv build/x build/y && cp b.py build/b.py", proj)
     assert v.file_edit and not v.read_only
     writes = {p for part in v.parts for p in part.writes}
     assert (proj / "build").resolve() in writes
@@ -290,3 +290,29 @@ def test_deny_words_see_inside_everything() -> None:
 def test_following_links_while_recursing_is_not_read_only(command: str, proj: Path) -> None:
     # A link inside the project would lead the read outside it unseen.
     assert not classify(command, proj).read_only
+
+
+def test_copy_into_a_directory_writes_the_resolved_name(proj: Path) -> None:
+    (proj / "dest").mkdir()
+    (proj / ".git").mkdir()
+    (proj / "dest" / "a.py").symlink_to(proj / ".git" / "a.py")
+    v = classify("cp src/a.py dest", proj)
+    assert v.file_edit
+    # The copy lands where dest/a.py leads: inside .git.
+    assert v.parts[0].writes == ((proj / ".git" / "a.py").resolve(),)
+
+
+def test_later_parts_may_not_use_what_cp_or_mv_created(proj: Path) -> None:
+    # A repository can ship `link -> .git`; copying or moving it makes a new
+    # name that did not exist when the paths were resolved.
+    for cmd in ["mv src moved && touch moved/hooks/post-checkout",
+                "cp b.py copy.py && touch copy.py"]:
+        v = classify(cmd, proj)
+        assert not v.file_edit and "copied or moved" in v.reason, cmd
+    assert classify("mkdir -p build && touch build/x", proj).file_edit
+
+
+@pytest.mark.parametrize("command", ["cp -r src x", "cp -a src x", "cp -P link x", "cp -d link x",
+                                     "cp --recursive src x", "cp --archive src x"])
+def test_copying_trees_or_links_is_not_a_file_command(command: str, proj: Path) -> None:
+    assert not classify(command, proj).file_edit

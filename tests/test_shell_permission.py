@@ -94,7 +94,7 @@ def test_ask_offers_a_rule_per_part(proj: Path, tmp_path: Path) -> None:
 
 def test_file_commands_in_accept_edits(proj: Path, tmp_path: Path) -> None:
     tb = toolbox(proj, tmp_path)
-    cmd = "mkdir -p build && touch build/x && cp src/a.py build/ && mv build/x build/y"
+    cmd = "mkdir -p build && touch build/x && mv build/x build/y && cp src/a.py build/a.py"
     assert decide(tb, cmd, mode="acceptEdits").decision == "allow"
     assert decide(tb, cmd, mode="default").decision == "ask"
     assert decide(tb, "touch /tmp/outside-file", mode="acceptEdits").decision == "ask"

@@ -25,6 +25,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Literal
 
+from pegboard._paths import is_within
+
 from ._git import GIT_NESTED, GIT_SUBCOMMANDS
 from ._parse import Parsed, Part, Word, parse_command
 from ._programs import PROGRAMS, SHOWS_FILES, SHOWS_FIRST_LINES, Spec
@@ -99,13 +101,20 @@ def classify(command: str, cwd: Path, home: Path | None = None) -> Verdict:
     # A `cd` changes where later parts run; after `a || cd x` either place is
     # possible, so every path is checked against every directory seen so far.
     cwds: list[Path] = [cwd]
+    moved: list[Path] = []
     out: list[PartVerdict] = []
     for part in parsed.parts:
         try:
             verdict = _part(part, tuple(cwds), home)
         except _Other as exc:
             verdict = PartVerdict(part, "other", str(exc))
+        if verdict.kind != "other" and any(is_within(p, m) for p in (*verdict.reads, *verdict.writes)
+                                           for m in moved):
+            # What cp or mv put there was not on disk when the paths were checked.
+            verdict = PartVerdict(part, "other", "it uses a path an earlier part copied or moved")
         out.append(verdict)
+        if part.argv[0] in ("cp", "mv") and verdict.kind == "edit":
+            moved.extend(verdict.writes)
         if part.argv[0] == "cd" and verdict.kind == "read" and verdict.reads:
             if part.in_pipeline:
                 continue  # a cd in a pipeline runs in a subshell
@@ -244,16 +253,45 @@ def _operand_paths(prog: str, spec: Spec, operands: list[Word], values: dict[str
             if path_words[0].glob:
                 raise _Other(f"{prog}: the pattern contains an unquoted glob (quote it)")
             path_words = path_words[1:]
+    if spec.kind == "edit":
+        return _edit_paths(prog, path_words, values, cwds, home)
     paths = [p for w in path_words for p in _resolve(w, cwds, home)]
     if not path_words and (spec.implicit_cwd or spec.operands == "pattern_paths"):
         paths = list(cwds)
-    if spec.kind == "edit":
-        if not paths:
-            raise _Other(f"{prog}: no operands")
-        if prog == "cp":
-            return tuple(paths[:-1]), tuple(paths[-1:])
-        return (), tuple(paths)
     return tuple(paths), ()
+
+
+def _edit_paths(prog: str, words: list[Word], values: dict[str, str], cwds: tuple[Path, ...],
+                home: Path) -> tuple[tuple[Path, ...], tuple[Path, ...]]:
+    """Reads and writes of touch, mkdir, cp and mv.
+
+    cp and mv into an existing directory write ``dir/<name of source>``,
+    resolved (a link there leads elsewhere); mv also removes its sources.
+    """
+    if not words:
+        raise _Other(f"{prog}: no operands")
+    if prog not in ("cp", "mv"):
+        return (), tuple(p for w in words for p in _resolve(w, cwds, home))
+    if len(words) < 2:
+        raise _Other(f"{prog}: needs a source and a destination")
+    sources, dest = words[:-1], words[-1]
+    if any(w.glob for w in words):
+        raise _Other(f"{prog}: a glob among its operands")
+    src_paths = [p for w in sources for p in _resolve(w, cwds, home)]
+    writes: list[Path] = []
+    no_target = any(k in values for k in ("-T", "--no-target-directory"))
+    for target in _resolve(dest, cwds, home):
+        if target.is_dir() and not no_target:
+            for w in sources:
+                name = os.path.basename(w.value.rstrip("/")) or w.value
+                writes.append(Path(os.path.realpath(target / name)))
+        else:
+            if len(sources) != 1:
+                raise _Other(f"{prog}: several sources need an existing directory")
+            writes.append(target)
+    if prog == "mv":
+        return (), tuple(src_paths + writes)
+    return tuple(src_paths), tuple(writes)
 
 
 def _resolve(word: Word, cwds: tuple[Path, ...], home: Path) -> list[Path]:

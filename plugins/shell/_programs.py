@@ -160,8 +160,9 @@ PROGRAMS: Mapping[str, Spec] = {
     # File commands: never read-only, allowed in acceptEdits when every path is inside.
     "touch": _s("-a -m -c --no-create", "-d -t --date", kind="edit"),
     "mkdir": _s("-p -v --parents --verbose", "-m --mode", kind="edit"),
-    "cp": _s("-r -R -a -p -v -n -u -P -d -T --recursive --archive --verbose --no-clobber --update "
-             "--no-dereference --no-target-directory", kind="edit"),
+    # Not -r/-a/-P/-d: copying a tree (or a link as a link) can carry a symbolic
+    # link to .git into a new name that a later part then writes through.
+    "cp": _s("-p -v -n -u -T --verbose --no-clobber --update --no-target-directory", kind="edit"),
     "mv": _s("-v -n -u -T --verbose --no-clobber --update --no-target-directory", kind="edit"),
 }
 
