@@ -185,6 +185,15 @@ def test_decode_encode_round_trip(data: bytes) -> None:
     assert encode_like(enc.text, enc.encoding) == data
 
 
+def test_stray_bytes_past_the_head_survive_an_edit() -> None:
+    data = b"x" * 9000 + b"\ncaf\xc3\xa9 \xff end\n"  # invalid UTF-8 only after the sniffed head
+    enc = decode_for_edit(data)
+    assert enc is not None and enc.encoding == "utf-8"
+    text, count, _ = replace_in(enc.text, enc.newline, "caf\u00e9", "tea", False)
+    assert count == 1
+    assert encode_like(text, enc.encoding) == b"x" * 9000 + b"\ntea \xff end\n"
+
+
 def test_binary_is_not_editable() -> None:
     assert decode_for_edit(b"\x00\x01\x02") is None
 

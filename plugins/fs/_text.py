@@ -243,9 +243,9 @@ def decode_for_edit(data: bytes) -> Encoded | None:
     except UnicodeDecodeError:
         if kind.encoding != "utf-8":
             return None
-        # valid UTF-8 at the head only: fall back to the byte-exact codec
-        text, codec = data.decode("latin-1"), "latin-1"
-        kind = Sniffed("text", "latin-1")
+        # UTF-8 with a few stray bytes past the sniffed head: surrogateescape keeps the
+        # valid characters matchable and writes the stray bytes back unchanged
+        text = data.decode("utf-8", errors="surrogateescape")
     if codec == "utf-16":
         text = text.lstrip("\ufeff")
     crlf = text.count("\r\n")
@@ -265,4 +265,6 @@ def encode_like(text: str, encoding: str) -> bytes:
         except UnicodeEncodeError:
             # the model added characters latin-1 cannot hold; UTF-8 keeps them all
             return text.encode("utf-8")
+    if encoding == "utf-8":
+        return text.encode("utf-8", errors="surrogateescape")
     return text.encode(encoding)
