@@ -63,7 +63,6 @@ def _median_ms(samples: list[float]) -> float:
 
 async def bench_client(calls: int) -> dict[str, float]:
     from mcp import Client, StdioServerParameters
-
     from pegboard import Toolbox
     from pegboard.plugins.mcp._config import ServerConfig, ServerSpec
     from pegboard.plugins.mcp._manager import ServerConnection
@@ -82,10 +81,9 @@ async def bench_client(calls: int) -> dict[str, float]:
                       '[permissions]\nallow = ["mcp__ks"]\n')
     toolbox = Toolbox.load(cwd=work, config=config, plugins=["mcp"])
     # Record the tool list once, as `pegboard mcp refresh` would, then reload.
-    from pegboard.plugins.mcp._pool import ServerPool
-
     from pegboard._config import data_dir
     from pegboard.plugins.mcp._config import collect_servers
+    from pegboard.plugins.mcp._pool import ServerPool
 
     specs, _ = collect_servers(toolbox.plugin_config("mcp"), toolbox.settings.root, toolbox.settings)
     pool = ServerPool(specs, data_dir=data_dir(), log_dir=work)

@@ -6,8 +6,6 @@ import json
 from pathlib import Path
 
 import pytest
-from pydantic import ValidationError
-
 from pegboard.plugins.mcp._config import (
     McpConfig,
     ServerConfig,
@@ -19,6 +17,7 @@ from pegboard.plugins.mcp._config import (
     tool_name,
 )
 from pegboard.plugins.mcp._store import Approvals, ToolCache, tool_hash
+from pydantic import ValidationError
 
 
 @pytest.mark.parametrize("name", ["github", "my-server", "my_server", "a1_b2-c3", "X"])

@@ -4,17 +4,15 @@ HTTP on 127.0.0.1, and in memory; crashes, hangs, restarts, process groups."""
 from __future__ import annotations
 
 import asyncio
-import subprocess
 import sys
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-
+from mcp_servers.helpers import KITCHEN_SINK, pid_alive, start_http_server
 from pegboard.plugins.mcp._config import ServerConfig, ServerSpec
 from pegboard.plugins.mcp._content import resource_contents, to_tool_result
 from pegboard.plugins.mcp._manager import ServerConnection, ServerUnavailable, ToolCallTimeout
-from mcp_servers.helpers import KITCHEN_SINK, pid_alive, start_http_server
 
 pytestmark = pytest.mark.anyio
 

@@ -9,12 +9,11 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-
+from mcp_servers.helpers import KITCHEN_SINK, pid_alive
 from pegboard import Toolbox
 from pegboard._config import ConfigError
 from pegboard._decisions import Answer
 from pegboard._hookspecs import hookimpl
-from mcp_servers.helpers import KITCHEN_SINK, pid_alive
 
 pytestmark = pytest.mark.anyio
 

@@ -14,9 +14,8 @@ import anyio
 import pytest
 from mcp import Client, StdioServerParameters
 from mcp.types import ElicitResult
-
-from pegboard import Toolbox
 from mcp_servers.helpers import free_port, wait_for_port
+from pegboard import Toolbox
 
 pytestmark = pytest.mark.anyio
 

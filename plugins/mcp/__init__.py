@@ -136,7 +136,7 @@ class _McpRule:
         self.name = name
 
     def matches(self, request: PermissionRequest) -> bool:
-        tool = request.tool.name
+        tool: str = request.tool.name
         return tool == self.name or tool.startswith(self.name + "__")
 
 

@@ -26,7 +26,7 @@ PLUGIN = "mcp"
 def pool_for(session: Any, config: Any = None) -> ServerPool:
     """This session's servers, created on first use."""
     state = session.plugin_state(PLUGIN)
-    pool = state.get("pool")
+    pool: ServerPool | None = state.get("pool")
     if pool is None:
         from ._pool import ServerPool
 

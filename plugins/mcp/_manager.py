@@ -207,7 +207,7 @@ class ServerConnection:
         timeout = self.spec.config.startup_timeout_s
         try:
             await asyncio.wait_for(asyncio.shield(ready), timeout)
-        except asyncio.TimeoutError:
+        except TimeoutError:
             await self._reap(cancel=True)
             self._fail(self._with_stderr(f"MCP server {self.name!r} did not start within {timeout:g} s"))
             raise ServerUnavailable(self.reason) from None
@@ -230,7 +230,7 @@ class ServerConnection:
             task.cancel()
         try:
             await asyncio.wait_for(task, STOP_TIMEOUT_S)
-        except (asyncio.CancelledError, asyncio.TimeoutError, Exception):
+        except (TimeoutError, asyncio.CancelledError, Exception):
             pass
 
     async def stop(self) -> None:
@@ -256,7 +256,9 @@ class ServerConnection:
                                          f"{describe_exception(exc)}"))
         return ServerUnavailable(self.reason or describe_exception(exc))
 
-    async def call_tool(self, name: str, arguments: dict[str, Any], timeout: float | None = None) -> types.CallToolResult:
+    async def call_tool(
+        self, name: str, arguments: dict[str, Any], timeout: float | None = None
+    ) -> types.CallToolResult:
         client = await self.ensure_started()
         timeout = timeout if timeout is not None else self.spec.config.tool_timeout_s
         try:

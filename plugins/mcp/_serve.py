@@ -36,7 +36,6 @@ import anyio
 import mcp_types as types
 from mcp.server import Server
 from mcp.server.context import ServerRequestContext
-
 from pegboard._decisions import Answer, Decision, PermissionRequest
 from pegboard._hookspecs import hookimpl
 from pegboard._tools import ImageContent, ResourceContent, TextContent, ToolResult

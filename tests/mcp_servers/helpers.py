@@ -31,7 +31,9 @@ def wait_for_port(port: int, proc: subprocess.Popen[bytes], limit_s: float = 20.
     raise RuntimeError(f"nothing listened on {port}")
 
 
-def start_http_server(script: Path = KITCHEN_SINK, env: dict[str, str] | None = None) -> tuple[subprocess.Popen[bytes], str]:
+def start_http_server(
+    script: Path = KITCHEN_SINK, env: dict[str, str] | None = None
+) -> tuple[subprocess.Popen[bytes], str]:
     port = free_port()
     proc = subprocess.Popen([sys.executable, str(script), "--http", str(port)],
                             env={**os.environ, **(env or {})}, stderr=subprocess.DEVNULL)
