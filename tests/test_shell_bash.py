@@ -265,3 +265,23 @@ async def test_closing_the_session_kills_background_jobs(proj: Path, tmp_path: P
     finally:
         await s2.aclose()
     assert not marker.exists()
+
+
+async def test_sandbox_tmp_lasts_the_session_and_is_not_the_hosts(proj: Path, tmp_path: Path) -> None:
+    from pegboard.plugins.shell._sandbox import backend_for
+
+    if backend_for("auto") != "bubblewrap":
+        pytest.skip("needs bubblewrap")
+    host_file = Path("/tmp") / f"pegboard-host-{proj.parent.name}"
+    host_file.write_text("host")
+    tb = Toolbox.load(cwd=proj, plugins=["shell"], host=Host())
+    s = tb.session(mode="default")
+    try:
+        await bash(s, "echo kept > /tmp/scratch.txt")
+        assert (await bash(s, "cat /tmp/scratch.txt")).text_content().strip() == "kept"
+        r = await bash(s, f"test -e {host_file} && echo visible || echo hidden")
+        assert r.text_content().strip() == "hidden"
+        assert not Path("/tmp/scratch.txt").exists()
+    finally:
+        host_file.unlink()
+        await s.aclose()

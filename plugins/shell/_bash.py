@@ -52,7 +52,9 @@ def _prepare(ctx: ToolContext, command: str, disable: bool) -> tuple[Path, dict[
         ctx.state["cwd"] = cwd
         note = f"(The shell's directory was reset to {cwd}.)"
     plan = sandbox_plan(session, cfg, disable, prepare=True)
-    env = base_env(dirs, cfg.env, cfg.pass_env, plan.box.tmp if plan else None)
+    # Under bwrap the session's tmp is mounted on /tmp; Landlock only lets TMPDIR point to it.
+    tmp = plan.box.tmp if plan is not None and plan.backend == "landlock" else None
+    env = base_env(dirs, cfg.env, cfg.pass_env, tmp)
     verdict = classify(command, cwd)
     if verdict.read_only and verdict.uses_git:
         env = git_safe_env(env, verdict.cwds)

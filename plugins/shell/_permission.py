@@ -100,7 +100,7 @@ def sandbox_plan(session: Session, config: ShellConfig, disable: bool, *,
         # allow rules for the next session: make it exist, so it is bound read-only.
         (Path(os.path.realpath(session.root)) / ".pegboard").mkdir(exist_ok=True)
     readonly = protected_inside(dirs, extra) if writes else ()
-    tmp = private_tmp(session.data_dir) if backend == "landlock" else None
+    tmp = private_tmp(session.data_dir) if prepare else None
     return SandboxPlan(backend, Box(dirs if writes else (), readonly, config.allow_network, tmp))
 
 

@@ -2,7 +2,8 @@
 
 bubblewrap gives the strongest box: the whole file system read-only except the
 directories a policy lets the command write, ``.git`` and pegboard's config
-re-mounted read-only on top, a private /tmp, new PID/IPC/network namespaces,
+re-mounted read-only on top, the session's own /tmp (kept between the calls
+of a session, never the host's), new PID/IPC/network namespaces,
 no capabilities (as root, bwrap keeps them unless told, and CAP_SYS_ADMIN
 would let ``mount -o remount,rw`` undo a read-only bind), its own session
 (no TIOCSTI into our terminal), and death with its parent.
@@ -40,8 +41,9 @@ class Box:
 
     ``writable``: directories it may write (empty: the file system is
     read-only). ``readonly``: paths inside those kept read-only (``.git``,
-    config). ``network``: whether it may reach the network. ``tmp``: a
-    private scratch directory (Landlock; bwrap mounts a tmpfs on /tmp).
+    config). ``network``: whether it may reach the network. ``tmp``: the
+    session's scratch directory (bwrap mounts it on /tmp; Landlock lets
+    TMPDIR point there); None gives bwrap an empty tmpfs.
     """
 
     writable: tuple[Path, ...]
@@ -58,7 +60,7 @@ def bwrap_works() -> str | None:
         return "bwrap is not installed (apt-get install bubblewrap)"
     try:
         proc = subprocess.run(
-            [exe, *_bwrap_base(network=False), "--", "/bin/sh", "-c", "true"],
+            [exe, *_bwrap_base(network=False), "--tmpfs", "/tmp", "--", "/bin/sh", "-c", "true"],
             stdin=subprocess.DEVNULL, capture_output=True, timeout=20,
         )
     except (OSError, subprocess.SubprocessError) as exc:
@@ -100,7 +102,6 @@ def _bwrap_base(*, network: bool) -> list[str]:
         "--ro-bind", "/", "/",
         "--dev", "/dev",
         "--proc", "/proc",
-        "--tmpfs", "/tmp",
         "--unshare-pid", "--unshare-ipc", "--unshare-uts", "--unshare-cgroup-try",
         "--new-session", "--die-with-parent",
         "--cap-drop", "ALL",
@@ -115,6 +116,7 @@ def wrap(backend: Backend, box: Box, argv: Sequence[str]) -> list[str]:
     if backend == "bubblewrap":
         exe = shutil.which("bwrap") or "bwrap"
         args = [exe, *_bwrap_base(network=box.network)]
+        args += ["--bind", str(box.tmp), "/tmp"] if box.tmp is not None else ["--tmpfs", "/tmp"]
         # Later mounts win: writable dirs over the read-only root, then the
         # protected paths back to read-only over those.
         for path in box.writable:
@@ -147,7 +149,7 @@ def protects_inside(backend: Backend, box: Box) -> bool:
 
 def describe(backend: Backend) -> str:
     if backend == "bubblewrap":
-        return "bubblewrap: read-only root, writable working directories, private /tmp, no network"
+        return "bubblewrap: read-only root, writable working directories, a per-session /tmp, no network"
     if backend == "landlock":
         abi = landlock_abi()
         net = "TCP blocked" if abi >= 4 else "network NOT blocked (Landlock ABI < 4)"
