@@ -53,7 +53,7 @@ def in_memory(root: Path, mode: str | None = None) -> Any:
 
     toolbox = Toolbox.load(cwd=root)
     toolbox.add_host(AskingHost(toolbox), name="mcp-serve")
-    registry = SessionRegistry(toolbox, mode)
+    registry = SessionRegistry(toolbox, mode, single_connection=True)
     return build_server(toolbox, registry), registry
 
 
@@ -253,3 +253,36 @@ def test_sigterm_to_serve_stops_mcp_servers(project: Path) -> None:
     finally:
         if proc.poll() is None:
             proc.kill()
+
+
+async def test_http_sessions_do_not_share_remembered_answers(project: Path, http_serve: str) -> None:
+    choices: list[list[str]] = []
+
+    def remembering(asked: list[str]) -> Elicit:
+        async def callback(context: Any, params: Any) -> ElicitResult:
+            asked.append(params.message)
+            choices.append(params.requested_schema["properties"]["answer"]["enum"])
+            answer = "allow_session" if "allow_session" in choices[-1] else "allow"
+            return ElicitResult(action="accept", content={"answer": answer})
+
+        return callback
+
+    first: list[str] = []
+    second: list[str] = []
+    # Handshake-era clients each have an MCP session id, hence a pegboard session each.
+    async with Client(http_serve, mode="legacy", elicitation_callback=remembering(first)) as a, \
+            Client(http_serve, mode="legacy", elicitation_callback=remembering(second)) as b:
+        for name in ("a1.txt", "a2.txt"):
+            assert not (await a.call_tool("Write", {"file_path": str(project / name), "content": "a"})).is_error
+        assert len(first) == 1  # remembered for a's session
+        assert not (await b.call_tool("Write", {"file_path": str(project / "b1.txt"), "content": "b"})).is_error
+        assert len(second) == 1  # b was asked: a's answer did not leak
+    assert choices[0] == ["allow", "allow_session", "deny"]
+
+    # 2026-07-28 requests over HTTP carry no connection: nothing may be remembered across them.
+    choices.clear()
+    modern: list[str] = []
+    async with Client(http_serve, elicitation_callback=remembering(modern)) as c:
+        for name in ("m1.txt", "m2.txt"):
+            assert not (await c.call_tool("Write", {"file_path": str(project / name), "content": "m"})).is_error
+    assert choices == [["allow", "deny"], ["allow", "deny"]]

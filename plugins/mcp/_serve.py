@@ -50,24 +50,22 @@ _INPUT_CLIP = 1_500
 # --- the question --------------------------------------------------------------
 
 
-def _question(request: PermissionRequest, decision: Decision) -> tuple[str, dict[str, Any]]:
+def _question(request: PermissionRequest, decision: Decision, remember: bool) -> tuple[str, dict[str, Any]]:
     args = json.dumps(dict(request.input), ensure_ascii=False, default=str)
     if len(args) > _INPUT_CLIP:
         args = args[:_INPUT_CLIP] + "…"
-    remember = decision.suggestions[0] if decision.suggestions else request.tool.name
-    message = (f"pegboard asks before running {request.tool.name}: {decision.reason}.\n"
-               f"Arguments: {args}\n"
-               f"'allow_session' also allows {remember} for the rest of this session.")
+    rule = decision.suggestions[0] if decision.suggestions else request.tool.name
+    message = f"pegboard asks before running {request.tool.name}: {decision.reason}.\nArguments: {args}"
+    choices = list(CHOICES) if remember else ["allow", "deny"]
+    described = "allow: this call only; deny: do not run it"
+    if remember:
+        message += f"\n'allow_session' also allows {rule} for the rest of this session."
+        described = "allow: this call only; allow_session: calls like it until the session ends; deny: do not run it"
     schema = {
         "type": "object",
         "properties": {
-            "answer": {
-                "type": "string",
-                "title": f"Run {request.tool.name}?",
-                "enum": list(CHOICES),
-                "description": "allow: this call only; allow_session: calls like it until the session ends; "
-                               "deny: do not run it",
-            }
+            "answer": {"type": "string", "title": f"Run {request.tool.name}?", "enum": choices,
+                       "description": described},
         },
         "required": ["answer"],
     }
@@ -80,7 +78,7 @@ def _digest(message: str) -> str:
     return base64.urlsafe_b64encode(hashlib.sha256(message.encode()).digest()[:12]).decode()
 
 
-def _answer_from(result: types.ElicitResult | None, decision: Decision) -> Answer:
+def _answer_from(result: types.ElicitResult | None, decision: Decision, remember: bool) -> Answer:
     if result is None or result.action != "accept":
         why = "declined" if result is not None and result.action == "decline" else "dismissed"
         return Answer(allow=False, message=f"The user {why} this call ({decision.reason}). "
@@ -88,7 +86,7 @@ def _answer_from(result: types.ElicitResult | None, decision: Decision) -> Answe
     choice = (result.content or {}).get("answer")
     if choice == "allow":
         return Answer(allow=True)
-    if choice == "allow_session":
+    if choice == "allow_session" and remember:
         return Answer(allow=True, remember="session")
     return Answer(allow=False, message=f"The user denied this call ({decision.reason}).")
 
@@ -100,6 +98,9 @@ class _CallState:
     ctx: ServerRequestContext[Any, Any]
     modern: bool
     can_elicit: bool
+    # Whether an answer may be remembered for the session: not when the
+    # session is shared by clients we cannot tell apart (2026-07-28 over HTTP).
+    remember: bool
     responses: dict[str, Any] = field(default_factory=dict)
     asked_digest: str | None = None
     pending: tuple[str, dict[str, Any], str] | None = None
@@ -129,13 +130,13 @@ class AskingHost:
             return self._cannot_ask(request, decision, "no MCP client is connected")
         if not call.can_elicit:
             return self._cannot_ask(request, decision, "the MCP client cannot ask its user (no form elicitation)")
-        message, schema = _question(request, decision)
+        message, schema = _question(request, decision, call.remember)
         digest = _digest(message)
         if call.modern:
             raw = call.responses.get(INPUT_KEY)
             if raw is not None and call.asked_digest == digest:
                 result = types.ElicitResult.model_validate(raw) if not isinstance(raw, types.ElicitResult) else raw
-                return _answer_from(result, decision)
+                return _answer_from(result, decision, call.remember)
             # No answer yet: end this round with the question (see module doc).
             call.pending = (message, schema, digest)
             return Answer(allow=False, message="waiting for the user's answer")
@@ -143,7 +144,7 @@ class AskingHost:
             result = await call.ctx.session.elicit_form(message, schema, related_request_id=call.ctx.request_id)
         except Exception as exc:
             return self._cannot_ask(request, decision, f"asking the MCP client failed ({exc})")
-        return _answer_from(result, decision)
+        return _answer_from(result, decision, call.remember)
 
 
 # --- results -------------------------------------------------------------------
@@ -177,14 +178,25 @@ class SessionRegistry:
     2026-07-28 HTTP requests carry no connection, so they share one Session.
     """
 
-    def __init__(self, toolbox: Any, mode: str | None) -> None:
+    def __init__(self, toolbox: Any, mode: str | None, *, single_connection: bool) -> None:
         self.toolbox = toolbox
         self.mode = mode
+        # stdio: the session without an id *is* the one connection.
+        self.single_connection = single_connection
         self.sessions: dict[str | None, Any] = {}
 
-    def get(self, ctx: ServerRequestContext[Any, Any]) -> Any:
+    @staticmethod
+    def _key(ctx: ServerRequestContext[Any, Any]) -> str | None:
         connection = getattr(ctx.session, "_connection", None)  # the SDK keeps it private
-        key = getattr(connection, "session_id", None)
+        return getattr(connection, "session_id", None)
+
+    def private(self, ctx: ServerRequestContext[Any, Any]) -> bool:
+        """Whether the Session serving ``ctx`` belongs to one client only."""
+        return self.single_connection or self._key(ctx) is not None
+
+    def get(self, ctx: ServerRequestContext[Any, Any]) -> Any:
+        connection = getattr(ctx.session, "_connection", None)
+        key = self._key(ctx)
         session = self.sessions.get(key)
         if session is None:
             session = self.toolbox.session(self.mode)
@@ -230,7 +242,7 @@ def build_server(toolbox: Any, registry: SessionRegistry) -> Server[Any]:
         elicitation = caps.elicitation if caps is not None else None
         can_elicit = elicitation is not None and (elicitation.form is not None or elicitation.url is None)
         modern = ctx.protocol_version >= "2026-07-28"
-        state = _CallState(ctx=ctx, modern=modern, can_elicit=can_elicit,
+        state = _CallState(ctx=ctx, modern=modern, can_elicit=can_elicit, remember=registry.private(ctx),
                            responses=dict(params.input_responses or {}),
                            asked_digest=_decode_state(params.request_state))
         token = _current.set(state)
@@ -295,7 +307,7 @@ def parse_address(text: str, allow_remote: bool) -> tuple[str, int]:
 async def serve_stdio(toolbox: Any, mode: str | None) -> None:
     from mcp.server.stdio import stdio_server
 
-    registry = SessionRegistry(toolbox, mode)
+    registry = SessionRegistry(toolbox, mode, single_connection=True)
     server = build_server(toolbox, registry)
     try:
         async with anyio.create_task_group() as tg:
@@ -327,7 +339,7 @@ async def serve_http(toolbox: Any, mode: str | None, host: str, port: int) -> No
     import uvicorn
     from mcp.server.transport_security import TransportSecuritySettings
 
-    registry = SessionRegistry(toolbox, mode)
+    registry = SessionRegistry(toolbox, mode, single_connection=False)
     server = build_server(toolbox, registry)
     security = None
     if host not in ("127.0.0.1", "localhost", "::1"):
