@@ -13,8 +13,10 @@ from __future__ import annotations
 
 import asyncio
 import inspect
+import itertools
 import json
 import re
+import weakref
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -26,7 +28,7 @@ from ._plugins import _short_error
 from ._tools import TextContent, Tool, ToolContext, ToolResult
 
 if TYPE_CHECKING:
-    from ._session import CallInfo, Session
+    from ._session import Session
 
 __all__ = ["MAX_PARALLEL", "RESERVED_PARAMETERS", "BatchCall", "run_batch", "run_call", "tool_parameters"]
 
@@ -267,8 +269,6 @@ async def _run_before_hooks(info: CallInfo) -> tuple[bool, list[str]]:
     it left it. Returns (rewritten?, context texts). A hook that fails or
     answers nonsense blocks the call: such hooks are often guards, and a
     broken guard must not wave calls through."""
-    from ._session import PreCall
-
     rewritten, context = False, []
     # reversed(): pluggy's own calling order (last registered first, tryfirst
     # and trylast honoured), so a plugin that marks its hook tryfirst gets it.
@@ -315,34 +315,113 @@ async def _run_after_hooks(info: CallInfo, result: ToolResult) -> ToolResult:
 # --- running ---------------------------------------------------------------------
 
 
+class _Watchdog:
+    """One timer per event loop for the deadlines of all running calls.
+
+    ``asyncio.timeout`` would arm and disarm a timer per call (a heap push and
+    a handle), the largest single cost of a fast call. Deadlines are mostly
+    the 600 s default and calls mostly end long before them, so one timer,
+    armed at the earliest deadline seen and re-armed when it fires, does the
+    same work for a dict insert and pop. Expiry cancels the call's task, the
+    same mechanism ``asyncio.timeout`` uses.
+    """
+
+    def __init__(self) -> None:
+        # No reference to the loop: the registry below is keyed weakly by it,
+        # and a value holding its key would keep every closed loop alive.
+        self._calls: dict[int, list[Any]] = {}  # token -> [deadline, task, expired]
+        self._tokens = itertools.count()
+        self._armed_at = float("inf")
+        self._handle: asyncio.TimerHandle | None = None
+
+    def add(self, loop: asyncio.AbstractEventLoop, seconds: float, task: asyncio.Task[Any]) -> int:
+        deadline = loop.time() + seconds
+        token = next(self._tokens)
+        self._calls[token] = [deadline, task, False]
+        if deadline < self._armed_at:
+            self._arm(loop, deadline)
+        return token
+
+    def remove(self, token: int) -> bool:
+        """Forget a call; True when its deadline passed and it was cancelled."""
+        entry = self._calls.pop(token, None)
+        return bool(entry and entry[2])
+
+    def _arm(self, loop: asyncio.AbstractEventLoop, deadline: float) -> None:
+        if self._handle is not None:
+            self._handle.cancel()
+        self._armed_at = deadline
+        self._handle = loop.call_at(deadline, self._fire)
+
+    def _fire(self) -> None:
+        self._handle, self._armed_at = None, float("inf")
+        loop = asyncio.get_running_loop()
+        now, soonest = loop.time(), float("inf")
+        for entry in self._calls.values():
+            if entry[2]:
+                continue
+            if entry[0] <= now:
+                entry[2] = True
+                entry[1].cancel()
+            else:
+                soonest = min(soonest, entry[0])
+        if soonest < float("inf"):
+            self._arm(loop, soonest)
+
+
+_watchdogs: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, _Watchdog] = weakref.WeakKeyDictionary()
+
+
+def _watchdog(loop: asyncio.AbstractEventLoop) -> _Watchdog:
+    dog = _watchdogs.get(loop)
+    if dog is None:
+        dog = _watchdogs[loop] = _Watchdog()
+    return dog
+
+
 async def _execute(session: Session, tool: Tool, validated: Any, call_id: str, uncapped: bool) -> ToolResult:
     ctx = ToolContext(session=session, tool=tool, config=session.toolbox.plugin_config(tool.plugin),
                       call_id=call_id, uncapped=uncapped)
     timeout = tool.timeout_s or DEFAULT_TIMEOUT_S
-    # asyncio.timeout, not wait_for: wait_for wraps the call in a new task,
-    # which costs more than the rest of the pipeline together.
-    deadline = asyncio.timeout(timeout)
+    task = asyncio.current_task()
+    assert task is not None  # run_call is always awaited inside a task
+    cancelling = task.cancelling()
+    loop = asyncio.get_running_loop()
+    dog = _watchdog(loop)
+    token = dog.add(loop, timeout, task)
     try:
-        async with deadline:
-            outcome = await tool.invoke(validated, ctx)
-    except TimeoutError as exc:
-        if not deadline.expired():  # the tool's own timeout (a network call, say), not ours
-            return ToolResult.error(f"{tool.name} failed: TimeoutError: {exc or 'timed out'}")
-        return ToolResult.error(f"{tool.name} did not finish within {timeout:g} s and was stopped. "
-                                "Try a smaller piece of work"
-                                + (", or run it in the background." if session.toolbox.settings.core.background
-                                   .enabled else "."))
+        outcome = await tool.invoke(validated, ctx)
     except asyncio.CancelledError:
-        current = asyncio.current_task()
-        if current is not None and current.cancelling():
+        expired = dog.remove(token)
+        # Ours only if the watchdog cancelled and nobody else did as well (as
+        # asyncio.timeout decides); an outer cancellation passes through.
+        if expired and task.uncancel() <= cancelling:
+            return ToolResult.error(f"{tool.name} did not finish within {timeout:g} s and was stopped. "
+                                    "Try a smaller piece of work"
+                                    + (", or run it in the background."
+                                       if session.toolbox.settings.core.background.enabled else "."))
+        if expired or task.cancelling() > cancelling:
             raise  # our caller is being cancelled: that is not the tool's failure
         return ToolResult.error(f"{tool.name} failed: it was cancelled from inside (CancelledError).")
     except (Exception, SystemExit) as exc:  # SystemExit too: a tool calling sys.exit must not end the agent
+        if dog.remove(token):
+            task.uncancel()  # the deadline passed as it failed: the failure is the news
         return ToolResult.error(f"{tool.name} failed: {type(exc).__name__}: {exc}")
+    else:
+        if dog.remove(token):
+            # The deadline passed just as the tool returned (or it swallowed
+            # the cancellation): take back the cancel, keep the result.
+            task.uncancel()
+    finally:
+        # Whatever left (KeyboardInterrupt too), the watchdog must not keep a
+        # task it could cancel later in the middle of something else.
+        dog.remove(token)
     if isinstance(outcome, ToolResult):
         return outcome
     if isinstance(outcome, str):
-        return ToolResult.text(outcome)
+        # model_construct: the text is known to be a str, and validating the
+        # content union again costs more than the permission decision.
+        return ToolResult.model_construct(content=[TextContent.model_construct(text=str(outcome))])
     return ToolResult.error(f"{tool.name} returned {_garbage(outcome)} instead of a ToolResult or a string; "
                             f"this is a bug in the plugin {tool.plugin!r}, not in your arguments.")
 
@@ -432,8 +511,6 @@ async def run_call(session: Session, name: str, arguments: Any, call_id: str) ->
 
 
 async def _run_call(session: Session, name: str, arguments: Any, call_id: str) -> ToolResult:
-    from ._session import CallInfo
-
     if session.closed:
         return ToolResult.error(f"{name} was not run: this session is closed.")
     tool = session.toolbox.offered_tool(name, session)
@@ -535,14 +612,12 @@ async def run_batch(session: Session, calls: Sequence[BatchCall]) -> list[ToolRe
     for it. So a slow read before a write delays the write and the reads after
     it; that is the point, since those reads may depend on what the write did.
     """
-    import uuid
-
     results: list[ToolResult | None] = [None] * len(calls)
     gate = asyncio.Semaphore(MAX_PARALLEL)
 
     async def one(index: int) -> None:
         call = calls[index]
-        call_id = call[2] if len(call) > 2 else uuid.uuid4().hex[:10]  # type: ignore[misc]
+        call_id = call[2] if len(call) > 2 else session.next_call_id()  # type: ignore[misc]
         results[index] = await run_call(session, call[0], call[1], call_id)
 
     async def limited(index: int) -> None:
@@ -556,3 +631,8 @@ async def run_batch(session: Session, calls: Sequence[BatchCall]) -> list[ToolRe
             await one(indices[0])
     return [r if r is not None else ToolResult.error("internal error: this call produced no result")
             for r in results]
+
+
+# At the end: _session imports this module's callers lazily, and importing it
+# here once (not inside each call) keeps an import statement off the hot path.
+from ._session import CallInfo, PreCall  # noqa: E402

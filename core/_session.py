@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import itertools
 import os
 import uuid
 from collections.abc import Iterable
@@ -72,6 +73,7 @@ class Session:
         self._plugin_state: dict[str, dict[str, Any]] = {}
         self._grants: dict[str, dict[str, list[CompiledRule]]] = {"allow": {}, "ask": {}, "deny": {}}
         self._data_dir: Path | None = None
+        self._call_ids = itertools.count(1)
         self.closed = False
 
     # --- state -------------------------------------------------------------
@@ -184,7 +186,13 @@ class Session:
         tool's failure: that is an error result."""
         from ._pipeline import run_call
 
-        return await run_call(self, name, arguments, call_id or uuid.uuid4().hex[:10])
+        return await run_call(self, name, arguments, call_id or self.next_call_id())
+
+    def next_call_id(self) -> str:
+        """A call id unique in this session ("c1", "c2", ...) for calls the
+        caller gave none; a counter, because uuid4 costs more than a call's
+        whole permission decision."""
+        return f"c{next(self._call_ids)}"
 
     async def call_batch(self, calls: Iterable[tuple[str, Any] | tuple[str, Any, str]]) -> list[ToolResult]:
         """The calls of one model reply, as ``(name, arguments)`` or

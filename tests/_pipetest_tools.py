@@ -107,6 +107,15 @@ async def hang(args: NoIn, ctx: ToolContext) -> str:
     return "never"
 
 
+async def swallow(args: NoIn, ctx: ToolContext) -> str:
+    # Ignores cancellation and answers anyway: a badly behaved tool.
+    try:
+        await asyncio.sleep(3600)
+    except asyncio.CancelledError:
+        pass
+    return "swallowed"
+
+
 class GarbageIn(BaseModel):
     kind: Literal["int", "dict", "none"] = "int"
 
@@ -192,6 +201,10 @@ def pegboard_register_tools(register: Callable[[Tool], None]) -> None:
     register(Tool(name="SyncBoom", handler=sync_boom, input_model=NoIn, description="Raises in a thread.", **ro))
     register(Tool(name="Leave", handler=leave, input_model=NoIn, description="Calls sys.exit.", **ro))
     register(Tool(name="Hang", handler=hang, input_model=NoIn, description="Never ends.", timeout_s=0.3, **ro))
+    register(Tool(name="Swallow", handler=swallow, input_model=NoIn, description="Ignores cancellation.",
+                  timeout_s=0.2, **ro))
+    register(Tool(name="Quick", handler=noop, input_model=NoIn, description="Short deadline, fast.",
+                  timeout_s=0.1, **ro))
     register(Tool(name="Garbage", handler=garbage, input_model=GarbageIn, description="Returns junk.", **ro))
     register(Tool(name="Big", handler=big, input_model=BigIn, description="Capped text.",
                   lifts_caps_with_scratchpad=True, **ro))

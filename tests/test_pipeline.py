@@ -4,6 +4,7 @@ external schemas. Tools come from a real entry-point plugin (_pipetest_tools).""
 
 from __future__ import annotations
 
+import asyncio
 import json
 from pathlib import Path
 from typing import Any
@@ -171,6 +172,45 @@ async def test_hanging_tool_is_stopped_at_its_timeout(plugin_factory: PluginFact
     assert results[0].is_error and "did not finish within 0.3 s and was stopped" in text(results[0])
     assert session.plugin_state("pipetest")["hang_cancelled"] is True
     assert text(results[1]) == "next"
+
+
+async def test_deadlines_of_many_calls(plugin_factory: PluginFactory) -> None:
+    """One timer serves every call's deadline: an early deadline of a call
+    that already ended must not cut another call short, and a later call with
+    an earlier deadline than the running ones still gets it."""
+    session = plugin_factory(PIPETEST).session("workspace")
+    # Quick's 0.1 s deadline is the earliest seen when Sleep (600 s) runs past it.
+    results = await session.call_batch([("Quick", {}), ("Sleep", {"label": "long", "seconds": 0.4})])
+    assert [r.text_content() for r in results] == ["ok", "slept long"]
+    # Hang (0.3 s) starts while Sleep (600 s default) holds the timer.
+    results = await session.call_batch([("Sleep", {"label": "s2", "seconds": 0.6}), ("Hang", {})])
+    assert results[0].text_content() == "slept s2"
+    assert "did not finish within 0.3 s" in results[1].text_content()
+    log = {e[0]: e for e in session.plugin_state("pipetest")["log"]}
+    assert log["s2"][3] - log["s2"][2] >= 0.6  # Sleep was not cut short by Hang's deadline
+    # Quick's stale 0.1 s timer fires first; Hang's later deadline must be re-armed from it.
+    results = await session.call_batch([("Quick", {}), ("Hang", {})])
+    assert "did not finish within 0.3 s" in results[1].text_content()
+
+
+async def test_tool_that_ignores_cancellation_keeps_its_answer(plugin_factory: PluginFactory) -> None:
+    session = plugin_factory(PIPETEST).session("workspace")
+    result = await session.call("Swallow", {})
+    assert result.text_content() == "swallowed" and not result.is_error
+    # The task's cancel was taken back: the next await in this task is not cancelled.
+    await asyncio.sleep(0.01)
+    assert asyncio.current_task().cancelling() == 0  # type: ignore[union-attr]
+
+
+async def test_outer_cancellation_passes_through(plugin_factory: PluginFactory) -> None:
+    session = plugin_factory(PIPETEST).session("workspace")
+    call = asyncio.ensure_future(session.call("Slow", {"seconds": 30}))
+    await asyncio.sleep(0.05)
+    call.cancel()
+    with pytest.raises(asyncio.CancelledError):
+        await call
+    # ... and the session goes on.
+    assert (await session.call("Echo", {"text": "on"})).text_content() == "on"
 
 
 async def test_tool_raising_its_own_timeout_error_is_not_reported_as_ours(plugin_factory: PluginFactory) -> None:
