@@ -458,7 +458,9 @@ def _shape(session: Session, tool: Tool, result: ToolResult, scratchpad: str | N
         others = [c for c in result.content if not isinstance(c, TextContent)]
         note = (f"Saved {len(text):,} characters of {tool.name} output to scratchpad entry {scratchpad!r}"
                 f"{' (replacing the old entry)' if replaced else ''}. Read it with ScratchpadRead.")
-        return ToolResult(content=[*others, TextContent(text=note)], structured_content=result.structured_content)
+        # structured_content goes too: it is the same output in another form,
+        # and keeping it out of the conversation is the point.
+        return ToolResult(content=[*others, TextContent(text=note)])
     limit = session.toolbox.settings.core.results.max_chars
     texts = [c.text for c in result.content if isinstance(c, TextContent)]
     if sum(map(len, texts)) <= limit:  # cheap check first: most results are small
@@ -472,8 +474,11 @@ def _shape(session: Session, tool: Tool, result: ToolResult, scratchpad: str | N
     note = f"\n\n[Output was {len(text):,} characters, over the {limit:,} limit; this is the first " \
            f"{PREVIEW_CHARS:,}. {where}]"
     others = [c for c in result.content if not isinstance(c, TextContent)]
+    structured = result.structured_content
+    if structured is not None and len(json.dumps(structured, default=str)) > limit:
+        structured = None  # as large as the text it mirrors: a host would send it all the same
     return ToolResult(content=[*others, TextContent(text=text[:PREVIEW_CHARS] + note)],
-                      structured_content=result.structured_content, is_error=result.is_error)
+                      structured_content=structured, is_error=result.is_error)
 
 
 def _append_notes(result: ToolResult, notes: list[str]) -> ToolResult:

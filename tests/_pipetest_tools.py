@@ -134,8 +134,10 @@ async def big(args: BigIn, ctx: ToolContext) -> str:
     return text if ctx.uncapped else text[:500]
 
 
-async def huge(args: BigIn, ctx: ToolContext) -> str:
-    return "".join(chr(ord("a") + i % 26) for i in range(args.size))
+async def huge(args: BigIn, ctx: ToolContext) -> ToolResult:
+    text = "".join(chr(ord("a") + i % 26) for i in range(args.size))
+    # Like an MCP server: the same output again as structured content.
+    return ToolResult(content=[ToolResult.text(text).content[0]], structured_content={"text": text})
 
 
 class OwnIn(BaseModel):

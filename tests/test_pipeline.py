@@ -244,6 +244,8 @@ async def test_large_result_spills_to_a_file_with_preview(plugin_factory: Plugin
     assert path.read_text(encoding="utf-8") == "".join(chr(97 + i % 26) for i in range(5000))
     assert session.data_dir in path.parents and "pegboard" in str(path)
     assert len(shown) < 2_500
+    assert result.structured_content is None  # as large as the text: dropped with it
+    assert small.structured_content == {"text": text(small)}
 
 
 async def test_default_limit_is_30000(plugin_factory: PluginFactory) -> None:
@@ -261,8 +263,9 @@ async def test_scratchpad_saves_instead_of_returning_and_lifts_caps(plugin_facto
                            "Read it with ScratchpadRead.")
     assert len(session.scratchpad["letters"]) == 2000  # uncapped because scratchpad was set
     # Huge does not lift caps, but a scratchpad entry is never spilled to a file.
-    await session.call("Huge", {"size": 40_000, "scratchpad": "huge"})
+    huge = await session.call("Huge", {"size": 40_000, "scratchpad": "huge"})
     assert len(session.scratchpad["huge"]) == 40_000
+    assert huge.structured_content is None and len(text(huge)) < 200
     listing = await session.call("ScratchpadList", {})
     assert text(listing) == "huge\t40,000 characters\nletters\t2,000 characters"
     part = await session.call("ScratchpadRead", {"name": "letters", "offset": 26, "limit": 26})
