@@ -53,7 +53,7 @@ def tool_parameters(tool: Tool) -> dict[str, Any]:
     if cached is None:
         cached = dict(tool.schema.get("properties", {}))
         tool.__dict__["_parameters"] = cached
-    return cached  # type: ignore[no-any-return]
+    return cached  # type: ignore[no-any-return,unused-ignore]
 
 
 def _reserved_owned(tool: Tool) -> tuple[bool, bool]:
@@ -64,7 +64,7 @@ def _reserved_owned(tool: Tool) -> tuple[bool, bool]:
         own = tool_parameters(tool)
         cached = ("background" not in own, "scratchpad" not in own)
         tool.__dict__["_reserved_owned"] = cached
-    return cached  # type: ignore[no-any-return]
+    return cached  # type: ignore[no-any-return,unused-ignore]
 
 
 def _ignores_extra(tool: Tool) -> bool:
@@ -75,7 +75,7 @@ def _ignores_extra(tool: Tool) -> bool:
         model = tool.model
         cached = model is not None and model.model_config.get("extra", "ignore") == "ignore"
         tool.__dict__["_ignores_extra"] = cached
-    return cached  # type: ignore[no-any-return]
+    return cached  # type: ignore[no-any-return,unused-ignore]
 
 
 class _Refusal(Exception):
@@ -175,7 +175,7 @@ def _describe_validation(tool: Tool, exc: ValidationError, *, rewritten: bool = 
 def _external_validator(tool: Tool) -> Any:
     cached = tool.__dict__.get("_validator")
     if cached is None:
-        import jsonschema  # only tools with external schemas (MCP) pay for this import
+        import jsonschema  # type: ignore[import-untyped,unused-ignore]  # only external schemas (MCP) pay for it
 
         try:
             cls = jsonschema.validators.validator_for(tool.schema, default=jsonschema.Draft202012Validator)
@@ -622,7 +622,7 @@ async def run_batch(session: Session, calls: Sequence[BatchCall]) -> list[ToolRe
 
     async def one(index: int) -> None:
         call = calls[index]
-        call_id = call[2] if len(call) > 2 else session.next_call_id()  # type: ignore[misc]
+        call_id = call[2] if len(call) > 2 else session.next_call_id()
         results[index] = await run_call(session, call[0], call[1], call_id)
 
     async def limited(index: int) -> None:
