@@ -150,25 +150,80 @@ def _describe_type(prop: Mapping[str, Any]) -> str:
     return " ".join([str(kind or "any"), *bounds]) if kind or bounds else ""
 
 
+def _locate(schema: Mapping[str, Any], loc: Sequence[int | str]) -> tuple[str, Mapping[str, Any] | None]:
+    """A pydantic error location as the model would write the field
+    (``edits[0].old_string``), and the JSON Schema of that field.
+
+    Pydantic puts union members in the location (``('x', 'int')``); they are
+    not fields the model knows of, so they are left out.
+    """
+    defs = schema.get("$defs", {})
+
+    def resolve(node: Any) -> Mapping[str, Any]:
+        for _ in range(20):  # $ref chains are short; a loop guards against cycles
+            if not (isinstance(node, Mapping) and "$ref" in node):
+                break
+            node = defs.get(str(node["$ref"]).rsplit("/", 1)[-1], {})
+        return node if isinstance(node, Mapping) else {}
+
+    def branches(node: Mapping[str, Any]) -> list[Mapping[str, Any]]:
+        return [resolve(b) for b in node.get("anyOf", node.get("oneOf", []))]
+
+    node: Mapping[str, Any] = resolve(schema)
+    parts: list[str] = []
+    for part in loc:
+        if isinstance(part, int):
+            holder = node if "items" in node else next((b for b in branches(node) if "items" in b), None)
+            parts.append(f"[{part}]")
+            node = resolve(holder["items"]) if holder is not None else {}
+            continue
+        holder = node if part in node.get("properties", {}) else next(
+            (b for b in branches(node) if part in b.get("properties", {})), None)
+        if holder is not None:
+            parts.append(f".{part}")
+            node = resolve(holder["properties"][part])
+        elif isinstance(node.get("additionalProperties"), Mapping):
+            parts.append(f"[{json.dumps(part)}]")
+            node = resolve(node["additionalProperties"])
+        elif branches(node):
+            continue  # a union member's tag, not a field
+        else:
+            parts.append(f".{part}")
+            node = {}
+    return "".join(parts).lstrip(".") or "(arguments)", (node if parts else None)
+
+
 def _describe_validation(tool: Tool, exc: ValidationError, *, rewritten: bool = False) -> str:
     head = (f"A pre-call hook rewrote the arguments of {tool.name} into invalid ones; nothing was run:"
             if rewritten else f"Invalid arguments for {tool.name}; nothing was run:")
-    lines = [head]
     props = tool_parameters(tool)
+    # One line per field: a union's members each report, but it is one field.
+    fields: dict[str, list[Any]] = {}
     for err in exc.errors(include_url=False):
         loc = err["loc"]
-        field = ".".join(str(p) for p in loc) or "(arguments)"
-        prop = props.get(str(loc[0])) if loc else None
+        if err["type"] == "extra_forbidden":
+            where = _locate(tool.schema, loc[:-1])[0] if len(loc) > 1 else ""
+            name = f"{where}.{loc[-1]}" if where and where != "(arguments)" else str(loc[-1])
+            takes = ", ".join(props) if len(loc) == 1 else "see the schema"
+            fields[name] = [f"not a parameter of {tool.name}; it takes: {takes or 'nothing'}"]
+            continue
+        field, prop = _locate(tool.schema, loc)
         expected = _describe_type(prop) if prop else ""
         if err["type"] == "missing":
             desc = f" ({prop['description']})" if prop and prop.get("description") else ""
-            lines.append(f"- {field}: required but missing; expected {expected or 'a value'}{desc}")
+            fields[field] = [f"required but missing; expected {expected or 'a value'}{desc}"]
             continue
-        if err["type"] == "extra_forbidden" and len(loc) == 1:
-            lines.append(f"- {field}: not a parameter of {tool.name}; it takes: {', '.join(props) or 'nothing'}")
+        entry = fields.setdefault(field, [[], expected, err.get("input")])
+        if isinstance(entry[0], list) and err["msg"] not in entry[0]:
+            entry[0].append(err["msg"])
+    lines = [head]
+    for field, entry in fields.items():
+        if isinstance(entry[0], str):
+            lines.append(f"- {field}: {entry[0]}")
             continue
-        hint = f"; expected {expected}" if expected and len(loc) == 1 else ""
-        lines.append(f"- {field}: {err['msg']}{hint} (got {_show(err.get('input'))})")
+        messages, expected, given = entry
+        hint = f"; expected {expected}" if expected else ""
+        lines.append(f"- {field}: {' / '.join(messages)}{hint} (got {_show(given)})")
     return "\n".join(lines)
 
 

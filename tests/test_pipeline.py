@@ -349,3 +349,39 @@ def pegboard_register_tools(register):
     result = await session.call("Strict", {"path": "a", "dpeth": 2})
     assert result.is_error
     assert "- dpeth: not a parameter of Strict; it takes: path, depth" in result.text_content()
+
+
+async def test_nested_and_union_errors_name_the_field_as_the_model_writes_it(
+        plugin_factory: PluginFactory) -> None:
+    session = plugin_factory(PIPETEST + '''
+from pydantic import BaseModel, ConfigDict, Field
+from pegboard import Tool, hookimpl
+
+class Change(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    old: str = Field(description="Text to replace.")
+    new: str = ""
+
+class NestedIn(BaseModel):
+    changes: list[Change]
+    size: int | list[int] = 1
+    tags: dict[str, int] = {}
+
+async def nested(args, ctx):
+    return "ran"
+
+@hookimpl
+def pegboard_register_tools(register):
+    register(Tool(name="Nested", handler=nested, input_model=NestedIn, read_only=True, permission="read"))
+''', name="pipenested").session("workspace")
+    result = await session.call("Nested", {"changes": [{"old": "a"}, {"new": "b", "od": 1}],
+                                           "size": "big", "tags": {"x": "one"}})
+    lines = result.text_content().splitlines()
+    assert lines[0] == "Invalid arguments for Nested; nothing was run:"
+    assert "- changes[1].old: required but missing; expected string (Text to replace.)" in lines
+    assert "- changes[1].od: not a parameter of Nested; it takes: see the schema" in lines
+    size = next(line for line in lines if line.startswith("- size:"))
+    assert "valid integer" in size and "valid list" in size and "expected integer or array of integer" in size
+    assert '- tags["x"]: Input should be a valid integer, unable to parse string as an integer; ' \
+           'expected integer (got "one")' in lines
+    assert len(lines) == 5
