@@ -216,3 +216,47 @@ def test_blocking_bash_takes_monitor_and_task_stop(proj: Path, tmp_path: Path) -
     tb = Toolbox.load(cwd=proj, plugins=["shell"], config=cfg)
     offered = {t.name for t in tb.session(mode="default").offered()}
     assert not {"Bash", "Monitor", "TaskStop"} & offered
+
+
+def test_a_line_that_is_not_simple_suggests_its_exact_text(proj: Path, tmp_path: Path) -> None:
+    line = "echo $(date +%s) > stamp.txt"
+    d = decide(toolbox(proj, tmp_path), line)
+    assert d.decision == "ask" and d.suggestions == (f"Bash({line})",)
+    tb = toolbox(proj, tmp_path, allow=[f"Bash({line})"])
+    assert decide(tb, line).decision == "allow"
+    assert decide(tb, line + "; rm -rf src").decision == "ask"
+    assert decide(tb, "echo $(rm -rf src) > stamp.txt").decision == "ask"
+
+
+@pytest.fixture
+def anyio_backend() -> str:
+    return "asyncio"
+
+
+@pytest.mark.anyio
+async def test_remembering_an_answer_never_grants_the_whole_tool(proj: Path, tmp_path: Path) -> None:
+    from pegboard import hookimpl
+    from pegboard._decisions import Answer
+
+    class Always:
+        @hookimpl
+        def pegboard_ask(self, request: Any, decision: Any) -> Answer:
+            return Answer(allow=True, remember="session")
+
+    cfg = tmp_path / "c.toml"
+    cfg.write_text('[plugins.shell]\nsandbox = "off"\n')
+    tb = Toolbox.load(cwd=proj, plugins=["shell"], config=cfg, host=Always())
+    s = tb.session(mode="default")
+    try:
+        await s.call("Bash", {"command": "echo $(date) > stamp.txt"})
+        assert [r.text for r in s.grants()] == ["Bash(echo $(date) > stamp.txt)"]
+        assert decide_in(s, "rm -rf src").decision == "ask"
+    finally:
+        await s.aclose()
+
+
+def decide_in(session: Any, command: str) -> Decision:
+    tb = session.toolbox
+    request = PermissionRequest(tool=tb.tools["Bash"], input={"command": command}, session=session,
+                                policy=session.policy)
+    return tb.permissions.evaluate(request)

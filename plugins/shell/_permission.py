@@ -14,7 +14,8 @@ Vote, for Bash and Monitor (deny beats ask beats allow):
 * otherwise ask, offering a ``Bash(<prefix>:*)`` rule per part.
 
 Rules: ``Bash(git log:*)`` is a word prefix, ``Bash(npm run *)`` a glob over
-the words, ``Bash(make test)`` exact words. They are matched per part of the
+the words, ``Bash(make test)`` exact words (or, for a line that is not simple,
+exactly that text: what an ask suggests for such a line). They are matched per part of the
 parsed command, so quoting and spacing neither defeat nor widen them. An allow
 rule covers a command only when every part is covered by an allow rule or is
 read-only: parts covered by earlier rules are remembered in ``request.extra``
@@ -154,7 +155,9 @@ def suggestions(command: str) -> tuple[str, ...]:
     """A ``Bash(prefix:*)`` rule per part that is not read-only."""
     parsed = parse_command(command)
     if parsed.parts is None:
-        return ()
+        # No rule over words can allow a line we cannot read word for word;
+        # the exact text can (and "always" must never become the bare tool).
+        return (f"Bash({command.strip()})",)
     out: list[str] = []
     for part in parsed.parts:
         argv = part.argv
@@ -179,6 +182,7 @@ class BashRule:
         self.mode: str
         self.words: tuple[str, ...] = ()
         self.pattern: re.Pattern[str] | None = None
+        self.text = spec
         try:
             if spec.endswith(":*"):
                 self.mode = "prefix"
@@ -187,18 +191,25 @@ class BashRule:
                 self.mode = "glob"
                 self.pattern = _glob(spec)
             else:
+                # Exact: the same words, or (for a line that is not simple,
+                # like the ones asks suggest) exactly the same text.
                 self.mode = "exact"
-                self.words = tuple(shlex.split(spec))
+                try:
+                    self.words = tuple(shlex.split(spec))
+                except ValueError:
+                    self.words = ()
         except ValueError as exc:
             raise ValueError(f"cannot split the command words: {exc}") from None
-        if self.mode != "glob" and not self.words:
+        if self.mode == "prefix" and not self.words:
             raise ValueError("the specifier names no command")
 
     def _hits(self, argv: tuple[str, ...]) -> bool:
+        if not argv:
+            return False
         if self.mode == "prefix":
             return argv[: len(self.words)] == self.words
         if self.mode == "exact":
-            return argv == self.words
+            return bool(self.words) and argv == self.words
         assert self.pattern is not None
         return bool(self.pattern.fullmatch(" ".join(argv)))
 
@@ -206,6 +217,8 @@ class BashRule:
         command = request.input.get("command")
         if not isinstance(command, str):
             return False
+        if self.mode == "exact" and command.strip() == self.text:
+            return True
         if self.rule.behavior != "allow":
             parsed = parse_command(command)
             candidates = [p.argv for p in parsed.parts or ()] + all_command_words(command)
