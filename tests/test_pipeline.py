@@ -187,7 +187,7 @@ async def test_deadlines_of_many_calls(plugin_factory: PluginFactory) -> None:
     assert results[0].text_content() == "slept s2"
     assert "did not finish within 0.3 s" in results[1].text_content()
     log = {e[0]: e for e in session.plugin_state("pipetest")["log"]}
-    assert log["s2"][3] - log["s2"][2] >= 0.6  # Sleep was not cut short by Hang's deadline
+    assert log["s2"][3] - log["s2"][2] >= 0.5  # Sleep was not cut short at Hang's 0.3 s deadline
     # Quick's stale 0.1 s timer fires first; Hang's later deadline must be re-armed from it.
     results = await session.call_batch([("Quick", {}), ("Hang", {})])
     assert "did not finish within 0.3 s" in results[1].text_content()
