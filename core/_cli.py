@@ -287,78 +287,121 @@ def permissions() -> None:
 
 
 def _decide(toolbox: Any, sessions: dict[str, Any], tool_name: str, arguments: Any, mode: str | None) -> Decision:
+    """One call's decision as the pipeline would reach it before asking anyone:
+    reserved parameters split off, the input validated, then the engine.
+    Sessions are made once per mode (``sessions`` caches them across a batch)."""
     key = mode or ""
-    if key not in sessions:
-        sessions[key] = toolbox.session(mode)
-    session = sessions[key]
+    session = sessions.get(key)
+    if session is None:
+        session = sessions[key] = toolbox.session(mode)
     tool = toolbox.tools.get(tool_name)
     if tool is None:
         return Decision("deny", toolbox.why_unavailable(tool_name, session), "catalogue")
-    from ._pipeline import _Refusal, _split_reserved, _validate, _as_mapping
+    from ._pipeline import _as_mapping, _Refusal, _split_reserved, _validate
 
+    if not isinstance(arguments, dict):
+        return Decision("deny", f"the input for {tool_name} must be a JSON object", "validation")
     try:
-        args = dict(arguments or {})
+        args = dict(arguments)
         _split_reserved(session, tool, args)
         validated, _ = _validate(tool, args)
     except _Refusal as refusal:
         return Decision("deny", refusal.result.text_content(), "validation")
-    except (TypeError, ValueError) as exc:
-        return Decision("deny", f"arguments must be a JSON object ({exc})", "validation")
     request = PermissionRequest(tool=tool, input=_as_mapping(validated), session=session, policy=session.policy)
     return toolbox.permissions.evaluate(request)
+
+
+def _batch_line(toolbox: Any, sessions: dict[str, Any], number: int, line: str, mode: str | None) -> dict[str, Any]:
+    from ._config import ConfigError
+
+    try:
+        item = json.loads(line)
+        if not isinstance(item, dict):
+            raise ValueError("expected a JSON object")
+        if "tool" not in item:
+            raise ValueError('missing "tool"')
+        item_mode = item.get("mode") or mode
+        if item_mode is not None:
+            policy_for(item_mode)  # ValueError names the choices
+        return _decide(toolbox, sessions, str(item["tool"]), item.get("input", {}), item_mode).to_json()
+    except ConfigError as exc:
+        reason = "; ".join(exc.problems)
+    except (ValueError, TypeError) as exc:  # JSONDecodeError is a ValueError
+        reason = str(exc)
+    return {"decision": "deny", "reason": f"line {number}: not a valid request ({reason})", "source": "input"}
 
 
 @permissions.command("check")
 @global_options
 @click.argument("tool", required=False)
 @click.option("--input", "input_json", default="{}", help="The call's arguments as JSON.")
-@click.option("--batch", type=click.File("r"), default=None, help='JSON lines {"tool","input","mode"}; - for stdin.')
+@click.option("--batch", type=click.File("r"), default=None,
+              help='JSON lines {"tool","input","mode"} ("-" for stdin); one JSON line out per line in, in order.')
 @MODE
 @JSON
 def permissions_check(tool: str | None, input_json: str, batch: Any, mode: str | None, as_json: bool) -> None:
-    """The decision for a call, why, and who decided."""
+    """The decision for a call (allow, ask or deny), why, and who decided.
+
+    "ask" means a person (or auto's classifier) would be consulted; with
+    nobody to ask, a call that asks is denied.
+    """
+    from ._config import ConfigError
+
+    if batch is None and tool is None:
+        raise click.UsageError("give a TOOL or --batch FILE")
     toolbox = _state().toolbox()
     sessions: dict[str, Any] = {}
     if batch is not None:
+        if tool is not None:
+            raise click.UsageError("give a TOOL or --batch FILE, not both")
+        try:
+            if mode is not None:
+                sessions[mode] = toolbox.session(mode)
+        except ConfigError as exc:
+            fail_config(exc)
+        out: list[str] = []
+        dumps = json.dumps
         for number, line in enumerate(batch, 1):
             if not line.strip():
                 continue
-            try:
-                item = json.loads(line)
-                item_mode = item.get("mode") or mode
-                if item_mode is not None:
-                    policy_for(item_mode)
-                decision = _decide(toolbox, sessions, str(item["tool"]), item.get("input", {}), item_mode)
-                out = decision.to_json()
-            except (json.JSONDecodeError, KeyError, TypeError, AttributeError, ValueError) as exc:
-                out = {"decision": "deny", "reason": f"line {number}: not a valid request ({exc})",
-                       "source": "input"}
-            click.echo(json.dumps(out))
+            out.append(dumps(_batch_line(toolbox, sessions, number, line, mode)))
+            if len(out) >= 1000:  # write in chunks: one echo per line is most of the time at 10k lines
+                click.echo("\n".join(out))
+                out.clear()
+        if out:
+            click.echo("\n".join(out))
         return
-    if tool is None:
-        raise click.UsageError("give a TOOL or --batch FILE")
-    decision = _decide(toolbox, sessions, tool, _parse_input(input_json), mode)
+    try:
+        decision = _decide(toolbox, sessions, str(tool), _parse_input(input_json), mode)
+    except ConfigError as exc:
+        fail_config(exc)
+        return
     if as_json:
         click.echo(json.dumps(decision.to_json()))
-    else:
-        click.echo(f"{decision.decision}: {decision.reason}\nsource: {decision.source}")
-        for rule in decision.suggestions:
-            click.echo(f"rule that would allow it: {rule}")
+        return
+    click.echo(f"{decision.decision}: {decision.reason}\nsource: {decision.source}")
+    for rule in decision.suggestions:
+        click.echo(f"rule that would allow it: {rule}")
 
 
 @permissions.command("list")
 @global_options
 @JSON
 def permissions_list(as_json: bool) -> None:
-    """Every rule in force, with the layer and file it came from."""
+    """Every rule in force, with the layer and file it came from, and the
+    protected-path patterns."""
     toolbox = _state().toolbox()
     rows = toolbox.permissions.listing()
     if as_json:
-        _emit_json(rows)
+        _emit_json({"rules": rows, "protected_paths": toolbox.permissions.protected_patterns})
         return
+    if not rows:
+        click.echo("no permission rules ([permissions] allow, ask, deny in any config layer)")
     for r in rows:
         flag = "" if r["active"] else f"  (inactive: {r['why']})"
-        click.echo(f"{r['behavior']:<6} {r['rule']:<40} {r['source']}{flag}")
+        note = f"  ({r['note']})" if r.get("note") else ""
+        click.echo(f"{r['behavior']:<6} {r['rule']:<40} {r['layer']:<15} {r['file'] or '-'}{flag}{note}")
+    click.echo(f"protected paths: {', '.join(toolbox.permissions.protected_patterns)}")
 
 
 # --- config ------------------------------------------------------------------

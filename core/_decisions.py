@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import fnmatch
 import os
 from collections.abc import Mapping
 from dataclasses import dataclass, field
@@ -17,6 +18,7 @@ __all__ = [
     "Answer",
     "Decision",
     "DecisionKind",
+    "InputFieldMatcher",
     "PermissionRequest",
     "Rule",
     "RuleMatcher",
@@ -56,13 +58,22 @@ class Vote:
 
 @dataclass(frozen=True)
 class Decision:
-    """The engine's one answer for a call, with why and who decided."""
+    """The engine's one answer for a call, with why and who decided.
+
+    For an ask: ``suggestions`` are rules the person may "always allow";
+    ``previews`` (same order, filled in just before the host is asked) say
+    what else each rule would allow. ``firm``: a protected path, which no
+    rule or classifier settles. ``classifiable``: an ask that auto mode's
+    classifier may settle (not an operator's ask rule, not a firm ask).
+    """
 
     decision: DecisionKind
     reason: str
     source: str
     suggestions: tuple[str, ...] = ()
     firm: bool = False
+    classifiable: bool = False
+    previews: tuple[str, ...] = ()
 
     def to_json(self) -> dict[str, Any]:
         return {"decision": self.decision, "reason": self.reason, "source": self.source}
@@ -89,6 +100,8 @@ class Rule:
         if not text:
             raise ValueError("empty rule")
         if "(" not in text:
+            if text.startswith("mcp__") and text.endswith("__*"):
+                text = text[:-3]  # Claude Code's spelling of "every tool of the server"
             if ")" in text or not _is_tool_name(text):
                 raise ValueError(f"{text!r} is not a tool name")
             return cls(text, None, behavior, source, base_dir)
@@ -107,7 +120,38 @@ def _is_tool_name(name: str) -> bool:
 
 
 class RuleMatcher(Protocol):
+    """What ``pegboard_rule_matcher`` returns. It may also have
+    ``describe() -> str`` (what the rule covers, for previews)."""
+
     def matches(self, request: PermissionRequest) -> bool: ...
+
+
+class InputFieldMatcher:
+    """A ready matcher for rules naming one input field's value, such as
+    ``Agent(Explore)`` (field ``subagent_type``) or ``Skill(pdf-*)``:
+    the specifier is a shell-style pattern matched against the whole value.
+
+    A call without the field (or with a non-string one) matches only deny
+    and ask rules: an input the rule cannot read must not be allowed by it.
+    """
+
+    __slots__ = ("field", "pattern", "behavior")
+
+    def __init__(self, rule: Rule, field: str) -> None:
+        if rule.specifier is None:
+            raise ValueError(f"{rule.text}: expected {rule.tool}(<{field}>)")
+        self.field = field
+        self.pattern = rule.specifier.strip()
+        self.behavior = rule.behavior
+
+    def matches(self, request: PermissionRequest) -> bool:
+        value = request.input.get(self.field)
+        if not isinstance(value, str):
+            return self.behavior != "allow"
+        return fnmatch.fnmatchcase(value, self.pattern)
+
+    def describe(self) -> str:
+        return f"calls whose {self.field} matches {self.pattern!r}"
 
 
 @dataclass(frozen=True)
@@ -134,16 +178,26 @@ class PermissionRequest:
     session: Session
     policy: Policy
     extra: dict[str, Any] = field(default_factory=dict)
+    _resolved: dict[str, Path] = field(default_factory=dict, repr=False, compare=False)
 
     @property
     def working_dirs(self) -> tuple[Path, ...]:
         return self.session.working_dirs
 
     def resolve(self, path: str | os.PathLike[str]) -> Path:
-        """The real path a name refers to, relative to the session root."""
-        from ._paths import resolve_path
+        """The real path a name refers to, relative to the session root.
 
-        return resolve_path(path, self.session.root)
+        Remembered for the life of this request (one decision), so that the
+        vote and every rule matcher see the same answer and the file system
+        is walked once, not once per rule.
+        """
+        key = os.fspath(path)
+        real = self._resolved.get(key)
+        if real is None:
+            from ._paths import resolve_path
+
+            real = self._resolved[key] = resolve_path(key, self.session.root)
+        return real
 
     def inside_working_dirs(self, path: str | os.PathLike[str]) -> bool:
         from ._paths import is_within
@@ -167,21 +221,30 @@ class PermissionRequest:
             real = self.resolve(path)
         except ValueError as exc:
             return Vote.deny(str(exc))
-        inside = self.inside_working_dirs(real)
-        if write and self.is_protected(real):
+        text = str(real)
+        inside = any(text == str(d) or text.startswith(str(d).rstrip("/") + "/") for d in self.working_dirs)
+        # Writing a protected path asks everywhere; reading one only outside
+        # the working dirs (reading the project's own .git is ordinary work).
+        if (write or not inside) and self.session.toolbox.permissions.is_protected(real, self.session):
             return Vote.ask(f"{real} is a protected path", firm=True)
-        if not write and self.is_protected(real) and not inside:
-            return Vote.ask(f"{real} is a protected path", firm=True)
-        verb = "write" if write else "read"
         tool = self.tool.name
-        folder = real if real.is_dir() else real.parent
-        suggest = (f"{tool}({rule_path(folder)}/**)",)
         if write:
             if self.policy.allows_edits(inside):
-                return Vote.allow(f"{verb} {'inside' if inside else 'outside'} the working directories")
-            if inside:
-                return Vote.ask(f"{tool} writes {real}", suggest=suggest)
-            return Vote.ask(f"{real} is outside the working directories", suggest=suggest)
+                return Vote.allow(f"write {'inside' if inside else 'outside'} the working directories")
+            if self.policy.confines_writes:
+                # A level has no one to ask: a write it does not reach is refused.
+                if inside:
+                    return Vote.deny(f"{tool} cannot write files at {self.policy.kind} {self.policy.name}")
+                return Vote.deny(f"{real} is outside the working directories, and {self.policy.kind} "
+                                 f"{self.policy.name} confines writes to them")
+        elif self.policy.allows_reads(inside):
+            return Vote.allow(f"read {'inside' if inside else 'outside'} the working directories")
+        # Only an ask needs the rule to offer (and the stat it takes).
+        folder = real if real.is_dir() else real.parent
+        suggest = (f"{tool}({rule_path(folder)}/**)",)
+        if write and inside:
+            return Vote.ask(f"{tool} writes {real}", suggest=suggest)
+        return Vote.ask(f"{real} is outside the working directories", suggest=suggest)
         if self.policy.allows_reads(inside):
             return Vote.allow(f"{verb} {'inside' if inside else 'outside'} the working directories")
         return Vote.ask(f"{real} is outside the working directories", suggest=suggest)

@@ -1,92 +1,194 @@
-"""The permission engine: one decision for every call.
+"""The permission engine: exactly one decision for every call.
 
-Order of precedence (first that applies wins):
+Order of precedence (the first step that applies decides):
 
 1. the policy does not offer the tool: deny;
-2. a deny rule matches (any layer, the system policy, a session grant): deny;
-3. a plugin votes deny (a plugin that raises counts as deny): deny;
-4. a plugin casts a firm ask (protected paths): ask, or deny in bypass;
-5. an ask rule matches: ask;
-6. an allow rule or a session grant matches: allow;
-7. the policy runs everything (bypassPermissions, unrestricted): allow;
-8. the plugins' votes, ask beating allow; without votes, read-only tools run
-   where the policy lets reads run and other tools ask.
+2. a deny rule matches (any config layer, the system policy, a grant): deny;
+3. a plugin votes deny (a plugin that raises, or returns something that is
+   not a ``Vote``, counts as deny): deny;
+4. a plugin casts a firm ask (protected paths): ask where the policy can ask
+   a person; deny in bypassPermissions and where no one is asked;
+5. an ask rule matches: ask where the policy can ask a person, else deny;
+6. an allow rule or a grant matches: allow;
+7. meka's ``ask`` level: every remaining call asks;
+8. the plugins' votes, ask beating allow; without votes, a read-only tool
+   runs, and a changing one is settled like an ask (the levels run it: its
+   declared level is the permission);
+9. an unsettled ask becomes what the policy says (``Policy.on_ask``): ask
+   a person, the classifier first (auto), deny (dontAsk), allow (bypass),
+   or allow only read-only tools (the levels).
 
-An ask then goes where the policy sends it: the host's ``pegboard_ask``,
-the ``pegboard_classify`` classifier (auto), or a deny (dontAsk, levels).
-Nothing after step 3 can turn a deny into an allow.
+An ask then goes to the classifier (auto, only for step 8 asks), then the
+host's ``pegboard_ask``; with no host it is a deny that says how to allow the
+call. Nothing after step 3 can turn a deny into an allow: the classifier and
+the host see only asks.
 """
 
 from __future__ import annotations
 
+import fcntl
 import inspect
+import json
 import os
-from collections.abc import Iterable
-from dataclasses import dataclass
+import re
+import tomllib
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Literal
 
 import pathspec
 
-from ._config import ConfigError, Settings, config_dir
-from ._decisions import RANK, Answer, Decision, PermissionRequest, Rule, RuleMatcher, Vote
-from ._paths import is_within
-from ._plugins import PluginContext, _short_error
+from ._config import DEFAULT_PROTECTED, ConfigError, Settings, config_dir, policy_path
+from ._decisions import Answer, Decision, PermissionRequest, Rule, RuleMatcher, Vote
+from ._paths import is_within, relative_posix
+from ._plugins import _short_error
 
 if TYPE_CHECKING:
     from ._session import Session
     from ._toolbox import Toolbox
 
-__all__ = ["CompiledRule", "PermissionEngine"]
+__all__ = ["CompiledRule", "PermissionEngine", "SCOPES"]
+
+SCOPES = ("session", "project", "user")
+_ROOT = Path("/")
+PREVIEW_FILE_LIMIT = 5_000  # files looked at when previewing a path rule
+_PATH_FIELDS = ("file_path", "path", "notebook_path")
 
 
 class _NameMatcher:
+    """A rule without a specifier: every call of the tool it names, of every
+    tool of an MCP server (``mcp__server``), or of a tool that declares the
+    name in ``metadata["rule_names"]`` (the engine decides which declared
+    names count; it consults a rule only for a call it covers)."""
+
+    __slots__ = ("name",)
+
     def __init__(self, name: str):
         self.name = name
 
     def matches(self, request: PermissionRequest) -> bool:
-        return request.tool.name == self.name
+        if self.covers(request.tool.name):
+            return True
+        declared = request.tool.metadata.get("rule_names", ())
+        return isinstance(declared, (list, tuple)) and self.name in declared
+
+    def covers(self, name: str) -> bool:
+        return name == self.name or (self.name.startswith("mcp__") and name.startswith(self.name + "__"))
+
+    def describe(self) -> str:
+        if self.name.startswith("mcp__") and self.name.count("__") == 1:
+            return f"every call of every tool of MCP server {self.name[5:]!r}"
+        return f"every call of {self.name}, whatever its input"
 
 
 @dataclass(frozen=True)
 class CompiledRule:
     rule: Rule
     matcher: RuleMatcher
+    layer: str = "session"
 
     @property
     def where(self) -> str:
         return f"rule {self.rule.text} in {self.rule.source}"
 
 
+class _Group:
+    """Rules of one behavior and tool whose matchers share a class that can
+    ``combine`` them: one lookup instead of one call per rule.
+
+    The protocol, optional for plugins: a matcher class may define
+    ``combine(matchers) -> object`` (a classmethod) returning an object with
+    ``first_match(request) -> int | None``: the index of a matcher in
+    ``matchers`` that matches, or None. It must agree with calling each
+    matcher's ``matches``; the engine falls back to that when ``combine``
+    raises.
+    """
+
+    __slots__ = ("rules", "combined")
+
+    def __init__(self, rules: list[CompiledRule], combined: Any):
+        self.rules = rules
+        self.combined = combined
+
+
+def _plan(rules: list[CompiledRule]) -> list[CompiledRule | _Group]:
+    units: list[CompiledRule | _Group] = []
+    by_type: dict[type, list[CompiledRule]] = {}
+    for compiled in rules:
+        if callable(getattr(type(compiled.matcher), "combine", None)):
+            by_type.setdefault(type(compiled.matcher), []).append(compiled)
+        else:
+            units.append(compiled)
+    for kind, group in by_type.items():
+        if len(group) == 1:
+            units.append(group[0])
+            continue
+        try:
+            units.append(_Group(group, kind.combine([c.matcher for c in group])))  # type: ignore[attr-defined]
+        except Exception:
+            units.extend(group)  # a plugin's combine failed: one at a time is slower, not wrong
+    return units
+
+
 class PermissionEngine:
+    """Rules compiled once per toolbox; ``evaluate`` and ``authorize`` per call."""
+
     def __init__(self, toolbox: Toolbox):
         self.toolbox = toolbox
         self.settings: Settings = toolbox.settings
         self.rules: list[CompiledRule] = []
-        self.inactive: list[tuple[Rule, str]] = []
+        self.inactive: list[tuple[Rule, str, str]] = []  # (rule, layer, why)
         self._index: dict[str, dict[str, list[CompiledRule]]] = {"allow": {}, "ask": {}, "deny": {}}
+        # The index as matched: per behavior and tool, rules with combinable
+        # matchers grouped (built on first use, dropped when a rule is added).
+        self._plans: dict[str, dict[str, list[CompiledRule | _Group]]] = {"allow": {}, "ask": {}, "deny": {}}
+        self._key_cache: dict[tuple[str, str, str], tuple[str, ...]] = {}
         problems: list[str] = []
         for behavior, text, layer in self.settings.rules():
+            if not isinstance(text, str):
+                problems.append(f"{layer.label}: [permissions] {behavior}: {text!r} is not a string")
+                continue
             try:
-                rule = Rule.parse(str(text), behavior, layer.label, self.settings.root)  # type: ignore[arg-type]
-                compiled = self.compile(rule)
+                rule = Rule.parse(text, behavior, layer.label, self.settings.root)  # type: ignore[arg-type]
+                compiled = self.compile(rule, layer.name)
             except ValueError as exc:
                 problems.append(f"{layer.label}: [permissions] {behavior}: rule {text!r}: {exc}")
                 continue
             if compiled is not None:
                 self._add(compiled)
+        patterns, pattern_problems = _protected_patterns(self.settings)
+        problems += pattern_problems
         if problems:
             raise ConfigError(problems)
-        self._protected = pathspec.GitIgnoreSpec.from_lines(self.settings.core.permissions.protected_paths)
+        self.protected_patterns = patterns
+        self._protected = _path_matcher(patterns)
+        # Pegboard's own config (user config dir, the policy file) is protected
+        # wherever it lives; computed once, since every path vote asks.
+        own = (os.path.realpath(config_dir()), os.path.realpath(policy_path()))
+        self._own_prefixes = tuple(p.rstrip("/") + "/" for p in own)
+        self._home = Path(os.path.realpath(Path.home()))
+        self._base_cache: dict[tuple[Path, ...], tuple[str, ...]] = {}
 
     # --- rules -------------------------------------------------------------
 
-    def compile(self, rule: Rule) -> CompiledRule | None:
-        """Ask the tool's plugin to compile the specifier. ``ValueError`` when
-        it does not parse; None (kept as inactive) when no plugin knows it."""
-        if rule.specifier is None and rule.tool in self.toolbox.all_tool_names():
-            return CompiledRule(rule, _NameMatcher(rule.tool))
-        for impl in self.toolbox.plugins.pm.hook.pegboard_rule_matcher.get_hookimpls():
+    def compile(self, rule: Rule, layer: str = "session") -> CompiledRule | None:
+        """Compile a rule through the plugin that owns its tool.
+
+        ``ValueError`` when the specifier does not parse (or its plugin fails
+        on it, or defines no specifiers); None, kept as inactive, when no
+        loaded plugin provides the tool. Only the owner is asked about its
+        own tool's specifiers: another plugin must not be able to answer
+        for it (a matcher that never matches would disarm a deny rule).
+        """
+        owner = self.toolbox.owner_of(rule.tool)
+        impls = self.toolbox.plugins.pm.hook.pegboard_rule_matcher.get_hookimpls()
+        if owner is not None:
+            if owner != "core" and self.toolbox.plugins.pm.get_plugin(owner) is None:
+                self.inactive.append((rule, layer, f"plugin {owner!r}, which provides {rule.tool}, is not loaded"))
+                return None
+            impls = [i for i in impls if i.plugin_name == owner]
+        for impl in impls:
             context = self.toolbox.context_for(impl.plugin_name)
             if context is None:
                 continue
@@ -97,56 +199,121 @@ class PermissionEngine:
                 raise
             except Exception as exc:
                 raise ValueError(f"plugin {impl.plugin_name!r} failed on it: {_short_error(exc)}") from None
-            if matcher is not None:
-                return CompiledRule(rule, matcher)
+            if matcher is None:
+                continue
+            if not callable(getattr(matcher, "matches", None)):
+                raise ValueError(f"plugin {impl.plugin_name!r} returned {type(matcher).__name__}, "
+                                 "which has no matches(request)")
+            return CompiledRule(rule, matcher, layer)
         if rule.specifier is None:
-            return CompiledRule(rule, _NameMatcher(rule.tool))
-        owner = self.toolbox.owner_of(rule.tool)
+            return CompiledRule(rule, _NameMatcher(rule.tool), layer)
         if owner is not None:
-            raise ValueError(f"plugin {owner!r} defines no specifiers for {rule.tool}")
-        self.inactive.append((rule, f"no loaded plugin provides {rule.tool}"))
+            raise ValueError(f"plugin {owner!r} defines no specifiers for {rule.tool}; write {rule.tool!r} "
+                             "for every call of it")
+        self.inactive.append((rule, layer, f"no loaded plugin provides {rule.tool}"))
         return None
 
     def _add(self, compiled: CompiledRule) -> None:
         self.rules.append(compiled)
-        self._index[compiled.rule.behavior].setdefault(compiled.rule.tool, []).append(compiled)
+        behavior, tool = compiled.rule.behavior, compiled.rule.tool
+        self._index[behavior].setdefault(tool, []).append(compiled)
+        self._plans[behavior].pop(tool, None)
 
-    def _candidates(self, rules: dict[str, list[CompiledRule]], name: str) -> Iterable[CompiledRule]:
-        yield from rules.get(name, ())
+    @staticmethod
+    def _keys(name: str) -> Iterable[str]:
+        yield name
         # mcp__server__tool is also covered by rules for mcp__server.
         parts = name.split("__")
         for n in range(len(parts) - 1, 1, -1):
-            yield from rules.get("__".join(parts[:n]), ())
+            yield "__".join(parts[:n])
+
+    def _units(self, behavior: str, key: str) -> list[CompiledRule | _Group]:
+        plans = self._plans[behavior]
+        units = plans.get(key)
+        if units is None:
+            units = plans[key] = _plan(self._index[behavior].get(key, []))
+        return units
+
+    def _rule_keys(self, tool: Any, behavior: str) -> tuple[str, ...]:
+        """The rule names that cover a call of ``tool``: its own name; for
+        ``mcp__server__tool``, ``mcp__server``; and the names its plugin
+        declares in ``Tool.metadata["rule_names"]`` (Write is covered by Edit
+        rules, Monitor by Bash rules). A declared name widens deny and ask
+        rules from any plugin, but allow rules only when the plugin owns
+        that name too: no plugin can put its tool under another's allow rules.
+        """
+        cache_key = (tool.name, tool.plugin, behavior)
+        keys = self._key_cache.get(cache_key)
+        if keys is None:
+            found = list(self._keys(tool.name)) if tool.name.startswith("mcp__") else [tool.name]
+            declared = tool.metadata.get("rule_names", ()) if isinstance(tool.metadata, Mapping) else ()
+            for alias in declared if isinstance(declared, (list, tuple)) else ():
+                if isinstance(alias, str) and (behavior != "allow" or self.toolbox.owner_of(alias) == tool.plugin):
+                    found.append(alias)
+            keys = self._key_cache[cache_key] = tuple(dict.fromkeys(found))
+        return keys
 
     def _match(self, behavior: str, request: PermissionRequest) -> CompiledRule | None:
-        sources = [self._index[behavior], request.session.grant_index(behavior)]
-        for rules in sources:
-            for compiled in self._candidates(rules, request.tool.name):
-                try:
-                    if compiled.matcher.matches(request):
-                        return compiled
-                except Exception as exc:
-                    if behavior == "deny":  # a deny rule that cannot be checked still denies
-                        return compiled
-                    request.extra.setdefault("rule_errors", []).append(f"{compiled.where}: {exc}")
+        index = self._index[behavior]
+        grants = request.session.grant_index(behavior)
+        # Most calls name a tool without rules of this behavior: one lookup each.
+        for key in self._rule_keys(request.tool, behavior):
+            if key in index:
+                for unit in self._units(behavior, key):
+                    hit = self._try(unit, behavior, request)
+                    if hit is not None:
+                        return hit
+            if grants and key in grants:
+                for compiled in grants[key]:
+                    hit = self._try(compiled, behavior, request)
+                    if hit is not None:
+                        return hit
         return None
+
+    @staticmethod
+    def _try(unit: CompiledRule | _Group, behavior: str, request: PermissionRequest) -> CompiledRule | None:
+        try:
+            if isinstance(unit, _Group):
+                index = unit.combined.first_match(request)
+                return unit.rules[index] if index is not None else None
+            return unit if unit.matcher.matches(request) else None
+        except Exception as exc:
+            # A deny or ask rule that cannot be checked still applies (fail
+            # closed); an allow rule that cannot be checked does not.
+            first = unit.rules[0] if isinstance(unit, _Group) else unit
+            if behavior != "allow":
+                return first
+            request.extra.setdefault("rule_errors", []).append(f"{first.where}: {_short_error(exc)}")
+            return None
 
     # --- paths -------------------------------------------------------------
 
     def is_protected(self, path: Path, session: Session) -> bool:
-        if is_within(path, config_dir()):
-            return True
-        bases = [*session.working_dirs, Path.home()]
-        for base in bases:
-            if is_within(path, base):
-                rel = path.relative_to(base).as_posix()
-                if rel != "." and self._protected.match_file(rel):
-                    return True
+        """Whether ``path`` (resolved) is protected: pegboard's own config,
+        or a ``protected_paths`` pattern relative to a working directory,
+        the home directory, or ``/`` (so ``.git`` is protected anywhere)."""
+        text = str(path)
+        for own in self._own_prefixes:
+            if text == own[:-1] or text.startswith(own):
+                return True
+        for prefix in self._bases(session.working_dirs):
+            if text.startswith(prefix) and len(text) > len(prefix) and self._protected(text[len(prefix):]):
+                return True
         return False
+
+    def _bases(self, working_dirs: tuple[Path, ...]) -> tuple[str, ...]:
+        """The folders protected patterns are relative to, as prefixes ending
+        in "/" (string checks: this runs for every write's vote)."""
+        bases = self._base_cache.get(working_dirs)
+        if bases is None:
+            bases = tuple(dict.fromkeys(str(p).rstrip("/") + "/" for p in (*working_dirs, self._home, _ROOT)))
+            self._base_cache[working_dirs] = bases
+        return bases
 
     # --- deciding ----------------------------------------------------------
 
     def votes(self, request: PermissionRequest) -> list[tuple[str, Vote]]:
+        """Every plugin's vote; a failure to vote counts as a deny."""
         out: list[tuple[str, Vote]] = []
         for impl in self.toolbox.plugins.pm.hook.pegboard_permission.get_hookimpls():
             try:
@@ -155,19 +322,26 @@ class PermissionEngine:
                 vote = Vote.deny(f"plugin {impl.plugin_name!r} failed while deciding: {_short_error(exc)}")
             if vote is None:
                 continue
-            if not isinstance(vote, Vote):
+            if not isinstance(vote, Vote) or vote.decision not in ("allow", "ask", "deny"):
+                if inspect.iscoroutine(vote):
+                    vote.close()  # votes are synchronous; never leave it un-awaited
                 vote = Vote.deny(f"plugin {impl.plugin_name!r} returned {type(vote).__name__}, not a Vote")
             out.append((impl.plugin_name, vote))
         return out
 
     def evaluate(self, request: PermissionRequest) -> Decision:
-        """The decision before anyone is asked (no host, no classifier)."""
+        """The decision before anyone is asked (no classifier, no host).
+
+        "ask" here means: a person (or auto's classifier) will be consulted.
+        """
         policy = request.policy
         tool = request.tool
+        where = f"{policy.kind} {policy.name}"
         required = self.toolbox.required_level(tool)
         if not policy.offers_tool(required, tool.read_only):
-            return Decision("deny", f"{tool.name} is not offered in {policy.name} (needs {required})",
-                            f"mode {policy.name}")
+            why = "only read-only tools are offered" if policy.read_only_tools and not tool.read_only \
+                else f"it needs {required}"
+            return Decision("deny", f"{tool.name} is not offered at {where} ({why})", where)
         if (hit := self._match("deny", request)) is not None:
             return Decision("deny", f"denied by {hit.rule.text}", hit.where)
         votes = self.votes(request)
@@ -178,88 +352,210 @@ class PermissionEngine:
         for plugin, vote in votes:
             if vote.decision == "ask" and vote.firm:
                 if policy.bypass:
-                    return Decision("deny", f"{vote.reason}; bypassPermissions does not reach it",
-                                    f"plugin {plugin}")
+                    return Decision("deny", f"{vote.reason}; {policy.name} never lets it through (protected "
+                                            "paths and other firm asks are denied there)", f"plugin {plugin}")
+                if not policy.prompts:
+                    return Decision("deny", f"{vote.reason}; it needs a person's approval and {where} asks "
+                                            "no one", f"plugin {plugin}")
                 return Decision("ask", vote.reason, f"plugin {plugin}", suggestions, firm=True)
         if (hit := self._match("ask", request)) is not None:
+            if not policy.prompts:
+                return Decision("deny", f"{hit.rule.text} asks, and {where} asks no one", hit.where)
             return Decision("ask", f"{hit.rule.text} asks", hit.where, suggestions)
         if (hit := self._match("allow", request)) is not None:
             return Decision("allow", f"allowed by {hit.rule.text}", hit.where)
-        if policy.bypass:
-            return Decision("allow", f"{policy.name} runs everything", f"mode {policy.name}")
         if policy.ask_every_call:
-            return Decision("ask", "every call asks at level ask", "mode ask", suggestions or (tool.name,))
+            return Decision("ask", f"every call asks at {where}", where, suggestions or (tool.name,))
+        for plugin, vote in votes:
+            if vote.decision == "ask":
+                return self._unsettled(request, vote.reason, f"plugin {plugin}", suggestions)
         if votes:
-            plugin, worst = max(votes, key=lambda pv: RANK[pv[1].decision])
-            return Decision(worst.decision, worst.reason, f"plugin {plugin}",
-                            suggestions if worst.decision == "ask" else ())
-        if tool.read_only and policy.allows_reads(True):
-            return Decision("allow", "read-only tool", f"mode {policy.name}")
-        if not tool.read_only and policy.allows_edits(True) and policy.is_level:
-            return Decision("allow", f"offered at level {policy.name}", f"mode {policy.name}")
-        return Decision("ask", f"{tool.name} changes things", f"mode {policy.name}", (tool.name,))
+            plugin, vote = votes[0]
+            return Decision("allow", vote.reason, f"plugin {plugin}")
+        if tool.read_only:
+            return Decision("allow", f"{tool.name} is read-only", where)
+        if policy.is_level:
+            return Decision("allow", f"{tool.name} is offered at {where} (it needs {required})", where)
+        return self._unsettled(request, f"{tool.name} may change things and no plugin vouched for this call",
+                               where, (tool.name,))
+
+    def _unsettled(self, request: PermissionRequest, reason: str, source: str,
+                   suggestions: tuple[str, ...]) -> Decision:
+        """A non-firm ask nobody settled: what the policy makes of it."""
+        policy = request.policy
+        where = f"{policy.kind} {policy.name}"
+        on_ask = policy.on_ask
+        if on_ask == "allow_read_only":
+            on_ask = "allow" if request.tool.read_only else "deny"
+        if on_ask == "allow":
+            return Decision("allow", f"{reason}; {where} runs it", where)
+        if on_ask == "deny":
+            return Decision("deny", f"{reason}; {where} denies what it would otherwise ask."
+                                    f"{self._how_to_allow(suggestions)}", source, suggestions)
+        return Decision("ask", reason, source, suggestions, classifiable=True)
+
+    def _how_to_allow(self, suggestions: tuple[str, ...]) -> str:
+        if not suggestions:
+            return ""
+        return (f" To allow it, add {suggestions[0]!r} to [permissions] allow in "
+                f"{self.settings.root / '.pegboard' / 'config.toml'} (or run in a mode that allows it).")
 
     async def authorize(self, request: PermissionRequest) -> Decision:
-        """The final decision: asks go to the classifier, the host, or a deny."""
+        """The final decision: asks go to the classifier (auto), then the
+        host; without a host, an ask is a deny that says how to allow it."""
         decision = self.evaluate(request)
         if decision.decision != "ask":
             return decision
-        policy = request.policy
         hook = self.toolbox.plugins.pm.hook
-        if policy.beyond == "deny":
-            return self._headless(decision, f"{policy.name} does not ask")
-        if policy.beyond == "classifier" and not decision.firm and hook.pegboard_classify.get_hookimpls():
+        if (decision.classifiable and request.policy.on_ask == "classifier"
+                and hook.pegboard_classify.get_hookimpls()):
             try:
                 verdict = await _maybe_await(hook.pegboard_classify(request=request, decision=decision))
             except Exception as exc:
-                verdict = Vote.deny(f"classifier failed: {_short_error(exc)}")
-            if isinstance(verdict, Vote) and verdict.decision != "ask":
+                return Decision("deny", f"{decision.reason}; the classifier failed: {_short_error(exc)}",
+                                "classifier")
+            if isinstance(verdict, Vote) and verdict.decision in ("allow", "deny"):
                 return Decision(verdict.decision, verdict.reason, "classifier")
+            # None, an ask or anything else: the person decides.
         if not hook.pegboard_ask.get_hookimpls():
-            return self._headless(decision, "no one is there to ask")
+            return self._headless(decision, "no one is there to ask (no pegboard_ask host)")
+        shown = replace(decision, suggestions=decision.suggestions or (request.tool.name,))
+        shown = replace(shown, previews=tuple(self.preview(r, request.session) for r in shown.suggestions))
         try:
-            answer = await _maybe_await(hook.pegboard_ask(request=request, decision=decision))
+            answer = await _maybe_await(hook.pegboard_ask(request=request, decision=shown))
         except Exception as exc:
-            return Decision("deny", f"asking failed: {_short_error(exc)}", "host")
+            return Decision("deny", f"{decision.reason}; asking failed: {_short_error(exc)}", "host")
         if not isinstance(answer, Answer):
             return self._headless(decision, "the host gave no answer")
         if not answer.allow:
             return Decision("deny", answer.message or "the person declined this call", "person")
-        if answer.remember:
-            rule_text = answer.rule or (decision.suggestions[0] if decision.suggestions else request.tool.name)
-            self.remember(rule_text, answer.remember, request.session)
-            return Decision("allow", f"approved and remembered as {rule_text} ({answer.remember})", "person")
-        return Decision("allow", "approved once", "person")
+        if answer.remember is None:
+            return Decision("allow", "approved once", "person")
+        rule_text = answer.rule or shown.suggestions[0]
+        try:
+            if answer.remember not in SCOPES:
+                raise ValueError(f"unknown scope {answer.remember!r}; expected one of {', '.join(SCOPES)}")
+            where = self.remember(rule_text, answer.remember, request.session)
+        except (ValueError, OSError) as exc:
+            return Decision("allow", f"approved once; could not remember {rule_text}: {exc}", "person")
+        return Decision("allow", f"approved and remembered as {rule_text} ({where})", "person")
 
     def _headless(self, decision: Decision, why: str) -> Decision:
-        rule = decision.suggestions[0] if decision.suggestions else None
-        hint = (f" To allow it, add {rule!r} to [permissions] allow in "
-                f"{self.settings.root / '.pegboard' / 'config.toml'}, or run in a mode that allows it."
-                if rule else "")
+        suggestions = decision.suggestions
+        hint = self._how_to_allow(suggestions) if not decision.firm else (
+            " Protected paths are listed in [permissions] protected_paths; a person must approve each write.")
         return Decision("deny", f"{decision.reason}; this call needs approval and {why}.{hint}",
-                        decision.source, decision.suggestions)
+                        decision.source, suggestions)
 
-    def remember(self, rule_text: str, scope: str, session: Session) -> None:
-        """Keep an approval: for the session, or in the project's or user's
-        ``granted.toml`` (a config layer of its own, next to config.toml)."""
-        session.grant(rule_text, "allow", source=f"session grant ({scope})")
+    # --- grants ------------------------------------------------------------
+
+    def remember(self, rule_text: str, scope: Literal["session", "project", "user"] | str,
+                 session: Session) -> str:
+        """Keep an approval as an allow rule: for this session, or in the
+        project's or user's ``granted.toml`` (a config layer of its own next
+        to config.toml, read again by every later ``Toolbox.load``). The rule
+        is compiled before anything is written: one that does not parse is
+        refused with ``ValueError``. Returns where it was kept."""
         if scope == "session":
-            return
+            session.grant(rule_text, "allow", source="session grant")
+            return "for this session"
+        if scope not in ("project", "user"):
+            raise ValueError(f"unknown scope {scope!r}; expected one of {', '.join(SCOPES)}")
         folder = self.settings.root / ".pegboard" if scope == "project" else config_dir()
-        _append_grant(folder / "granted.toml", rule_text)
+        path = folder / "granted.toml"
+        rule = Rule.parse(rule_text, "allow", str(path), self.settings.root)
+        compiled = self.compile(rule, f"{scope} grants")
+        _append_grant(path, rule.text)
+        if compiled is not None:
+            self._add(compiled)  # every session of this toolbox, from now on
+        return str(path)
 
-    def preview(self, rule_text: str) -> str:
-        """What else a rule would allow, in one sentence, for the person."""
-        rule = Rule.parse(rule_text, "allow", "preview")
+    # --- explaining --------------------------------------------------------
+
+    def preview(self, rule_text: str, session: Session | None = None) -> str:
+        """What a rule would allow besides the call at hand, in a sentence
+        for the person deciding whether to "always allow" it.
+
+        For a path rule, it counts the files in the working directories the
+        rule covers now and names a few; for a rule on a whole tool or MCP
+        server, it says so and lists the server's tools.
+        """
+        try:
+            rule = Rule.parse(rule_text, "allow", "preview", self.settings.root)
+            inactive_before = len(self.inactive)
+            compiled = self.compile(rule, "preview")
+            del self.inactive[inactive_before:]
+        except ValueError as exc:
+            return f"{rule_text} is not a valid rule: {exc}"
+        if compiled is None:
+            return f"{rule.text}: no loaded plugin provides {rule.tool}, so it would allow nothing now"
+        matcher = compiled.matcher
+        tools = [n for n in self.toolbox.tools if _NameMatcher(rule.tool).covers(n)]
+        parts = [f"{rule.text} would allow "]
+        describe = getattr(matcher, "describe", None)
         if rule.specifier is None:
-            return f"every call of {rule.tool}"
-        return f"calls of {rule.tool} matching {rule.specifier!r}"
+            parts.append(_NameMatcher(rule.tool).describe())
+            if len(tools) > 1 or (tools and tools[0] != rule.tool):
+                parts.append(f" ({len(tools)} tools: {', '.join(tools[:8])}{', ...' if len(tools) > 8 else ''})")
+        else:
+            counted = self._preview_paths(compiled, session) if session is not None else None
+            if counted is not None:
+                parts.append(counted)
+            elif callable(describe):
+                try:
+                    parts.append(f"{rule.tool} {describe()}")
+                except Exception:
+                    parts.append(f"calls of {rule.tool} matching {rule.specifier!r}")
+            else:
+                parts.append(f"calls of {rule.tool} matching {rule.specifier!r}")
+        parts.append("; deny rules and protected paths still apply.")
+        return "".join(parts)
+
+    def _preview_paths(self, compiled: CompiledRule, session: Session) -> str | None:
+        tool = self.toolbox.tools.get(compiled.rule.tool)
+        if tool is None:
+            return None
+        fields = [f for f in _PATH_FIELDS if f in tool.schema.get("properties", {})]
+        if not fields:
+            return None
+        hits: list[str] = []
+        seen = 0
+        for base in session.working_dirs:
+            for folder, dirs, files in os.walk(base):
+                dirs[:] = [d for d in dirs if d != ".git"]
+                for name in files:
+                    seen += 1
+                    if seen > PREVIEW_FILE_LIMIT:
+                        break
+                    path = os.path.join(folder, name)
+                    probe = PermissionRequest(tool=tool, input={fields[0]: path}, session=session,
+                                              policy=session.policy)
+                    try:
+                        if compiled.matcher.matches(probe):
+                            hits.append(os.path.relpath(path, base))
+                    except Exception:
+                        continue
+        shown = ", ".join(hits[:5]) + (", ..." if len(hits) > 5 else "")
+        capped = f" (looked at the first {PREVIEW_FILE_LIMIT:,} files)" if seen > PREVIEW_FILE_LIMIT else ""
+        if not hits:
+            return (f"{tool.name} on paths matching {compiled.rule.specifier!r}: no file in the working "
+                    f"directories matches now{capped}, but files created there later would")
+        return (f"{tool.name} on {len(hits)} file{'s' if len(hits) != 1 else ''} in the working directories "
+                f"({shown}){capped}, and on any file matching {compiled.rule.specifier!r} later")
 
     def listing(self) -> list[dict[str, Any]]:
-        rows = [{"behavior": c.rule.behavior, "rule": c.rule.text, "source": c.rule.source, "active": True}
-                for c in self.rules]
-        rows += [{"behavior": r.behavior, "rule": r.text, "source": r.source, "active": False, "why": why}
-                 for r, why in self.inactive]
+        """Every rule: behavior, rule, layer, file (None for non-file layers), active."""
+        known = set(self.toolbox.all_tool_names())
+        rows: list[dict[str, Any]] = []
+        for c in self.rules:
+            row = {"behavior": c.rule.behavior, "rule": c.rule.text, "layer": c.layer,
+                   "file": c.rule.source if c.layer != "defaults" else None, "active": True}
+            if c.rule.specifier is None and c.rule.tool not in known and not any(
+                    n.startswith(c.rule.tool + "__") for n in known):
+                row["note"] = f"no loaded tool is called {c.rule.tool}"
+            rows.append(row)
+        rows += [{"behavior": r.behavior, "rule": r.text, "layer": layer, "file": r.source, "active": False,
+                  "why": why} for r, layer, why in self.inactive]
         return rows
 
 
@@ -269,24 +565,108 @@ async def _maybe_await(value: Any) -> Any:
     return value
 
 
+def _protected_patterns(settings: Settings) -> tuple[list[str], list[str]]:
+    """The protected-path patterns: the defaults plus every layer's list,
+    the system policy's last (gitignore order: later lines win, so no
+    earlier ``!negation`` can undo what the policy protects).
+
+    Layers add; none replaces, so ``protected_paths = []`` removes nothing.
+    Only the user, ``--config`` and policy layers may unprotect with
+    ``!pattern``; a project config (part of the repository the agent works
+    in) cannot. ``dir/**`` also protects ``dir`` itself, so that deleting
+    or replacing the directory is caught too.
+    """
+    problems: list[str] = []
+    ordinary: list[str] = list(DEFAULT_PROTECTED)
+    from_policy: list[str] = []
+    for layer in settings.layers:
+        perms = layer.data.get("permissions")
+        if not isinstance(perms, Mapping) or "protected_paths" not in perms:
+            continue
+        entries = perms["protected_paths"]
+        if not isinstance(entries, list) or not all(isinstance(e, str) for e in entries):
+            problems.append(f"{layer.label}: [permissions] protected_paths: expected a list of strings")
+            continue
+        for entry in (e.strip() for e in entries):
+            if not entry:
+                continue
+            if entry.startswith("!") and layer.name in ("project", "project grants"):
+                problems.append(f"{layer.label}: [permissions] protected_paths: {entry!r}: a project config "
+                                "cannot unprotect a path; put it in the user config if you mean it")
+                continue
+            (from_policy if layer.name == "policy" else ordinary).append(entry)
+    patterns: list[str] = []
+    for entry in [*ordinary, *from_policy]:
+        patterns.append(entry)
+        if entry.endswith("/**") and len(entry) > 3:
+            patterns.append(entry[:-3])
+    try:
+        pathspec.GitIgnoreSpec.from_lines(patterns)
+    except Exception as exc:
+        problems.append(f"[permissions] protected_paths: a pattern does not parse: {exc}")
+    return list(dict.fromkeys(patterns)), problems
+
+
+def _path_matcher(patterns: list[str]) -> Any:
+    """``rel -> bool`` for gitignore-style patterns, as pathspec would answer.
+
+    Every write's vote asks this for three or four bases, so without
+    negations it is split: a bare name (``.git``, ``.bashrc``: no slash, no
+    glob) matches when any component of the path is that name, which is
+    what gitignore makes of it; the other patterns become one regular
+    expression of pathspec's own translations. With a negation the order of
+    the lines matters, and pathspec itself decides.
+    """
+    spec = pathspec.GitIgnoreSpec.from_lines(patterns)
+    names: set[str] = set()
+    parts: list[str] = []
+    for line, pattern in zip(patterns, spec.patterns, strict=True):
+        regex = getattr(pattern, "regex", None)
+        if pattern.include is None:
+            continue  # a blank or comment line
+        if not pattern.include or regex is None:
+            return spec.match_file
+        text = line.strip()
+        if "/" not in text and not any(c in text for c in "*?[\\!#") and text not in (".", ".."):
+            names.add(text)
+        else:
+            parts.append(re.sub(r"\(\?P<\w+>", "(?:", regex.pattern))
+    combined = re.compile("|".join(f"(?:{p})" for p in parts)) if parts else None
+
+    def matches(rel: str) -> bool:
+        if names and not names.isdisjoint(rel.split("/")):
+            return True
+        return combined is not None and combined.search(rel) is not None
+
+    return matches
+
+
+_GRANT_KEYS = ("allow", "ask", "deny")
+
+
 def _append_grant(path: Path, rule_text: str) -> None:
-    import tomllib
-
-    existing: list[str] = []
-    if path.is_file():
-        existing = list(tomllib.loads(path.read_text(encoding="utf-8")).get("permissions", {}).get("allow", []))
-    if rule_text in existing:
-        return
-    rules = [*existing, rule_text]
-    body = "# Rules remembered from approvals. Edit freely.\n[permissions]\nallow = [\n"
-    body += "".join(f"    {_toml_string(r)},\n" for r in rules) + "]\n"
+    """Add an allow rule to ``granted.toml`` (created if missing), under a
+    lock so that two sessions remembering at once both keep their rule."""
     path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
-    tmp.write_text(body, encoding="utf-8")
-    os.replace(tmp, path)
+    with open(path.with_name(f".{path.name}.lock"), "a") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        data: dict[str, Any] = {}
+        if path.is_file():
+            data = tomllib.loads(path.read_text(encoding="utf-8"))
+        perms = data.get("permissions", {})
+        extra = set(data) - {"permissions"} | (set(perms) - set(_GRANT_KEYS) if isinstance(perms, dict) else set())
+        if extra:
+            raise ValueError(f"{path} holds other settings ({', '.join(sorted(extra))}); "
+                             "add the rule to [permissions] allow by hand")
+        lists = {k: [str(r) for r in perms.get(k, [])] for k in _GRANT_KEYS}
+        if rule_text in lists["allow"]:
+            return
+        lists["allow"].append(rule_text)
+        body = "# Rules remembered from approvals (pegboard rewrites this file). Edit freely.\n[permissions]\n"
+        for key in _GRANT_KEYS:
+            if lists[key] or key == "allow":
+                body += f"{key} = [\n" + "".join(f"    {json.dumps(r)},\n" for r in lists[key]) + "]\n"
+        tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+        tmp.write_text(body, encoding="utf-8")  # a JSON string is a valid TOML basic string
+        os.replace(tmp, path)
 
-
-def _toml_string(text: str) -> str:
-    import json
-
-    return json.dumps(text)  # a JSON string is a valid TOML basic string
