@@ -582,8 +582,6 @@ async def _run_call(session: Session, name: str, arguments: Any, call_id: str) -
     validated, advisory = _validate(tool, args)
     if advisory:
         notes.append(advisory)
-    if (note := _deferred_note(session, tool, args)) is not None:
-        notes.append(note)
     mapping = _as_mapping(validated)
     await _authorize(session, tool, mapping)
     info = CallInfo(session=session, tool=tool, input=mapping, call_id=call_id)
@@ -595,6 +593,10 @@ async def _run_call(session: Session, name: str, arguments: Any, call_id: str) -
         info.input = _as_mapping(validated)
         await _authorize(session, tool, info.input)
     notes.extend(context)
+    # Only now, when the call will run: a refused call must not use up the
+    # once-per-session note before the model could see it.
+    if (note := _deferred_note(session, tool, args)) is not None:
+        notes.insert(0, note)
     uncapped = scratchpad is not None and tool.lifts_caps_with_scratchpad
     if background:
         async def work() -> ToolResult:

@@ -385,3 +385,17 @@ def pegboard_register_tools(register):
     assert '- tags["x"]: Input should be a valid integer, unable to parse string as an integer; ' \
            'expected integer (got "one")' in lines
     assert len(lines) == 5
+
+
+async def test_refused_call_does_not_use_up_the_deferred_note(plugin_factory: PluginFactory) -> None:
+    class Guard:
+        @hookimpl
+        def pegboard_before_call(self, call: Any) -> Any:
+            from pegboard import PreCall
+
+            return PreCall(block="not that query") if call.input.get("query") == "blocked" else None
+
+    session = load(plugin_factory, host=Guard()).session("workspace")
+    refused = await session.call("Hidden", {"query": "blocked"})
+    assert refused.is_error and text(refused) == "not that query"
+    assert "Note: Hidden was called without loading its schema" in text(await session.call("Hidden", {"query": "q"}))
