@@ -38,9 +38,9 @@ def _config(ctx: ToolContext) -> ShellConfig:
     return cfg if isinstance(cfg, ShellConfig) else ShellConfig()
 
 
-def _prepare(ctx: ToolContext, command: str, disable: bool) -> tuple[Path, dict[str, str],
-                                                                       Callable[[list[str]], list[str]],
-                                                                       Verdict, str]:
+async def _prepare(ctx: ToolContext, command: str, disable: bool) -> tuple[Path, dict[str, str],
+                                                                             Callable[[list[str]], list[str]],
+                                                                             Verdict, str]:
     """cwd, env, sandbox wrapper, classification, and a note for the model."""
     cfg = _config(ctx)
     session = ctx.session
@@ -57,7 +57,8 @@ def _prepare(ctx: ToolContext, command: str, disable: bool) -> tuple[Path, dict[
     env = base_env(dirs, cfg.env, cfg.pass_env, tmp)
     verdict = classify(command, cwd)
     if verdict.read_only and verdict.uses_git:
-        env = git_safe_env(env, verdict.cwds)
+        # Reading the repository's driver names runs git: not on the event loop.
+        env = await asyncio.to_thread(git_safe_env, env, verdict.cwds)
     if plan is None:
         return cwd, env, (lambda argv: argv), verdict, note
     return cwd, env, (lambda argv: wrap(plan.backend, plan.box, argv)), verdict, note
@@ -65,7 +66,7 @@ def _prepare(ctx: ToolContext, command: str, disable: bool) -> tuple[Path, dict[
 
 async def bash(args: BashInput, ctx: ToolContext) -> ToolResult:
     cfg = _config(ctx)
-    cwd, env, wrapper, verdict, note = _prepare(ctx, args.command, args.dangerouslyDisableSandbox)
+    cwd, env, wrapper, verdict, note = await _prepare(ctx, args.command, args.dangerouslyDisableSandbox)
     data_dir = ctx.session.data_dir
     if args.run_in_background:
         return _start_background(args, ctx, cwd, env, wrapper)
@@ -161,7 +162,7 @@ def _start_background(args: BashInput, ctx: ToolContext, cwd: Path, env: dict[st
 
 
 async def monitor(args: MonitorInput, ctx: ToolContext) -> ToolResult:
-    cwd, env, wrapper, _verdict, _note = _prepare(ctx, args.command, False)
+    cwd, env, wrapper, _verdict, _note = await _prepare(ctx, args.command, False)
     holder: dict[str, Any] = {}
     started: asyncio.Future[int] = asyncio.get_running_loop().create_future()
 

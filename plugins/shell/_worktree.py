@@ -34,7 +34,7 @@ __all__ = ["enter_worktree", "exit_worktree"]
 
 async def _git(ctx: ToolContext, cwd: Path, *args: str) -> tuple[int, str]:
     dirs = tuple(Path(os.path.realpath(d)) for d in ctx.session.working_dirs)
-    env = git_safe_env(base_env(dirs), [cwd])
+    env = await asyncio.to_thread(git_safe_env, base_env(dirs), [cwd])
     proc = await asyncio.create_subprocess_exec(
         "git", *args, cwd=str(cwd), env=env, stdin=asyncio.subprocess.DEVNULL,
         stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.STDOUT,
