@@ -72,13 +72,13 @@ def augmented_schema(session: Session, tool: Tool) -> dict[str, Any]:
         props["scratchpad"] = {
             "type": "string",
             "description": "Save the output in the session scratchpad under this name instead of returning it; "
-                           f"you get a short confirmation.{extra}",
+                           f"you get a short confirmation, and ScratchpadRead reads it back.{extra}",
         }
     if session.toolbox.settings.core.background.enabled and "background" not in props:
         props["background"] = {
             "type": "boolean",
             "description": "Run in the background: you get a task id at once and the result is delivered when "
-                           "it finishes.",
+                           "it finishes (TaskOutput fetches it sooner).",
         }
     schema["properties"] = props
     schema.setdefault("type", "object")
