@@ -78,7 +78,7 @@ def augmented_schema(session: Session, tool: Tool) -> dict[str, Any]:
         props["background"] = {
             "type": "boolean",
             "description": "Run in the background: you get a task id at once and the result is delivered when "
-                           "it finishes (TaskOutput fetches it sooner).",
+                           "it finishes; TaskOutput fetches it by the task id.",
         }
     schema["properties"] = props
     schema.setdefault("type", "object")
