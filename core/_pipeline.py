@@ -305,7 +305,16 @@ def _deferred_note(session: Session, tool: Tool, args: Mapping[str, Any]) -> str
 
 async def _authorize(session: Session, tool: Tool, input: Mapping[str, Any]) -> None:
     request = PermissionRequest(tool=tool, input=input, session=session, policy=session.policy)
-    decision = await session.toolbox.permissions.authorize(request)
+    permissions = session.toolbox.permissions
+    if session.toolbox.hook.pegboard_ask.get_hookimpls():
+        # With a person to ask, the calls of a session decide one at a time,
+        # in call order: the person sees one question at a time, and an
+        # "always allow" answer already counts for the calls queued behind it.
+        # A decision that asks no one holds the lock without awaiting.
+        async with session.ask_lock:
+            decision = await permissions.authorize(request)
+    else:
+        decision = await permissions.authorize(request)
     if decision.decision != "allow":
         raise _Refusal(f"Permission denied for {tool.name}: {decision.reason} (decided by {decision.source}).")
 

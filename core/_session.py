@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import itertools
 import os
 import uuid
@@ -11,7 +12,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from ._decisions import Rule
-from ._policy import Policy, policy_for
+from ._policy import Policy
 from ._tasks import BackgroundTasks
 from ._tools import Tool, ToolResult
 
@@ -74,6 +75,7 @@ class Session:
         self._grants: dict[str, dict[str, list[CompiledRule]]] = {"allow": {}, "ask": {}, "deny": {}}
         self._data_dir: Path | None = None
         self._call_ids = itertools.count(1)
+        self._ask_lock: asyncio.Lock | None = None
         self.closed = False
 
     # --- state -------------------------------------------------------------
@@ -83,7 +85,16 @@ class Session:
         return self.policy.name
 
     def set_mode(self, name: str) -> None:
-        self.policy = policy_for(name)
+        # Through the engine: disable_bypass_permissions and the system
+        # policy's ceiling hold for a mode switched mid-session too.
+        self.policy = self.toolbox.permissions.session_policy(name)
+
+    @property
+    def ask_lock(self) -> asyncio.Lock:
+        """Held while a call of this session is being decided by a person."""
+        if self._ask_lock is None:
+            self._ask_lock = asyncio.Lock()
+        return self._ask_lock
 
     def plugin_state(self, plugin: str) -> dict[str, Any]:
         return self._plugin_state.setdefault(plugin, {})

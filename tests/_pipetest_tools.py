@@ -229,6 +229,9 @@ def pegboard_register_tools(register: Callable[[Tool], None]) -> None:
 def pegboard_permission(request: PermissionRequest) -> Vote | None:
     if request.tool.plugin != "pipetest":
         return None
+    label = request.input.get("label")
+    if request.tool.name == "Sleep" and isinstance(label, str) and label.startswith("ask"):
+        return Vote.ask(f"{label} needs a person's approval", suggest=("Sleep",))
     path = request.input.get("path")
     if isinstance(path, str) and "forbidden" in path:
         return Vote.deny(f"{path} is forbidden by the pipetest plugin")

@@ -141,3 +141,35 @@ async def test_scratchpad_read_after_a_save_in_the_same_reply_sees_it(plugin_fac
     spans = log(session)
     assert overlap(spans["s"], spans["r1"])  # the save still ran beside the reads of its group
     assert spans["r2"][2] >= spans["r1"][3]  # a new group started at the reader
+
+
+async def test_a_person_is_asked_one_call_at_a_time(plugin_factory: PluginFactory) -> None:
+    import asyncio
+    import time
+
+    from pegboard import Answer, hookimpl
+
+    class Person:
+        def __init__(self) -> None:
+            self.asked: list[tuple[str, float, float]] = []
+
+        @hookimpl
+        async def pegboard_ask(self, request: Any, decision: Any) -> Answer:
+            start = time.monotonic()
+            await asyncio.sleep(0.1)  # reading the question
+            self.asked.append((request.input["label"], start, time.monotonic()))
+            if request.input["label"] == "ask-no":
+                return Answer(allow=False, message="not that one")
+            return Answer(allow=True, remember="session", rule="Sleep")
+
+    person = Person()
+    session = plugin_factory(PIPETEST, host=person).session("default")
+    results = await session.call_batch([sleep("ask-no", 0.1), sleep("ask-1", 0.2), sleep("ask-2", 0.2),
+                                        sleep("ask-3", 0.2), sleep("plain", 0.2)])
+    assert results[0].is_error and "not that one" in results[0].text_content()
+    assert [r.text_content() for r in results[1:]] == ["slept ask-1", "slept ask-2", "slept ask-3", "slept plain"]
+    # Questions came one at a time, in call order; "always allow" answered the rest.
+    assert [a[0] for a in person.asked] == ["ask-no", "ask-1"]
+    assert person.asked[1][1] >= person.asked[0][2]
+    spans = log(session)
+    assert overlap(spans["ask-1"], spans["ask-2"]) and overlap(spans["ask-2"], spans["ask-3"])
