@@ -84,6 +84,7 @@ def main() -> None:
         (root / ".pegboard" / "config.toml").write_text(_rules(root))
         (root / "src").mkdir()
         (root / "src" / "a.py").write_text("print('hi')\n")  # Read reads a file that exists
+        (root / "gen7").mkdir()  # Write makes a file in an existing folder (and, below, in a new one)
 
         from pegboard import PermissionRequest, Toolbox
 
@@ -95,6 +96,8 @@ def main() -> None:
             "Bash, matches no rule (scans 500)": ("Bash", {"command": "make build"}),
             "Read inside, 200 deny rules checked": ("Read", {"file_path": str(root / "src" / "a.py")}),
             "Write a new file inside, allow rule": ("Write", {"file_path": str(root / "gen7" / "x.py"), "content": "x"}),
+            "Write into a new folder, allow rule": ("Write", {"file_path": str(root / "gen8" / "x.py"),
+                                                              "content": "x"}),
             "WebFetch, allow rule": ("WebFetch", {"url": "https://host150.example.com/a"}),
             "mcp__srv__tool, no rule": ("mcp__srv__tool", {"x": 1}),
         }

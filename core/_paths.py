@@ -51,38 +51,36 @@ def _realpath(path: str) -> str:
     buf = getattr(_buffers, "buf", None)
     if buf is None:
         buf = _buffers.buf = ctypes.create_string_buffer(max(os.pathconf("/", "PC_PATH_MAX"), 4096) + 1)
-    try:
-        found = _libc_realpath(os.fsencode(path), buf)
-    except (ValueError, OSError):
-        return os.path.realpath(path)
-    if found is not None:
-        return os.fsdecode(found)
     # A file about to be written usually does not exist yet (nor, sometimes,
-    # its folder): when nothing at all is at ``path`` and its missing
-    # ancestors (not even a dangling symlink, which must be followed to where
-    # a write would land), the nearest existing ancestor resolved plus the
-    # missing names is the answer. Anything else (a dangling link, "..", a
-    # loop, a file where a folder should be) goes to the reference.
+    # its folder), and realpath(3) fails on it only after walking the whole
+    # path: look first. When nothing at all is at ``path`` and its missing
+    # ancestors (not even a dangling symlink, which must be followed to
+    # where a write would land), the nearest existing ancestor resolved plus
+    # the missing names is the answer. Anything else realpath(3) cannot
+    # resolve (a dangling link, "..", a loop, a file where a folder should
+    # be) goes to the reference.
     missing: list[str] = []
     current = path
     while True:
-        head, tail = os.path.split(current)
-        if not tail or tail in (".", "..") or head == current:
-            return os.path.realpath(path)
         try:
             os.lstat(current)
         except FileNotFoundError:
+            head, tail = os.path.split(current)
+            if not tail or tail in (".", "..") or head == current:
+                return os.path.realpath(path)
             missing.append(tail)
             current = head
             continue
-        except OSError:
+        except (OSError, ValueError):
             return os.path.realpath(path)
-        if not missing:
-            return os.path.realpath(path)  # it exists, yet realpath(3) failed: a loop, a dangling link
+        break
+    try:
         found = _libc_realpath(os.fsencode(current), buf)
-        if found is None:
-            return os.path.realpath(path)
-        return os.path.join(os.fsdecode(found), *reversed(missing))
+    except (ValueError, OSError):
+        found = None
+    if found is None:
+        return os.path.realpath(path)
+    return os.path.join(os.fsdecode(found), *reversed(missing)) if missing else os.fsdecode(found)
 
 
 def is_within(path: Path, directory: Path) -> bool:

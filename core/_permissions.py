@@ -43,6 +43,7 @@ from ._config import DEFAULT_PROTECTED, ConfigError, Settings, config_dir, polic
 from ._decisions import Answer, Decision, PermissionRequest, Rule, RuleMatcher, Vote
 from ._paths import is_within, relative_posix
 from ._plugins import _short_error
+from ._policy import Policy, clamp_policy, policy_for
 
 if TYPE_CHECKING:
     from ._session import Session
@@ -169,6 +170,23 @@ class PermissionEngine:
         self._own_prefixes = tuple(p.rstrip("/") + "/" for p in own)
         self._home = Path(os.path.realpath(Path.home()))
         self._base_cache: dict[tuple[Path, ...], tuple[str, ...]] = {}
+
+    # --- policies ----------------------------------------------------------
+
+    def session_policy(self, name: str | None) -> Policy:
+        """The policy a session gets when it asks for mode or level ``name``
+        (None: ``[permissions] mode``): ``ConfigError`` when
+        ``disable_bypass_permissions`` forbids it; clamped under the system
+        policy file's own ``mode``, if it sets one (a ceiling as well as the
+        default: no one can run wider than the operator's policy). Both
+        ``Toolbox.session`` and ``Session.set_mode`` come through here."""
+        perms = self.settings.core.permissions
+        requested = policy_for(name or perms.mode)
+        if requested.bypass and perms.disable_bypass_permissions:
+            raise ConfigError([f"{requested.name} is disabled by [permissions] disable_bypass_permissions "
+                               f"in {self.settings.source_of('permissions', 'disable_bypass_permissions')}"])
+        ceiling = _policy_layer_mode(self.settings)
+        return clamp_policy(requested.name, ceiling) if ceiling is not None else requested
 
     # --- rules -------------------------------------------------------------
 
@@ -563,6 +581,15 @@ async def _maybe_await(value: Any) -> Any:
     if inspect.isawaitable(value):
         return await value
     return value
+
+
+def _policy_layer_mode(settings: Settings) -> str | None:
+    for layer in settings.layers:
+        if layer.name == "policy":
+            perms = layer.data.get("permissions")
+            mode = perms.get("mode") if isinstance(perms, Mapping) else None
+            return mode if isinstance(mode, str) else None
+    return None
 
 
 def _protected_patterns(settings: Settings) -> tuple[list[str], list[str]]:

@@ -393,6 +393,22 @@ def test_a_project_asking_for_bypass_under_the_policy_is_a_config_error(project:
     assert str(path) in str(info.value) and "disabled" in str(info.value)
 
 
+def test_the_policys_mode_is_a_ceiling_and_set_mode_obeys_the_policy(project: Project) -> None:
+    project.policy('[permissions]\nmode = "acceptEdits"\ndisable_bypass_permissions = true\n')
+    project.project_config('[permissions]\nmode = "auto"\n')
+    toolbox = project.load()
+    assert toolbox.session().mode == "acceptEdits"  # the policy's value wins as the default
+    assert toolbox.session("plan").mode == "plan"  # narrower: granted
+    assert toolbox.session("workspace").mode == "acceptEdits"  # incomparable: the ceiling
+    assert toolbox.session("auto").mode == "acceptEdits"  # wider: the ceiling
+    session = toolbox.session("default")
+    session.set_mode("auto")
+    assert session.mode == "acceptEdits"
+    with pytest.raises(ConfigError, match="disable_bypass_permissions"):
+        session.set_mode("bypassPermissions")
+    assert session.mode == "acceptEdits"
+
+
 def test_an_unreadable_policy_fails_closed(project: Project) -> None:
     policy = project.policy("[permissions\ndeny = [")
     with pytest.raises(ConfigError, match="not valid TOML") as info:
