@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import socket
 import subprocess
 import threading
@@ -18,9 +19,13 @@ needs_landlock = pytest.mark.skipif(landlock_abi() < 1, reason="Landlock not ava
 
 
 def run_in(backend: str, box: Box, command: str, cwd: Path) -> subprocess.CompletedProcess[str]:
-    argv = wrap(backend, box, bash_argv(command, 2))  # fd 2: the cwd report goes to stderr, ignored here
-    return subprocess.run(argv, cwd=cwd, env=base_env([cwd], tmp=box.tmp), stdin=subprocess.DEVNULL,
-                          capture_output=True, text=True, timeout=60)
+    argv, fds = wrap(backend, box, bash_argv(command, 2))  # fd 2: the cwd report goes to stderr, ignored
+    try:
+        return subprocess.run(argv, cwd=cwd, env=base_env([cwd], tmp=box.tmp), stdin=subprocess.DEVNULL,
+                              capture_output=True, text=True, timeout=60, pass_fds=fds)
+    finally:
+        for fd in fds:
+            os.close(fd)
 
 
 @pytest.fixture
@@ -146,7 +151,7 @@ def test_landlock_cannot_be_lifted_from_inside(layout: tuple[Path, Path]) -> Non
     # A nested launcher only adds restrictions: granting the outside dir again does nothing.
     from pegboard.plugins.shell import _sandbox
 
-    inner = " ".join(wrap("landlock", Box((outside,), (), network=True), ["touch", f"{outside}/bad"]))
+    inner = " ".join(wrap("landlock", Box((outside,), (), network=True), ["touch", f"{outside}/bad"])[0])
     r = run_in("landlock", Box((work,), (), network=False), f"{inner}; mount -o remount,rw /; true", work)
     assert not (outside / "bad").exists(), r.stderr
     assert _sandbox.landlock_abi() >= 1
@@ -157,3 +162,61 @@ def test_landlock_blocks_tcp(layout: tuple[Path, Path], listener: int) -> None:
     work, _ = layout
     r = run_in("landlock", Box((work,), (), network=False), CONNECT.format(port=listener), work)
     assert r.returncode != 0 and "hello" not in r.stdout
+
+
+@pytest.fixture
+def unix_server(tmp_path: Path) -> Iterator[Path]:
+    """A unix socket server on the host, like /run/docker.sock or an agent."""
+    path = tmp_path / "outside" / "agent.sock"
+    path.parent.mkdir(exist_ok=True)
+    srv = socket.socket(socket.AF_UNIX)
+    srv.bind(str(path))
+    srv.listen(8)
+    stop = threading.Event()
+
+    def serve() -> None:
+        srv.settimeout(0.2)
+        while not stop.is_set():
+            try:
+                conn, _ = srv.accept()
+                conn.sendall(b"agent says hi\n")
+                conn.close()
+            except OSError:
+                continue
+
+    t = threading.Thread(target=serve, daemon=True)
+    t.start()
+    yield path
+    stop.set()
+    t.join()
+    srv.close()
+
+
+UNIX_CONNECT = ("python3 -c 'import socket,sys; s=socket.socket(socket.AF_UNIX); s.connect(sys.argv[1]); "
+                "print(s.recv(100).decode())' {path}")
+
+
+@pytest.mark.parametrize("backend", ["none", "bubblewrap", "landlock"])
+def test_unix_sockets_outside_are_unreachable(layout: tuple[Path, Path], unix_server: Path, backend: str) -> None:
+    if backend == "bubblewrap" and bwrap_works() is not None:
+        pytest.skip("bubblewrap unusable")
+    if backend == "landlock" and landlock_abi() < 1:
+        pytest.skip("Landlock not available")
+    work, _ = layout
+    # The socket's folder is even bound into the box, read-only: that alone does not stop connect().
+    box = Box((work,), (unix_server.parent,), network=False)
+    r = run_in(backend, box, UNIX_CONNECT.format(path=unix_server), work)
+    if backend == "none":
+        assert "agent says hi" in r.stdout  # the control: the server is there
+    else:
+        assert "agent says hi" not in r.stdout
+        assert "PermissionError" in r.stderr
+
+
+@needs_bwrap
+def test_socketpair_still_works_in_the_box(layout: tuple[Path, Path]) -> None:
+    work, _ = layout
+    r = run_in("bubblewrap", Box((work,), (), network=False),
+               "python3 -c 'import socket; a, b = socket.socketpair(); a.send(b\"ok\"); print(b.recv(2).decode())'",
+               work)
+    assert r.stdout.strip() == "ok", r.stderr

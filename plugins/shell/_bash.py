@@ -5,7 +5,6 @@ from __future__ import annotations
 import asyncio
 import os
 import tempfile
-from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -16,7 +15,7 @@ from ._classify import Verdict, classify
 from ._git import git_safe_env
 from ._models import BASH_DEFAULT_MS, BashInput, MonitorInput, TaskStopInput
 from ._permission import sandbox_plan, shell_cwd
-from ._runner import DRAIN_GRACE_S, Outcome, base_env, bash_argv, kill_group, run, spawn, spill_name
+from ._runner import DRAIN_GRACE_S, Outcome, Wrapper, base_env, bash_argv, kill_group, run, spawn, spill_name
 from ._sandbox import wrap
 
 if TYPE_CHECKING:
@@ -38,8 +37,7 @@ def _config(ctx: ToolContext) -> ShellConfig:
     return cfg if isinstance(cfg, ShellConfig) else ShellConfig()
 
 
-async def _prepare(ctx: ToolContext, command: str, disable: bool) -> tuple[Path, dict[str, str],
-                                                                             Callable[[list[str]], list[str]],
+async def _prepare(ctx: ToolContext, command: str, disable: bool) -> tuple[Path, dict[str, str], Wrapper,
                                                                              Verdict, str]:
     """cwd, env, sandbox wrapper, classification, and a note for the model."""
     cfg = _config(ctx)
@@ -60,7 +58,7 @@ async def _prepare(ctx: ToolContext, command: str, disable: bool) -> tuple[Path,
         # Reading the repository's driver names runs git: not on the event loop.
         env = await asyncio.to_thread(git_safe_env, env, verdict.cwds)
     if plan is None:
-        return cwd, env, (lambda argv: argv), verdict, note
+        return cwd, env, (lambda argv: (argv, ())), verdict, note
     return cwd, env, (lambda argv: wrap(plan.backend, plan.box, argv)), verdict, note
 
 
@@ -137,7 +135,7 @@ def _result(args: BashInput, outcome: Outcome, timeout_ms: float, notes: list[st
 
 
 def _start_background(args: BashInput, ctx: ToolContext, cwd: Path, env: dict[str, str],
-                      wrapper: Callable[[list[str]], list[str]]) -> ToolResult:
+                      wrapper: Wrapper) -> ToolResult:
     out_file = spill_name(ctx.session.data_dir, "bash-background")
     started: asyncio.Future[int] = asyncio.get_running_loop().create_future()
 
@@ -170,8 +168,13 @@ async def monitor(args: MonitorInput, ctx: ToolContext) -> ToolResult:
         fd, cwd_name = tempfile.mkstemp(prefix="pb-cwd-", dir=ctx.session.data_dir)
         lines = 0
         timed_out = False
-        proc, stream, transport = await spawn(wrapper(bash_argv(args.command, fd)), cwd=cwd, env=env,
-                                              pass_fds=(fd,), merge_stderr=False)
+        argv, extra_fds = wrapper(bash_argv(args.command, fd))
+        try:
+            proc, stream, transport = await spawn(argv, cwd=cwd, env=env, pass_fds=(fd, *extra_fds),
+                                                  merge_stderr=False)
+        finally:
+            for extra in extra_fds:
+                os.close(extra)
         started.set_result(proc.pid)
 
         async def pump() -> None:

@@ -27,6 +27,8 @@ class ShellConfig(BaseModel):
     auto_allow_if_sandboxed: bool = Field(
         True, description="a command that runs inside a working sandbox needs no approval (outside plan mode)")
     allow_network: bool = Field(False, description="let sandboxed commands reach the network")
+    allow_unix_sockets: bool = Field(
+        False, description="let sandboxed commands open AF_UNIX sockets (docker.sock, D-Bus, ssh/gpg agents)")
     max_output_chars: int = Field(30_000, ge=1_000, le=1_000_000)
     pass_env: list[str] = Field(default_factory=list, description="extra variables passed from pegboard's env")
     env: dict[str, str] = Field(default_factory=dict, description="variables set for every command")

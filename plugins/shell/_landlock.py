@@ -1,6 +1,6 @@
 """Landlock launcher: confine writes (and TCP) then exec the command.
 
-Run as ``python -I -S _landlock.py --rw DIR ... [--no-tcp] -- argv``.
+Run as ``python -I -S _landlock.py --rw DIR ... [--no-tcp] [--no-unix] -- argv``.
 It is a standalone script (stdlib only, no pegboard import) so that starting
 it costs one bare interpreter, and it restricts itself before exec so the
 command and all its children inherit the rules; the restriction cannot be
@@ -40,6 +40,67 @@ class _PathBeneath(ctypes.Structure):
     _fields_ = [("allowed_access", ctypes.c_uint64), ("parent_fd", ctypes.c_int32)]
 
 
+# --- seccomp: no AF_UNIX sockets ---------------------------------------------------
+#
+# A read-only bind does not stop connect() on a socket file (only regular files,
+# directories and links get EROFS), so /run/docker.sock, a D-Bus bus or an ssh or
+# gpg agent in $HOME would be reachable from the box. socket(AF_UNIX) fails
+# instead; socketpair() stays (it reaches nothing outside). io_uring is refused
+# because it can create sockets without the socket syscall, and any other
+# architecture's syscalls (i386 socketcall, x32) are refused outright.
+
+_ARCHES = {  # machine: (AUDIT_ARCH_*, __NR_socket, x32 bit to refuse or 0)
+    "x86_64": (0xC000003E, 41, 0x40000000),
+    "aarch64": (0xC00000B7, 198, 0),
+}
+_NR_IO_URING_SETUP = 425  # the same number on every architecture
+_AF_UNIX = 1
+_RET_ALLOW = 0x7FFF0000
+_RET_EPERM = 0x00050000 | 1
+
+
+def unix_socket_filter() -> bytes | None:
+    """The classic BPF program, as bwrap --seccomp and PR_SET_SECCOMP take it;
+    None on an architecture we have no numbers for."""
+    import platform
+    import struct
+
+    arch = _ARCHES.get(platform.machine())
+    if arch is None:
+        return None
+    audit, nr_socket, x32 = arch
+    ld, jeq, jge, ret = 0x20, 0x15, 0x35, 0x06
+    # (code, jt, jf, k) with jumps written as labels and resolved below.
+    prog: list[tuple[int, object, object, int]] = [
+        (ld, 0, 0, 4),                       # arch
+        (jeq, 0, "deny", audit),
+        (ld, 0, 0, 0),                       # syscall number
+        (jge, "deny", 0, x32) if x32 else (jeq, "deny", 0, 0xFFFFFFFF),
+        (jeq, "deny", 0, _NR_IO_URING_SETUP),
+        (jeq, 0, "allow", nr_socket),
+        (ld, 0, 0, 16),                      # args[0], low half (little endian)
+        (jeq, "deny", "allow", _AF_UNIX),
+        (ret, 0, 0, _RET_ALLOW),             # allow
+        (ret, 0, 0, _RET_EPERM),             # deny
+    ]
+    labels = {"allow": len(prog) - 2, "deny": len(prog) - 1}
+    out = b""
+    for i, (code, jt, jf, k) in enumerate(prog):
+        jt_n = labels[jt] - i - 1 if isinstance(jt, str) else jt
+        jf_n = labels[jf] - i - 1 if isinstance(jf, str) else jf
+        out += struct.pack("<HBBI", code, jt_n, jf_n, k)
+    return out
+
+
+def _install_filter(libc: ctypes.CDLL, program: bytes) -> None:
+    class _Fprog(ctypes.Structure):
+        _fields_ = [("len", ctypes.c_ushort), ("filter", ctypes.c_char_p)]
+
+    prog = _Fprog(len(program) // 8, program)
+    if libc.prctl(22, 2, ctypes.byref(prog), 0, 0) != 0:  # PR_SET_SECCOMP, SECCOMP_MODE_FILTER
+        _fail(f"seccomp: {os.strerror(ctypes.get_errno())}")
+
+
 def _fail(msg: str) -> None:
     sys.stderr.write(f"pegboard landlock: {msg}\n")
     sys.exit(126)
@@ -48,6 +109,7 @@ def _fail(msg: str) -> None:
 def main(argv: list[str]) -> None:
     rw: list[str] = []
     no_tcp = False
+    no_unix = False
     i = 0
     while i < len(argv) and argv[i] != "--":
         if argv[i] == "--rw" and i + 1 < len(argv):
@@ -55,6 +117,9 @@ def main(argv: list[str]) -> None:
             i += 2
         elif argv[i] == "--no-tcp":
             no_tcp = True
+            i += 1
+        elif argv[i] == "--no-unix":
+            no_unix = True
             i += 1
         else:
             _fail(f"unknown argument {argv[i]!r}")
@@ -99,6 +164,11 @@ def main(argv: list[str]) -> None:
     if libc.syscall(_RESTRICT, ruleset, 0) != 0:
         _fail(f"landlock_restrict_self: {os.strerror(ctypes.get_errno())}")
     os.close(ruleset)
+    if no_unix:
+        program = unix_socket_filter()
+        if program is None:
+            _fail("no seccomp numbers for this architecture")
+        _install_filter(libc, program)
     try:
         os.execvp(command[0], command)
     except OSError as exc:

@@ -102,7 +102,8 @@ def sandbox_plan(session: Session, config: ShellConfig, disable: bool, *,
         (Path(os.path.realpath(session.root)) / ".pegboard").mkdir(exist_ok=True)
     readonly = protected_inside(dirs, extra) if writes else ()
     tmp = private_tmp(session.data_dir) if prepare else None
-    return SandboxPlan(backend, Box(dirs if writes else (), readonly, config.allow_network, tmp))
+    return SandboxPlan(backend, Box(dirs if writes else (), readonly, config.allow_network, tmp,
+                                    unix_sockets=config.allow_unix_sockets))
 
 
 # --- the vote -----------------------------------------------------------------

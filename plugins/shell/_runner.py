@@ -25,7 +25,7 @@ from pathlib import Path
 
 from pegboard._paths import is_within
 
-__all__ = ["Outcome", "base_env", "bash_argv", "kill_group", "run", "spawn", "spill_name"]
+__all__ = ["Outcome", "Wrapper", "base_env", "bash_argv", "kill_group", "run", "spawn", "spill_name"]
 
 _PASS = ("HOME", "USER", "LOGNAME", "LANG", "LC_ALL", "LC_CTYPE", "LC_MESSAGES", "LC_COLLATE", "TZ", "SHELL")
 _FIXED = {
@@ -142,7 +142,10 @@ async def spawn(argv: Sequence[str], *, cwd: Path, env: Mapping[str, str], pass_
     return proc, reader, transport
 
 
-async def run(command: str, wrap: Callable[[list[str]], list[str]], *, cwd: Path, env: Mapping[str, str],
+Wrapper = Callable[[list[str]], tuple[list[str], tuple[int, ...]]]
+
+
+async def run(command: str, wrap: Wrapper, *, cwd: Path, env: Mapping[str, str],
               timeout_s: float | None, max_chars: int, data_dir: Path, output_file: Path | None = None,
               started: asyncio.Future[int] | None = None) -> Outcome:
     """Run ``command`` in bash (``wrap`` puts it in the sandbox) and collect its output.
@@ -155,9 +158,13 @@ async def run(command: str, wrap: Callable[[list[str]], list[str]], *, cwd: Path
     sink = open(output_file, "wb") if output_file is not None else None  # noqa: SIM115
     transport: asyncio.BaseTransport | None = None
     try:
-        argv = wrap(bash_argv(command, cwd_fd))
-        proc, stream, transport = await spawn(argv, cwd=cwd, env=env, pass_fds=(cwd_fd,),
-                                              output=sink.fileno() if sink is not None else None)
+        argv, extra_fds = wrap(bash_argv(command, cwd_fd))
+        try:
+            proc, stream, transport = await spawn(argv, cwd=cwd, env=env, pass_fds=(cwd_fd, *extra_fds),
+                                                  output=sink.fileno() if sink is not None else None)
+        finally:
+            for fd in extra_fds:
+                os.close(fd)
         if started is not None and not started.done():
             started.set_result(proc.pid)
         collector = _Collector(max_chars, data_dir) if stream is not None else None

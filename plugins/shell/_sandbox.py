@@ -1,5 +1,9 @@
 """Confinement for commands: bubblewrap, else Landlock, else none (and say so).
 
+Both refuse socket(AF_UNIX) through seccomp: a read-only mount does not stop
+connect() on a socket file, and /run/docker.sock or an agent socket would
+otherwise be a way out.
+
 bubblewrap gives the strongest box: the whole file system read-only except the
 directories a policy lets the command write, ``.git`` and pegboard's config
 re-mounted read-only on top, the session's own /tmp (kept between the calls
@@ -28,6 +32,8 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Literal
 
+from ._landlock import unix_socket_filter
+
 __all__ = ["Backend", "Box", "backend_for", "bwrap_works", "landlock_abi", "protects_inside", "wrap"]
 
 Backend = Literal["bubblewrap", "landlock", "none"]
@@ -43,13 +49,15 @@ class Box:
     read-only). ``readonly``: paths inside those kept read-only (``.git``,
     config). ``network``: whether it may reach the network. ``tmp``: the
     session's scratch directory (bwrap mounts it on /tmp; Landlock lets
-    TMPDIR point there); None gives bwrap an empty tmpfs.
+    TMPDIR point there); None gives bwrap an empty tmpfs. ``unix_sockets``:
+    let the command create AF_UNIX sockets (docker.sock, D-Bus, agents).
     """
 
     writable: tuple[Path, ...]
     readonly: tuple[Path, ...]
     network: bool
     tmp: Path | None = None
+    unix_sockets: bool = False
 
 
 @lru_cache(maxsize=1)
@@ -111,11 +119,24 @@ def _bwrap_base(*, network: bool) -> list[str]:
     return args
 
 
-def wrap(backend: Backend, box: Box, argv: Sequence[str]) -> list[str]:
-    """``argv`` run inside ``box`` with ``backend``."""
+Wrapped = tuple[list[str], tuple[int, ...]]
+
+
+def wrap(backend: Backend, box: Box, argv: Sequence[str]) -> Wrapped:
+    """``argv`` run inside ``box`` with ``backend``, and the descriptors the
+    child must inherit (the seccomp program for bwrap). The caller closes
+    them once the child has started."""
     if backend == "bubblewrap":
         exe = shutil.which("bwrap") or "bwrap"
         args = [exe, *_bwrap_base(network=box.network)]
+        fds: tuple[int, ...] = ()
+        program = None if box.unix_sockets else unix_socket_filter()
+        if program is not None:
+            fd = os.memfd_create("pegboard-seccomp")
+            os.write(fd, program)
+            os.lseek(fd, 0, os.SEEK_SET)
+            args += ["--seccomp", str(fd)]
+            fds = (fd,)
         args += ["--bind", str(box.tmp), "/tmp"] if box.tmp is not None else ["--tmpfs", "/tmp"]
         # Later mounts win: writable dirs over the read-only root, then the
         # protected paths back to read-only over those.
@@ -125,7 +146,7 @@ def wrap(backend: Backend, box: Box, argv: Sequence[str]) -> list[str]:
         for path in box.readonly:
             if path.exists():
                 args += ["--ro-bind", str(path), str(path)]
-        return [*args, "--", *argv]
+        return [*args, "--", *argv], fds
     if backend == "landlock":
         args = [sys.executable, "-I", "-S", str(_LAUNCHER)]
         for path in box.writable:
@@ -134,8 +155,10 @@ def wrap(backend: Backend, box: Box, argv: Sequence[str]) -> list[str]:
             args += ["--rw", str(box.tmp)]
         if not box.network:
             args.append("--no-tcp")
-        return [*args, "--", *argv]
-    return list(argv)
+        if not box.unix_sockets and unix_socket_filter() is not None:
+            args.append("--no-unix")
+        return [*args, "--", *argv], ()
+    return list(argv), ()
 
 
 def protects_inside(backend: Backend, box: Box) -> bool:
