@@ -220,3 +220,16 @@ def test_socketpair_still_works_in_the_box(layout: tuple[Path, Path]) -> None:
                "python3 -c 'import socket; a, b = socket.socketpair(); a.send(b\"ok\"); print(b.recv(2).decode())'",
                work)
     assert r.stdout.strip() == "ok", r.stderr
+
+
+SYSCTL = "v=$(cat /proc/sys/vm/swappiness) && echo \"$v\" > /proc/sys/vm/swappiness && echo WROTE"
+
+
+@needs_bwrap
+def test_bwrap_sysctls_are_read_only(layout: tuple[Path, Path]) -> None:
+    work, _ = layout
+    if os.geteuid() == 0:
+        # The control: as root, outside the box, writing the same value back works.
+        assert "WROTE" in run_in("none", Box((), (), True), SYSCTL, work).stdout
+    r = run_in("bubblewrap", Box((work,), (), network=False), SYSCTL + "; cat /proc/sys/kernel/hostname", work)
+    assert "WROTE" not in r.stdout and "Read-only file system" in r.stderr

@@ -29,6 +29,15 @@ def checks(config: ShellConfig) -> list[Check]:
     else:
         status = "ok" if backend == "bubblewrap" else "warn"
         out.append(Check("sandbox", status, describe(backend)))
+    if backend != "none":
+        from ._landlock import unix_socket_filter
+
+        if unix_socket_filter() is None:
+            out.append(Check("unix sockets", "warn", "no seccomp numbers for this CPU: sandboxed commands can "
+                             "connect to socket files (docker.sock, agents) they can see"))
+        elif config.allow_unix_sockets:
+            out.append(Check("unix sockets", "warn", "allow_unix_sockets = true: sandboxed commands can reach "
+                             "docker.sock, D-Bus and agent sockets"))
     if shutil.which("git") is None:
         out.append(Check("git", "warn", "git not found: git commands and worktrees will fail"))
     return out

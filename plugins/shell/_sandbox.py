@@ -110,6 +110,11 @@ def _bwrap_base(*, network: bool) -> list[str]:
         "--ro-bind", "/", "/",
         "--dev", "/dev",
         "--proc", "/proc",
+        # As root, sysctls are writable by uid alone (no capability needed for
+        # most): vm.*, kernel.* are the host's. bwrap covers these only when it
+        # finds them writable; say it explicitly.
+        "--ro-bind", "/proc/sys", "/proc/sys",
+        "--ro-bind-try", "/proc/sysrq-trigger", "/proc/sysrq-trigger",
         "--unshare-pid", "--unshare-ipc", "--unshare-uts", "--unshare-cgroup-try",
         "--new-session", "--die-with-parent",
         "--cap-drop", "ALL",
