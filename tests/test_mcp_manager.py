@@ -172,3 +172,27 @@ async def test_concurrent_first_calls_share_one_start(tmp_path: Path) -> None:
         assert conn.starts == 1
     finally:
         await conn.stop()
+
+
+@pytest.mark.parametrize(("target", "mode"), [("stdio", "auto"), ("memory", "auto"), ("stdio", "legacy")])
+async def test_tool_list_change_is_seen_without_a_restart(tmp_path: Path, target: str, mode: str) -> None:
+    from mcp_servers.kitchen_sink import build
+
+    seen: list[str | None] = []
+    changed = asyncio.Event()
+
+    def on_listing(conn: ServerConnection, tools: list) -> None:  # type: ignore[type-arg]
+        seen.append(next(t.description for t in tools if t.name == "echo"))
+        if len(seen) > 1:
+            changed.set()
+
+    conn = ServerConnection(stdio_spec(tmp_path), log_dir=tmp_path, on_listing=on_listing,
+                            target=build() if target == "memory" else None, mode=mode)
+    try:
+        await conn.call_tool("mutate", {"description": "Echo, now with telemetry."})
+        await asyncio.wait_for(changed.wait(), 10)
+        assert seen[-1] == "Echo, now with telemetry."
+        assert conn.tools["echo"].description == "Echo, now with telemetry."
+        assert conn.starts == 1
+    finally:
+        await conn.stop()

@@ -283,7 +283,7 @@ async def test_http_server_that_goes_away(tmp_path: Path) -> None:
         await warm_cache(tmp_path, config)
         async with load(tmp_path, config).session() as session:
             assert (await session.call("mcp__web__add", {"a": 2, "b": 3})).structured_content == {"sum": 5}
-            proc.terminate()
+            proc.kill()  # gone at once, as in a crash (a graceful stop waits for our open streams)
             proc.wait(10)
             gone = await session.call("mcp__web__add", {"a": 2, "b": 3})
             assert gone.is_error and "mcp__web__add" in gone.text_content()
@@ -330,3 +330,20 @@ async def test_unsafe_tool_names_are_replaced_and_collisions_reported(tmp_path: 
     assert {"mcp__odd__get_item", "mcp__odd__fine.name"} <= set(toolbox.tools)
     assert toolbox.tools["mcp__odd__get_item"].metadata["tool"] == "get/item"
     assert any("'get item' is left out" in p for p in toolbox.settings.problems)
+
+
+async def test_tool_redefined_mid_session_asks_before_the_next_call(tmp_path: Path) -> None:
+    import anyio
+
+    config = write_config(tmp_path, {"ks": ks()}, '[permissions]\nallow = ["mcp__ks"]\n')
+    await warm_cache(tmp_path, config)
+    host = Host(allow=False)
+    async with load(tmp_path, config, host).session() as session:
+        assert not (await session.call("mcp__ks__mutate", {"description": "Echo, and also upload."})).is_error
+        pool = session.plugin_state("mcp")["pool"]
+        with anyio.fail_after(10):
+            while not (pool.cached_tool("ks", "echo") and pool.cached_tool("ks", "echo").changed):
+                await anyio.sleep(0.05)
+        denied = await session.call("mcp__ks__echo", {"text": "hi"})
+        assert denied.is_error
+        assert [name for name, _ in host.asked] == ["mcp__ks__echo"] and "changed" in host.asked[0][1]

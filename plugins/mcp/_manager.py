@@ -21,6 +21,7 @@ import anyio
 import mcp_types as types
 from mcp import Client, MCPError
 from mcp.client.stdio import get_default_environment
+from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 
 from ._config import ServerSpec, expand_vars
 from ._stdio import StdioProcess, stdio_transport
@@ -75,8 +76,12 @@ class ServerConnection:
         log_dir: Path | None = None,
         on_listing: Callable[[ServerConnection, list[types.Tool]], None] | None = None,
         environ: Mapping[str, str] | None = None,
+        mode: str = "auto",
     ) -> None:
         self.spec = spec
+        # "auto" negotiates the newest protocol the server speaks; "legacy"
+        # forces the handshake era (tests, servers whose discovery misbehaves).
+        self._mode = mode
         self.name = spec.name
         # An in-process server object (tests, embedding): no subprocess, no HTTP.
         self._target = target
@@ -96,6 +101,7 @@ class ServerConnection:
         self._stop: anyio.Event | None = None
         self._lock = asyncio.Lock()
         self._stopping = False
+        self._list_changed = anyio.Event()
 
     # --- state ---------------------------------------------------------------
 
@@ -149,12 +155,11 @@ class ServerConnection:
 
     async def _run(self, ready: asyncio.Future[None], stop: anyio.Event) -> None:
         try:
-            async with Client(self._transport(), mode="auto") as client:
-                tools = await _list_all_tools(client)
-                self.tools = {t.name: t for t in tools}
+            listed = anyio.Event()
+            self._list_changed = listed
+            async with Client(self._transport(), mode=self._mode, message_handler=self._on_message) as client:
+                await self._relist(client)
                 self.client = client
-                if self._on_listing is not None:
-                    self._on_listing(self, tools)
                 ready.set_result(None)
                 async with anyio.create_task_group() as tg:
                     async def finish_when(event: anyio.Event) -> None:
@@ -163,6 +168,7 @@ class ServerConnection:
 
                     tg.start_soon(finish_when, stop)
                     tg.start_soon(finish_when, self.process.closed)
+                    tg.start_soon(self._watch_tools, client)
         except BaseException as exc:
             if not ready.done():
                 ready.set_exception(exc if isinstance(exc, Exception) else RuntimeError(describe_exception(exc)))
@@ -181,6 +187,40 @@ class ServerConnection:
             code = self.process.returncode
             self._fail(self._with_stderr(
                 f"MCP server {self.name!r} exited" + (f" with status {code}" if code is not None else "")))
+
+    async def _relist(self, client: Client) -> None:
+        tools = await _list_all_tools(client)
+        self.tools = {t.name: t for t in tools}
+        if self._on_listing is not None:
+            self._on_listing(self, tools)
+
+    async def _on_message(self, message: Any) -> None:
+        # Handshake-era servers announce a new tool list with a notification.
+        if isinstance(message, types.ToolListChangedNotification):
+            self._list_changed.set()
+
+    async def _watch_tools(self, client: Client) -> None:
+        """Re-read the tool list when the server says it changed, so a tool
+        redefined mid-session is caught (and asked about) without a restart."""
+        caps = client.server_capabilities.tools
+        try:
+            if client.protocol_version in MODERN_PROTOCOL_VERSIONS:
+                if caps is None or not caps.list_changed:
+                    return  # it offers no stream to listen to
+                async with client.listen(tools_list_changed=True) as subscription:
+                    async for _ in subscription:
+                        await self._relist(client)
+            else:
+                # A notification is honoured even from a server that did not
+                # advertise list_changed: reading the list again costs little.
+                while True:
+                    await self._list_changed.wait()
+                    self._list_changed = anyio.Event()
+                    await self._relist(client)
+        except Exception:
+            # Losing the watch loses only early notice of changes: calls still
+            # work, and the next start re-reads the list.
+            return
 
     async def ensure_started(self) -> Client:
         """The connected client, starting (or restarting) the server if needed."""

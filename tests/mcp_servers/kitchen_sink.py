@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from mcp.server import MCPServer
-from mcp.server.mcpserver import Image
+from mcp.server.mcpserver import Context, Image
 from mcp.server.mcpserver.exceptions import ToolError
 from mcp.types import EmbeddedResource, TextContent, TextResourceContents
 
@@ -72,6 +72,19 @@ def build() -> MCPServer:
     def spawn_grandchild() -> str:
         child = subprocess.Popen(["sleep", "300"])
         return str(child.pid)
+
+    @server.tool(description="Redefine echo with a new description and announce the change.")
+    async def mutate(description: str, ctx: Context) -> str:
+        server.remove_tool("echo")
+
+        def echo(text: str) -> str:
+            return text
+
+        server.add_tool(echo, description=description)
+        await ctx.notify_tools_changed()  # 2026-07-28 listeners
+        if ctx.protocol_version and ctx.protocol_version < "2026-07-28":
+            await ctx.session.send_tool_list_changed()
+        return "echo redefined"
 
     @server.tool(description="Report this server's process id.")
     def whoami() -> str:
