@@ -233,3 +233,20 @@ def test_bwrap_sysctls_are_read_only(layout: tuple[Path, Path]) -> None:
         assert "WROTE" in run_in("none", Box((), (), True), SYSCTL, work).stdout
     r = run_in("bubblewrap", Box((work,), (), network=False), SYSCTL + "; cat /proc/sys/kernel/hostname", work)
     assert "WROTE" not in r.stdout and "Read-only file system" in r.stderr
+
+
+@pytest.mark.skipif(landlock_abi() < 1, reason="Landlock not available")
+def test_landlock_box_has_no_capabilities_and_cannot_signal_out(layout: tuple[Path, Path]) -> None:
+    work, _ = layout
+    victim = subprocess.Popen(["sleep", "60"])
+    try:
+        r = run_in("landlock", Box((work,), (), network=False),
+                   f"grep -E 'Cap(Eff|Bnd)' /proc/self/status; kill -0 {victim.pid} && echo SIGNALLED", work)
+        assert "CapEff:\t0000000000000000" in r.stdout and "CapBnd:\t0000000000000000" in r.stdout
+        if landlock_abi() >= 6:
+            assert "SIGNALLED" not in r.stdout
+        # The control: the same probe unconfined reaches it.
+        assert "SIGNALLED" in run_in("none", Box((), (), True), f"kill -0 {victim.pid} && echo SIGNALLED", work).stdout
+    finally:
+        victim.kill()
+        victim.wait()

@@ -6,6 +6,10 @@ it costs one bare interpreter, and it restricts itself before exec so the
 command and all its children inherit the rules; the restriction cannot be
 lifted from inside (that is how Landlock works, and no_new_privs is set).
 
+As root the command would otherwise keep every capability (Landlock takes
+none away): the launcher empties the bounding, ambient and current sets
+first. With ABI 6 it also scopes signals and abstract unix sockets to the box.
+
 Landlock rules only add rights to a whole hierarchy: a ``.git`` inside a
 writable directory cannot be kept read-only. The plugin therefore never counts
 a Landlock box with writable directories as safe enough to run without asking.
@@ -32,7 +36,53 @@ _NET_BIND, _NET_CONNECT = 1 << 0, 1 << 1
 
 
 class _RulesetAttr(ctypes.Structure):
-    _fields_ = [("handled_access_fs", ctypes.c_uint64), ("handled_access_net", ctypes.c_uint64)]
+    _fields_ = [("handled_access_fs", ctypes.c_uint64), ("handled_access_net", ctypes.c_uint64),
+                ("scoped", ctypes.c_uint64)]
+
+
+_SCOPE_ABSTRACT_UNIX, _SCOPE_SIGNAL = 1 << 0, 1 << 1
+
+
+class _CapHeader(ctypes.Structure):
+    _fields_ = [("version", ctypes.c_uint32), ("pid", ctypes.c_int)]
+
+
+class _CapData(ctypes.Structure):
+    _fields_ = [("effective", ctypes.c_uint32), ("permitted", ctypes.c_uint32), ("inheritable", ctypes.c_uint32)]
+
+
+def _drop_capabilities(libc: ctypes.CDLL) -> None:
+    """Run as root, the command would keep every capability: Landlock does not
+    take CAP_SYS_MODULE or CAP_KILL away. Empty the bounding and ambient sets
+    (so no exec, setuid or not, regains any) and then the current sets."""
+    if os.geteuid() != 0 and not _has_caps():
+        return
+    for cap in range(64):
+        # PR_CAPBSET_DROP; EINVAL means the kernel has no capability of that number.
+        if libc.prctl(24, cap, 0, 0, 0) != 0 and ctypes.get_errno() != 22:
+            _fail(f"cannot drop capability {cap} from the bounding set: {os.strerror(ctypes.get_errno())}")
+    libc.prctl(47, 4, 0, 0, 0)  # PR_CAP_AMBIENT, PR_CAP_AMBIENT_CLEAR_ALL
+    header = _CapHeader(0x20080522, 0)  # _LINUX_CAPABILITY_VERSION_3
+    data = (_CapData * 2)()
+    if libc.syscall(126 if _machine() == "x86_64" else 91, ctypes.byref(header), data) != 0:  # capset
+        _fail(f"capset: {os.strerror(ctypes.get_errno())}")
+
+
+def _machine() -> str:
+    import platform
+
+    return platform.machine()
+
+
+def _has_caps() -> bool:
+    try:
+        with open("/proc/self/status") as fh:
+            for line in fh:
+                if line.startswith("CapEff:"):
+                    return int(line.split()[1], 16) != 0
+    except OSError:
+        pass
+    return True
 
 
 class _PathBeneath(ctypes.Structure):
@@ -136,8 +186,10 @@ def main(argv: list[str]) -> None:
     if abi >= 3:
         fs |= _TRUNCATE
     net = (_NET_BIND | _NET_CONNECT) if (no_tcp and abi >= 4) else 0
-    attr = _RulesetAttr(fs, net)
-    size = ctypes.sizeof(attr) if net else 8
+    # ABI 6: no signals to processes outside the box, no abstract unix sockets out of it.
+    scoped = (_SCOPE_SIGNAL | _SCOPE_ABSTRACT_UNIX) if abi >= 6 else 0
+    attr = _RulesetAttr(fs, net, scoped)
+    size = 24 if scoped else (16 if net else 8)
     ruleset = libc.syscall(_CREATE, ctypes.byref(attr), size, 0)
     if ruleset < 0:
         _fail(f"landlock_create_ruleset: {os.strerror(ctypes.get_errno())}")
@@ -159,6 +211,7 @@ def main(argv: list[str]) -> None:
         grant(path, fs)
     for dev in ("/dev/null", "/dev/zero", "/dev/tty", "/dev/full"):
         grant(dev, _WRITE_FILE | _TRUNCATE)
+    _drop_capabilities(libc)
     if libc.prctl(_PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0:
         _fail("prctl(NO_NEW_PRIVS) failed")
     if libc.syscall(_RESTRICT, ruleset, 0) != 0:
