@@ -181,7 +181,9 @@ def describe(backend: Backend) -> str:
     if backend == "landlock":
         abi = landlock_abi()
         net = "TCP blocked" if abi >= 4 else "network NOT blocked (Landlock ABI < 4)"
-        return f"Landlock ABI {abi}: writes confined to the working directories; {net}; UDP and processes not isolated"
+        sig = "signals kept inside" if abi >= 6 else "signals to other processes NOT blocked (ABI < 6)"
+        return (f"Landlock ABI {abi}: writes confined to the working directories, .git inside them writable; "
+                f"{net}, UDP not; {sig}; capabilities dropped")
     return "no sandbox: commands run with the user's full rights"
 
 
