@@ -260,3 +260,10 @@ def decide_in(session: Any, command: str) -> Decision:
     request = PermissionRequest(tool=tb.tools["Bash"], input={"command": command}, session=session,
                                 policy=session.policy)
     return tb.permissions.evaluate(request)
+
+
+def test_bash_rules_cover_monitor(proj: Path, tmp_path: Path) -> None:
+    tb = toolbox(proj, tmp_path, allow=["Bash(make:*)"], deny=["Bash(rm:*)"])
+    assert decide(tb, "make watch", tool="Monitor").decision == "allow"
+    assert decide(tb, "tail -f log; rm x", tool="Monitor").decision == "deny"
+    assert decide(tb, "npm run dev", tool="Monitor").decision == "ask"
