@@ -8,10 +8,12 @@ from __future__ import annotations
 
 from pydantic import BaseModel, Field
 
+from ._decisions import PermissionRequest, Vote
 from ._descriptions import clip_summary
+from ._hookspecs import hookimpl
 from ._tools import Tool, ToolContext, ToolResult
 
-__all__ = ["core_tools"]
+__all__ = ["CoreVotes", "core_tools"]
 
 MAX_LOADED_PER_CALL = 10
 
@@ -179,3 +181,20 @@ def core_tools(background: bool, have: set[str]) -> list[Tool]:
         tools.append(Tool(name="TaskStop", handler=task_stop, input_model=TaskStopInput,
                           permission="read", plugin="core"))
     return tools
+
+
+class CoreVotes:
+    """The core's permission vote for its own tools.
+
+    The read-only ones need none (read-only tools run where reads run).
+    TaskStop is not read-only, but it only stops this session's own
+    background work, which the model started; asking a person about it would
+    make the model unable to take back its own call (the shell plugin's
+    TaskStop is allowed the same way). Deny rules still apply on top.
+    """
+
+    @hookimpl
+    def pegboard_permission(self, request: PermissionRequest) -> Vote | None:
+        if request.tool.plugin == "core" and request.tool.name == "TaskStop":
+            return Vote.allow("TaskStop stops this session's own background task")
+        return None

@@ -76,6 +76,15 @@ class Session:
         self._data_dir: Path | None = None
         self._call_ids = itertools.count(1)
         self._ask_lock: asyncio.Lock | None = None
+        pm = toolbox.plugins.pm
+        if pm.get_plugin("pegboard.core-votes") is None:
+            # The core's vote on its own tools (core/_builtin_tools.py). It is
+            # registered with the first session because permission requests
+            # only exist in sessions; it belongs in Toolbox.load's internal
+            # registrations, next to the description loaders.
+            from ._builtin_tools import CoreVotes
+
+            pm.register(CoreVotes(), name="pegboard.core-votes")
         self.closed = False
 
     # --- state -------------------------------------------------------------

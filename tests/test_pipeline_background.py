@@ -148,3 +148,15 @@ async def test_tasks_belong_to_their_session(plugin_factory: PluginFactory) -> N
     assert (await two.call("TaskStop", {"task_id": tid})).is_error
     assert (await two.call("TaskList", {})).text_content() == "No background tasks in this session."
     assert (await one.call("TaskOutput", {"task_id": tid, "wait_s": 5})).text_content() == "slow slow done"
+
+
+async def test_core_taskstop_needs_no_approval_but_deny_rules_hold(plugin_factory: PluginFactory) -> None:
+    toolbox = plugin_factory(PIPETEST, config=ON)
+    session = toolbox.session("default")  # default mode asks about tools that change things
+    tid = task_id(await session.call("Slow", {"seconds": 30, "background": True}))
+    assert (await session.call("TaskStop", {"task_id": tid})).text_content() == f"Stopped {tid}."
+    denied = plugin_factory(PIPETEST, config=ON + '[permissions]\ndeny = ["TaskStop"]\n').session("default")
+    tid = task_id(await denied.call("Slow", {"seconds": 30, "background": True}))
+    refused = await denied.call("TaskStop", {"task_id": tid})
+    assert refused.is_error and "denied by TaskStop" in refused.text_content()
+    await denied.aclose()
