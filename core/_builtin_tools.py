@@ -89,6 +89,9 @@ async def scratchpad_read(args: ScratchpadReadInput, ctx: ToolContext) -> ToolRe
     if args.name not in pad:
         return ToolResult.error(f"No scratchpad entry {args.name!r}. Entries: {', '.join(sorted(pad)) or 'none'}.")
     text = pad[args.name]
+    if args.offset and args.offset >= len(text):
+        return ToolResult.error(f"offset {args.offset:,} is past the end of {args.name!r} "
+                                f"({len(text):,} characters).")
     part = text[args.offset: args.offset + args.limit]
     end = args.offset + len(part)
     if end < len(text):

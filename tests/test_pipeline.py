@@ -270,6 +270,8 @@ async def test_scratchpad_saves_instead_of_returning_and_lifts_caps(plugin_facto
     assert text(listing) == "huge\t40,000 characters\nletters\t2,000 characters"
     part = await session.call("ScratchpadRead", {"name": "letters", "offset": 26, "limit": 26})
     assert text(part).startswith("abcdefghijklmnopqrstuvwxyz\n[1,948 more characters; continue with offset=52]")
+    past = await session.call("ScratchpadRead", {"name": "letters", "offset": 2000})
+    assert past.is_error and text(past) == "offset 2,000 is past the end of 'letters' (2,000 characters)."
     missing = await session.call("ScratchpadRead", {"name": "nope"})
     assert missing.is_error and "Entries: huge, letters" in text(missing)
     again = await session.call("Echo", {"text": "x", "scratchpad": "letters"})
