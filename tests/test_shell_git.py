@@ -106,3 +106,28 @@ async def test_read_only_git_runs_no_repository_code(session: Any, poisoned: tup
 async def test_git_status_still_reports_changes(session: Any) -> None:
     r = await session.call("Bash", {"command": "git status --short"})
     assert "a.txt" in r.text_content() and "pic.bin" in r.text_content()
+
+
+def test_a_work_tree_moved_outside_makes_git_ask(tmp_path: Path) -> None:
+    from pegboard._decisions import PermissionRequest
+
+    repo = (tmp_path / "moved").resolve()
+    repo.mkdir()
+    elsewhere = (tmp_path / "home-of-secrets").resolve()
+    elsewhere.mkdir()
+    (elsewhere / "id_rsa").write_text("PRIVATE KEY\n")
+    git(repo, "init", "-q")
+    cfg = tmp_path / "c.toml"
+    cfg.write_text('[plugins.shell]\nsandbox = "off"\n')
+    tb = Toolbox.load(cwd=repo, plugins=["shell"], config=cfg)
+    s = tb.session(mode="default")
+
+    def decide(command: str) -> str:
+        req = PermissionRequest(tool=tb.tools["Bash"], input={"command": command}, session=s, policy=s.policy)
+        return tb.permissions.evaluate(req).decision
+
+    assert decide("git status") == "allow"
+    # The repository's own config points git at another directory, whose files git diff would print.
+    git(repo, "config", "core.worktree", str(elsewhere))
+    assert decide("git status") == "ask"
+    assert decide("git diff") == "ask"

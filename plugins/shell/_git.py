@@ -21,7 +21,7 @@ from pathlib import Path
 
 from ._programs import Spec
 
-__all__ = ["GIT_SUBCOMMANDS", "GIT_NESTED", "git_safe_env"]
+__all__ = ["GIT_SUBCOMMANDS", "GIT_NESTED", "git_safe_env", "git_toplevels"]
 
 _DIFF_FLAGS = (
     "-p -u -s --patch --no-patch --stat --shortstat --numstat --dirstat --summary --name-only --name-status "
@@ -170,4 +170,27 @@ def git_safe_env(env: Mapping[str, str], cwds: Iterable[Path]) -> dict[str, str]
     for i, (key, value) in enumerate(pairs):
         out[f"GIT_CONFIG_KEY_{i}"] = key
         out[f"GIT_CONFIG_VALUE_{i}"] = value
+    return out
+
+
+def git_toplevels(cwds: Iterable[Path]) -> list[Path]:
+    """The work trees git would read from ``cwds``.
+
+    A repository's own config can move its work tree anywhere
+    (``core.worktree = /home/user``), and then ``git diff`` prints files from
+    there: the work tree is a path the command reads, and is voted on as one.
+    """
+    env = {"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "HOME": os.devnull,
+           "GIT_CONFIG_NOSYSTEM": "1", "GIT_CONFIG_GLOBAL": os.devnull,
+           "GIT_CONFIG_COUNT": "1", "GIT_CONFIG_KEY_0": "core.fsmonitor", "GIT_CONFIG_VALUE_0": "false"}
+    out: list[Path] = []
+    for cwd in cwds:
+        try:
+            proc = subprocess.run(["git", "rev-parse", "--show-toplevel"], cwd=cwd, env=env,
+                                  stdin=subprocess.DEVNULL, capture_output=True, timeout=10)
+        except (OSError, subprocess.SubprocessError):
+            continue
+        text = proc.stdout.decode("utf-8", "replace").strip()
+        if proc.returncode == 0 and text:
+            out.append(Path(os.path.realpath(text)))
     return out

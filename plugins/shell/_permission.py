@@ -123,6 +123,10 @@ def vote(request: PermissionRequest, config: ShellConfig) -> Vote:
         return Vote.ask("the command names pegboard's configuration", suggest=suggestions(command))
     if verdict.read_only or verdict.file_edit:
         votes = list(_path_votes(request, verdict.parts))
+        if verdict.uses_git:
+            from ._git import git_toplevels
+
+            votes.extend(request.path_vote(top, write=False) for top in git_toplevels(verdict.cwds))
         worst = max(votes, key=lambda v: RANK[v.decision]) if votes else None
         if worst is None or worst.decision == "allow":
             what = "read-only command" if verdict.read_only else "file commands"
