@@ -41,7 +41,6 @@ import pathspec
 
 from ._config import DEFAULT_PROTECTED, ConfigError, Settings, config_dir, policy_path
 from ._decisions import Answer, Decision, PermissionRequest, Rule, RuleMatcher, Vote
-from ._paths import is_within, relative_posix
 from ._plugins import _short_error
 from ._policy import Policy, clamp_policy, policy_for
 

@@ -31,6 +31,8 @@ CALLS: dict[str, tuple[str, dict[str, Any]]] = {
     "bash_other": ("Bash", {"command": "curl https://example.com"}),
     "web": ("WebFetch", {"url": "https://example.com/page"}),
     "mcp": ("mcp__srv__tool", {"x": 1}),
+    "notify": ("Notify", {}),
+    "todo": ("Todo", {}),
 }
 
 A, Q, D = "allow", "ask", "deny"
@@ -50,6 +52,8 @@ TABLE: dict[str, tuple[str, ...]] = {
     "bash_other": (Q,     Q,      D,   Q,   D,      A,     D,   D,   D,   A,    Q),
     "web":        (Q,     Q,      Q,   Q,   D,      A,     D,   A,   A,   A,    Q),
     "mcp":        (Q,     Q,      D,   Q,   D,      A,     D,   D,   D,   A,    Q),
+    "notify":     (Q,     Q,      D,   Q,   D,      A,     D,   D,   D,   A,    Q),
+    "todo":       (Q,     Q,      D,   Q,   D,      A,     D,   A,   A,   A,    Q),
 }
 
 
@@ -102,6 +106,21 @@ def test_none_offers_no_tools_and_levels_hide_what_they_do_not_reach(project: Pr
     plan = {t.name for t in toolbox.session("plan").offered()}
     assert "Read" in plan and "Write" not in plan
     assert {"Write", "Bash", "mcp__srv__tool"} <= {t.name for t in toolbox.session("ask").offered()}
+
+
+def test_additional_directories_are_working_directories(project: Project) -> None:
+    args_read = {"file_path": str(project.outside / "notes.txt")}
+    args_write = {"file_path": str(project.outside / "b.txt"), "content": "x"}
+    assert decide(project.load(), "Read", args_read).decision == "ask"
+    project.project_config('[permissions]\nadditional_directories = ["../outside"]\n')
+    toolbox = project.load()
+    assert project.outside in toolbox.session().working_dirs
+    assert decide(toolbox, "Read", args_read).decision == "allow"
+    assert decide(toolbox, "Write", args_write, "acceptEdits").decision == "allow"
+    assert decide(toolbox, "Write", args_write, "workspace").decision == "allow"
+    # A sibling whose name merely starts the same is not inside.
+    sibling = project.tmp / "outside2" / "x.txt"
+    assert decide(toolbox, "Write", {"file_path": str(sibling)}, "workspace").decision == "deny"
 
 
 def test_a_denied_call_reaches_no_tool(project: Project) -> None:
@@ -332,6 +351,12 @@ def test_protected_paths_ask_in_every_mode_and_deny_in_bypass(project: Project) 
             assert decision.decision == "ask" and decision.firm and "protected" in decision.reason, (path, mode)
         decision = decide(toolbox, "Write", args, "bypassPermissions")
         assert decision.decision == "deny" and "protected" in decision.reason, path
+    # Reading a protected path outside the working directories asks too
+    # (and is denied where no one is asked, bypassPermissions included).
+    key = {"file_path": str(project.outside / ".ssh" / "id_ed25519")}
+    assert decide(toolbox, "Read", key, "default").firm
+    for mode in ("bypassPermissions", "read", "dontAsk"):
+        assert decide(toolbox, "Read", key, mode).decision == "deny", mode
     # Reading the project's own .git is ordinary work.
     assert decide(toolbox, "Read", {"file_path": str(project.root / ".git" / "config")}).decision == "allow"
     assert decide(toolbox, "Write", {"file_path": str(project.root / "gitx"), "content": ""}).decision == "allow"

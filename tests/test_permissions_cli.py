@@ -12,7 +12,7 @@ from typing import Any
 
 import pytest
 from click.testing import CliRunner
-from test_permissions_plugin import PLUGIN_NAME, Project, decide, project  # noqa: F401  (fixture)
+from test_permissions_plugin import PLUGIN_NAME, Project, project  # noqa: F401  (fixture)
 
 from pegboard._cli import cli
 from pegboard._config import config_dir

@@ -92,6 +92,10 @@ def pegboard_register_tools(register):
     register(Tool(name="mcp__srv__tool", handler=echo, input_model=McpIn, permission="unrestricted"))
     register(Tool(name="mcp__srv__other", handler=echo, input_model=McpIn, permission="unrestricted"))
     register(Tool(name="Agent", handler=echo, input_model=AgentIn, permission="read"))
+    # A changing tool whose plugin asks (like a notification or a push), and
+    # one whose plugin has no opinion (like a to-do list): both offered at read.
+    register(Tool(name="Notify", handler=echo, input_model=McpIn, permission="read"))
+    register(Tool(name="Todo", handler=echo, input_model=McpIn, permission="read"))
     register(Tool(name="Monitor", handler=echo, input_model=BashIn, permission="unrestricted",
                   metadata={"rule_names": ("Bash",)}))
 
@@ -134,6 +138,8 @@ def pegboard_permission(request):
         return Vote.ask(f"{tool.name} is an MCP tool")
     if tool.name == "Agent":
         return Vote.allow("sub-agents run under a clamped policy")
+    if tool.name == "Notify":
+        return Vote.ask("Notify sends a message to people")
     return None
 
 
