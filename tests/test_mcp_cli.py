@@ -41,7 +41,7 @@ def test_project_server_approval_flow(tmp_path: Path) -> None:
 
     approved = run("mcp", "approve", "proj", cwd=tmp_path)
     assert approved.returncode == 0, approved.stderr
-    assert "approved proj" in approved.stdout and "proj: 10 tools" in approved.stdout
+    assert "approved proj" in approved.stdout and "proj: 11 tools" in approved.stdout
 
     (row,) = json.loads(run("mcp", "list", "--json", cwd=tmp_path).stdout)
     assert row["state"] == "ready" and "echo" in row["tools"]
@@ -60,7 +60,7 @@ def test_user_config_server_needs_no_approval(tmp_path: Path) -> None:
     (row,) = json.loads(run("--config", str(config), "mcp", "list", "--json", cwd=tmp_path).stdout)
     assert row["state"].startswith("approved, tools not yet listed") and not row["project_defined"]
     refreshed = run("--config", str(config), "mcp", "refresh", cwd=tmp_path)
-    assert "mine: 10 tools" in refreshed.stdout, refreshed.stderr
+    assert "mine: 11 tools" in refreshed.stdout, refreshed.stderr
 
 
 def test_approve_unknown_server_fails(tmp_path: Path) -> None:

@@ -196,3 +196,11 @@ async def test_tool_list_change_is_seen_without_a_restart(tmp_path: Path, target
         assert conn.starts == 1
     finally:
         await conn.stop()
+
+
+async def test_stop_kills_a_grandchild_that_ignores_sigterm(tmp_path: Path) -> None:
+    conn = ServerConnection(stdio_spec(tmp_path), log_dir=tmp_path)
+    pid = int((await conn.call_tool("spawn_stubborn_grandchild", {})).content[0].text)  # type: ignore[union-attr]
+    assert pid_alive(pid)
+    await conn.stop()
+    assert not pid_alive(pid)

@@ -86,6 +86,11 @@ def build() -> MCPServer:
             await ctx.session.send_tool_list_changed()
         return "echo redefined"
 
+    @server.tool(description="Start a grandchild that ignores SIGTERM; return its pid.")
+    def spawn_stubborn_grandchild() -> str:
+        child = subprocess.Popen(["bash", "-c", "trap '' TERM; sleep 300 & wait"])
+        return str(child.pid)
+
     @server.tool(description="Report this server's process id.")
     def whoami() -> str:
         return str(os.getpid())
