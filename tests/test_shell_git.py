@@ -131,3 +131,25 @@ def test_a_work_tree_moved_outside_makes_git_ask(tmp_path: Path) -> None:
     git(repo, "config", "core.worktree", str(elsewhere))
     assert decide("git status") == "ask"
     assert decide("git diff") == "ask"
+
+
+def test_a_git_file_naming_another_repository_makes_git_ask(tmp_path: Path) -> None:
+    from pegboard._decisions import PermissionRequest
+
+    private = (tmp_path / "private").resolve()
+    private.mkdir()
+    git(private, "init", "-q")
+    (private / "secret.txt").write_text("s3cret\n")
+    git(private, "add", ".")
+    git(private, "commit", "-qm", "secret")
+    proj = (tmp_path / "proj").resolve()
+    proj.mkdir()
+    cfg = tmp_path / "c.toml"
+    cfg.write_text('[plugins.shell]\nsandbox = "off"\n')
+    tb = Toolbox.load(cwd=proj, plugins=["shell"], config=cfg)
+    s = tb.session(mode="default")
+    req = lambda c: PermissionRequest(tool=tb.tools["Bash"], input={"command": c}, session=s,  # noqa: E731
+                                      policy=s.policy)
+    assert tb.permissions.evaluate(req("git log -p")).decision == "allow"  # not a repository: nothing to read
+    (proj / ".git").write_text(f"gitdir: {private / '.git'}\n")
+    assert tb.permissions.evaluate(req("git log -p")).decision == "ask"

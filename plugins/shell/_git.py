@@ -174,11 +174,13 @@ def git_safe_env(env: Mapping[str, str], cwds: Iterable[Path]) -> dict[str, str]
 
 
 def git_toplevels(cwds: Iterable[Path]) -> list[Path]:
-    """The work trees git would read from ``cwds``.
+    """The git directories and work trees git would read from ``cwds``.
 
     A repository's own config can move its work tree anywhere
-    (``core.worktree = /home/user``), and then ``git diff`` prints files from
-    there: the work tree is a path the command reads, and is voted on as one.
+    (``core.worktree = /home/user``), and a ``.git`` file can name any git
+    directory (another, private repository's history); then ``git diff`` or
+    ``git log -p`` print from there. They are paths the command reads, and
+    are voted on as such.
     """
     env = {"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "HOME": os.devnull,
            "GIT_CONFIG_NOSYSTEM": "1", "GIT_CONFIG_GLOBAL": os.devnull,
@@ -186,11 +188,13 @@ def git_toplevels(cwds: Iterable[Path]) -> list[Path]:
     out: list[Path] = []
     for cwd in cwds:
         try:
-            proc = subprocess.run(["git", "rev-parse", "--show-toplevel"], cwd=cwd, env=env,
-                                  stdin=subprocess.DEVNULL, capture_output=True, timeout=10)
+            # In order: rev-parse prints each answer it can before one fails
+            # (--show-toplevel fails in a bare repository or inside .git).
+            proc = subprocess.run(["git", "rev-parse", "--absolute-git-dir", "--git-common-dir", "--show-toplevel"],
+                                  cwd=cwd, env=env, stdin=subprocess.DEVNULL, capture_output=True, timeout=10)
         except (OSError, subprocess.SubprocessError):
             continue
-        text = proc.stdout.decode("utf-8", "replace").strip()
-        if proc.returncode == 0 and text:
-            out.append(Path(os.path.realpath(text)))
-    return out
+        for line in proc.stdout.decode("utf-8", "replace").splitlines():
+            if line.strip():
+                out.append(Path(os.path.realpath(os.path.join(cwd, line.strip()))))
+    return list(dict.fromkeys(out))
