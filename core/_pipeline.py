@@ -303,8 +303,10 @@ def _deferred_note(session: Session, tool: Tool, args: Mapping[str, Any]) -> str
 # --- permission and hooks --------------------------------------------------------
 
 
-async def _authorize(session: Session, tool: Tool, input: Mapping[str, Any]) -> None:
-    request = PermissionRequest(tool=tool, input=input, session=session, policy=session.policy)
+async def _authorize(session: Session, tool: Tool, input: Mapping[str, Any], call_id: str) -> None:
+    # The call id lets a plugin tie what its vote checked to the call that runs.
+    request = PermissionRequest(tool=tool, input=input, session=session, policy=session.policy,
+                                extra={"call_id": call_id})
     permissions = session.toolbox.permissions
     if session.toolbox.hook.pegboard_ask.get_hookimpls():
         # With a person to ask, the calls of a session decide one at a time,
@@ -592,7 +594,7 @@ async def _run_call(session: Session, name: str, arguments: Any, call_id: str) -
     if advisory:
         notes.append(advisory)
     mapping = _as_mapping(validated)
-    await _authorize(session, tool, mapping)
+    await _authorize(session, tool, mapping, call_id)
     info = CallInfo(session=session, tool=tool, input=mapping, call_id=call_id)
     rewritten, context = await _run_before_hooks(info)
     if rewritten:
@@ -600,7 +602,7 @@ async def _run_call(session: Session, name: str, arguments: Any, call_id: str) -
         # hook cannot smuggle a call past the permission rules.
         validated, _ = _validate(tool, info.input, rewritten=True)
         info.input = _as_mapping(validated)
-        await _authorize(session, tool, info.input)
+        await _authorize(session, tool, info.input, call_id)
     notes.extend(context)
     # Only now, when the call will run: a refused call must not use up the
     # once-per-session note before the model could see it.

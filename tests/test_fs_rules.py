@@ -108,8 +108,6 @@ def test_matcher_covers_like_claude_code(proj: Path) -> None:
     assert not allow.matches(req("Read", file_path="bad\x00path"))
 
 
-@pytest.mark.xfail(strict=True, reason="core change needed: the engine looks up rules by the call's tool name "
-                   "only; Tool.metadata['rule_names'] (Write→Edit, Grep→Read) is not consulted yet")
 async def test_edit_rule_covers_write_end_to_end(proj: Path, tmp_path: Path) -> None:
     s = _load(proj, tmp_path, allow=["Edit(docs/**)"], deny=["Read(./secret/**)"]).session(mode="default")
     r = await s.call("Write", {"file_path": str(proj / "docs" / "new.md"), "content": "x"})
