@@ -365,7 +365,7 @@ class PermissionEngine:
         for plugin, vote in votes:
             if vote.decision == "deny":
                 return Decision("deny", vote.reason, f"plugin {plugin}")
-        suggestions = tuple(dict.fromkeys(s for _, v in votes for s in v.suggestions))
+        suggestions = tuple(dict.fromkeys(s for _, v in votes for s in v.suggestions if isinstance(s, str)))
         for plugin, vote in votes:
             if vote.decision == "ask" and vote.firm:
                 if policy.bypass:
@@ -437,7 +437,7 @@ class PermissionEngine:
         if not hook.pegboard_ask.get_hookimpls():
             return self._headless(decision, "no one is there to ask (no pegboard_ask host)")
         shown = replace(decision, suggestions=decision.suggestions or (request.tool.name,))
-        shown = replace(shown, previews=tuple(self.preview(r, request.session) for r in shown.suggestions))
+        shown = replace(shown, previews=tuple(self._safe_preview(r, request.session) for r in shown.suggestions))
         try:
             answer = await _maybe_await(hook.pegboard_ask(request=request, decision=shown))
         except Exception as exc:
@@ -453,8 +453,9 @@ class PermissionEngine:
             if answer.remember not in SCOPES:
                 raise ValueError(f"unknown scope {answer.remember!r}; expected one of {', '.join(SCOPES)}")
             where = self.remember(rule_text, answer.remember, request.session)
-        except (ValueError, OSError) as exc:
-            return Decision("allow", f"approved once; could not remember {rule_text}: {exc}", "person")
+        except Exception as exc:  # the person approved this call; only remembering failed
+            return Decision("allow", f"approved once; could not remember {rule_text!r}: {_short_error(exc)}",
+                            "person")
         return Decision("allow", f"approved and remembered as {rule_text} ({where})", "person")
 
     def _headless(self, decision: Decision, why: str) -> Decision:
@@ -488,6 +489,13 @@ class PermissionEngine:
         return str(path)
 
     # --- explaining --------------------------------------------------------
+
+    def _safe_preview(self, rule_text: str, session: Session) -> str:
+        # A preview is advice for the person: its failure must not stop the ask.
+        try:
+            return self.preview(rule_text, session)
+        except Exception as exc:
+            return f"(no preview of {rule_text!r}: {_short_error(exc)})"
 
     def preview(self, rule_text: str, session: Session | None = None) -> str:
         """What a rule would allow besides the call at hand, in a sentence

@@ -589,6 +589,17 @@ def test_remembering_keeps_existing_grants_and_refuses_a_bad_rule(project: Proje
     assert tomllib.loads(granted.read_text())["permissions"]["allow"] == ["Bash(make:*)", "Bash(npm:*)"]
 
 
+def test_a_host_answer_with_a_rule_that_is_not_text_still_runs_once(project: Project) -> None:
+    host = Host(Answer(allow=True, remember="project", rule=42))  # type: ignore[arg-type]
+    toolbox = project.load(host=host)
+    session = toolbox.session("default")
+    request = PermissionRequest(tool=toolbox.tools["Bash"], input={"command": "make"}, session=session,
+                                policy=session.policy)
+    decision = asyncio.run(toolbox.permissions.authorize(request))
+    assert decision.decision == "allow" and "could not remember" in decision.reason
+    assert not (project.root / ".pegboard" / "granted.toml").exists()
+
+
 def test_the_host_is_shown_suggestions_with_previews(project: Project) -> None:
     (project.root / "docs").mkdir()
     for name in ("a.md", "b.md", "c.md"):
