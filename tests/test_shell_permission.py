@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 from pathlib import Path
 from typing import Any
 
@@ -267,3 +268,18 @@ def test_bash_rules_cover_monitor(proj: Path, tmp_path: Path) -> None:
     assert decide(tb, "make watch", tool="Monitor").decision == "allow"
     assert decide(tb, "tail -f log; rm x", tool="Monitor").decision == "deny"
     assert decide(tb, "npm run dev", tool="Monitor").decision == "ask"
+
+
+def test_deciding_runs_no_program_from_the_working_dirs(proj: Path, tmp_path: Path,
+                                                         monkeypatch: pytest.MonkeyPatch) -> None:
+    # The vote asks git about the repository; a `git` the model wrote into a
+    # PATH directory inside the project must not be the one it runs.
+    fake = proj / "bin"
+    fake.mkdir()
+    marker = tmp_path / "fake-ran"
+    for name in ("git", "bwrap"):
+        (fake / name).write_text(f"#!/bin/sh\ntouch {marker}\n")
+        (fake / name).chmod(0o755)
+    monkeypatch.setenv("PATH", f"{fake}:{os.environ['PATH']}")
+    decide(toolbox(proj, tmp_path), "git status")
+    assert not marker.exists()

@@ -173,7 +173,7 @@ def git_safe_env(env: Mapping[str, str], cwds: Iterable[Path]) -> dict[str, str]
     return out
 
 
-def git_toplevels(cwds: Iterable[Path]) -> list[Path]:
+def git_toplevels(cwds: Iterable[Path], path: str) -> list[Path]:
     """The git directories and work trees git would read from ``cwds``.
 
     A repository's own config can move its work tree anywhere
@@ -182,7 +182,8 @@ def git_toplevels(cwds: Iterable[Path]) -> list[Path]:
     ``git log -p`` print from there. They are paths the command reads, and
     are voted on as such.
     """
-    env = {"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "HOME": os.devnull,
+    # ``path``: a PATH without the working directories (this runs before any approval).
+    env = {"PATH": path, "HOME": os.devnull,
            "GIT_CONFIG_NOSYSTEM": "1", "GIT_CONFIG_GLOBAL": os.devnull,
            "GIT_CONFIG_COUNT": "1", "GIT_CONFIG_KEY_0": "core.fsmonitor", "GIT_CONFIG_VALUE_0": "false"}
     out: list[Path] = []

@@ -126,7 +126,11 @@ def vote(request: PermissionRequest, config: ShellConfig) -> Vote:
         if verdict.uses_git:
             from ._git import git_toplevels
 
-            votes.extend(request.path_vote(top, write=False) for top in git_toplevels(verdict.cwds))
+            from ._runner import sanitized_path
+
+            dirs = [Path(os.path.realpath(d)) for d in request.working_dirs]
+            path = sanitized_path(os.environ.get("PATH", ""), dirs)
+            votes.extend(request.path_vote(top, write=False) for top in git_toplevels(verdict.cwds, path))
         worst = max(votes, key=lambda v: RANK[v.decision]) if votes else None
         if worst is None or worst.decision == "allow":
             what = "read-only command" if verdict.read_only else "file commands"

@@ -39,6 +39,13 @@ __all__ = ["Backend", "Box", "backend_for", "bwrap_works", "landlock_abi", "prot
 Backend = Literal["bubblewrap", "landlock", "none"]
 
 _LAUNCHER = Path(__file__).with_name("_landlock.py")
+# bwrap is looked up in system directories only: a PATH entry the model can
+# write to (a project's bin/) must not supply the sandbox itself.
+_SYSTEM_PATH = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
+
+
+def _bwrap() -> str | None:
+    return shutil.which("bwrap", path=_SYSTEM_PATH)
 
 
 @dataclass(frozen=True)
@@ -63,7 +70,7 @@ class Box:
 @lru_cache(maxsize=1)
 def bwrap_works() -> str | None:
     """None when bubblewrap runs a confined command here, else why not."""
-    exe = shutil.which("bwrap")
+    exe = _bwrap()
     if exe is None:
         return "bwrap is not installed (apt-get install bubblewrap)"
     try:
@@ -132,7 +139,7 @@ def wrap(backend: Backend, box: Box, argv: Sequence[str]) -> Wrapped:
     child must inherit (the seccomp program for bwrap). The caller closes
     them once the child has started."""
     if backend == "bubblewrap":
-        exe = shutil.which("bwrap") or "bwrap"
+        exe = _bwrap() or "/usr/bin/bwrap"
         args = [exe, *_bwrap_base(network=box.network)]
         fds: tuple[int, ...] = ()
         program = None if box.unix_sockets else unix_socket_filter()
