@@ -18,7 +18,6 @@ if TYPE_CHECKING:
 
     from pegboard._decisions import PermissionRequest, Rule, Vote
     from pegboard._doctor import Check
-    from pegboard._plugins import PluginContext
     from pegboard._session import Session
 
 __all__ = ["ShellConfig"]
