@@ -347,3 +347,15 @@ async def test_tool_redefined_mid_session_asks_before_the_next_call(tmp_path: Pa
         denied = await session.call("mcp__ks__echo", {"text": "hi"})
         assert denied.is_error
         assert [name for name, _ in host.asked] == ["mcp__ks__echo"] and "changed" in host.asked[0][1]
+
+
+async def test_server_wildcard_allows_and_tool_deny_wins(tmp_path: Path) -> None:
+    config = write_config(tmp_path, {"ks": ks()},
+                          '[permissions]\nallow = ["mcp__ks__*"]\ndeny = ["mcp__ks__crash"]\n')
+    await warm_cache(tmp_path, config)
+    async with load(tmp_path, config).session() as session:
+        assert (await session.call("mcp__ks__echo", {"text": "y"})).text_content() == "y"
+        denied = await session.call("mcp__ks__crash", {})
+        assert denied.is_error and "mcp__ks__crash" in denied.text_content()
+        pool = session.plugin_state("mcp")["pool"]
+        assert pool.connections["ks"].state == "running"  # the denied crash never reached the server

@@ -129,26 +129,15 @@ def pegboard_permission(request: PermissionRequest) -> Vote | None:
                     suggest=(tool.name, f"mcp__{server}"))
 
 
-class _McpRule:
-    """``mcp__<server>`` covers every tool of the server; ``mcp__<server>__<tool>`` one tool."""
-
-    def __init__(self, name: str) -> None:
-        self.name = name
-
-    def matches(self, request: PermissionRequest) -> bool:
-        tool: str = request.tool.name
-        return tool == self.name or tool.startswith(self.name + "__")
-
-
 @hookimpl
-def pegboard_rule_matcher(rule: Rule, context: Any) -> _McpRule | None:
+def pegboard_rule_matcher(rule: Rule, context: Any) -> None:
+    """MCP rules are bare names: ``mcp__<server>`` (every tool of the server,
+    which the core matches by prefix) or ``mcp__<server>__<tool>``."""
     parts = split_tool_name(rule.tool)
-    if parts is None:
+    if parts is None or rule.specifier is None:
         return None
-    if rule.specifier is not None:
-        raise ValueError(f"MCP rules take no specifier: write {rule.tool!r} for the whole "
-                         f"{'tool' if parts[1] else 'server'}")
-    return _McpRule(rule.tool) if parts[1] is None else None
+    raise ValueError(f"MCP rules take no specifier: write {rule.tool!r} for the whole "
+                     f"{'tool' if parts[1] else 'server'}")
 
 
 @hookimpl
