@@ -76,15 +76,6 @@ class Session:
         self._data_dir: Path | None = None
         self._call_ids = itertools.count(1)
         self._ask_lock: asyncio.Lock | None = None
-        pm = toolbox.plugins.pm
-        if pm.get_plugin("pegboard.core-votes") is None:
-            # The core's vote on its own tools (core/_builtin_tools.py). It is
-            # registered with the first session because permission requests
-            # only exist in sessions; it belongs in Toolbox.load's internal
-            # registrations, next to the description loaders.
-            from ._builtin_tools import CoreVotes
-
-            pm.register(CoreVotes(), name="pegboard.core-votes")
         self.closed = False
 
     # --- state -------------------------------------------------------------
@@ -135,12 +126,17 @@ class Session:
         return real
 
     @property
-    def data_dir(self) -> Path:
-        """A private directory for this session's files (spilled output, logs)."""
-        if self._data_dir is None:
-            from ._config import data_dir
+    def data_path(self) -> Path:
+        """Where this session's private files live, without creating it."""
+        from ._config import data_dir
 
-            path = data_dir() / "sessions" / self.id
+        return data_dir() / "sessions" / self.id
+
+    @property
+    def data_dir(self) -> Path:
+        """A private directory for this session's files (spilled output, logs), created on first use."""
+        if self._data_dir is None:
+            path = self.data_path
             path.mkdir(parents=True, exist_ok=True, mode=0o700)
             self._data_dir = path
         return self._data_dir

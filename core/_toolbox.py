@@ -10,12 +10,12 @@ from typing import Any
 
 import pluggy
 
-from ._builtin_tools import core_tools
+from ._builtin_tools import CoreVotes, core_tools
 from ._config import ConfigError, Settings, config_dir, data_dir, load_settings
 from ._descriptions import DescriptionOverrides, PackageDescriptions
 from ._permissions import PermissionEngine
 from ._plugins import PluginContext, PluginRecord, Plugins
-from ._policy import Policy, policy_for
+from ._policy import Policy
 from ._session import Session
 from ._tools import LEVELS, Level, Tool
 
@@ -114,6 +114,7 @@ class Toolbox:
         def register_internal(pm: pluggy.PluginManager) -> None:
             pm.register(PackageDescriptions(), name="pegboard.descriptions")
             pm.register(DescriptionOverrides(), name="pegboard.overrides")
+            pm.register(CoreVotes(), name="pegboard.core-votes")
             if host is not None:
                 pm.register(host, name="host")
 
@@ -191,12 +192,9 @@ class Toolbox:
 
     def session(self, mode: str | None = None, *, session_id: str | None = None) -> Session:
         """A new session in ``mode`` (a mode or level name; default from config)."""
-        name = mode or self.settings.core.permissions.mode
-        policy = policy_for(name)
-        if policy.bypass and self.settings.core.permissions.disable_bypass_permissions:
-            raise ConfigError([f"{name} is disabled by [permissions] disable_bypass_permissions "
-                               f"in {self.settings.source_of('permissions', 'disable_bypass_permissions')}"])
-        return Session(self, policy, session_id)
+        # The permission engine applies disable_bypass_permissions and the
+        # system policy's mode as a ceiling (Session.set_mode goes there too).
+        return Session(self, self.permissions.session_policy(mode), session_id)
 
     def tool_statuses(self) -> list[ToolStatus]:
         return sorted(self.statuses.values(), key=lambda s: (s.tool.name.startswith("mcp__"),
