@@ -450,13 +450,17 @@ def config_show(as_json: bool) -> None:
         fail_config(exc)
         return
     effective = settings.core.model_dump(mode="json")
+    from ._permissions import _protected_patterns
+
+    # Protected paths add up across layers; show the list in force, not the last layer's.
+    effective["permissions"]["protected_paths"] = _protected_patterns(settings)[0]
     effective["plugins"] = settings.merged.get("plugins", {})
     rows = []
     for keys, value in _flatten(effective):
         if not keys:
             continue
         source = settings.source_of(*keys)
-        if keys[:1] == ("permissions",) and keys[1:2] and keys[1] in ("allow", "ask", "deny"):
+        if keys[:1] == ("permissions",) and keys[1:2] and keys[1] in ("allow", "ask", "deny", "protected_paths"):
             source = "every layer (see `pegboard permissions list`)"
         rows.append({"key": ".".join(keys), "value": value, "source": source})
     if as_json:

@@ -57,6 +57,7 @@ class Toolbox:
         self.plugins = plugins
         self.hook = plugins.pm.hook
         self._descriptions: dict[str, str] = {}
+        self._levels: dict[tuple[str, str], Level] = {}
         self._core_context = PluginContext(CORE_PLUGIN, "pegboard", settings.root, config_dir(), data_dir(),
                                            settings, hook=plugins.pm.hook)
         tools_cfg = settings.core.tools
@@ -131,7 +132,26 @@ class Toolbox:
         self.plugins.pm.register(host, name=name)
 
     def required_level(self, tool: Tool) -> Level:
-        return self.settings.core.tools.permission.get(tool.name, tool.permission)
+        """The level a tool needs: its own, as ``[tools] permission`` overrides it.
+
+        A project's config (which comes with the repository, not from the
+        operator) may only raise a tool's requirement, never lower it.
+        """
+        cached = self._levels.get((tool.name, tool.permission))
+        if cached is not None:
+            return cached
+        level = tool.permission
+        for layer in self.settings.layers:
+            table = layer.data.get("tools", {})
+            value = table.get("permission", {}).get(tool.name) if isinstance(table, dict) else None
+            if value not in LEVELS:
+                continue
+            if layer.name.startswith("project"):
+                level = max(level, value, key=LEVELS.index)
+            else:
+                level = value
+        self._levels[(tool.name, tool.permission)] = level
+        return level
 
     def all_tool_names(self) -> set[str]:
         return set(self.statuses)

@@ -206,3 +206,15 @@ def pegboard_register_tools(register):
 ''')
     assert "Companion" not in toolbox.tools
     assert "goes with Main" in toolbox.statuses["Companion"].status
+
+
+def test_project_config_can_raise_but_not_lower_a_tools_level(plugin_factory: PluginFactory, isolated_env: Path,
+                                                              tmp_path: Path) -> None:
+    plugin_factory.config("[tools]\npermission = { Shout = 'read', Echo = 'unrestricted' }\n")
+    toolbox = plugin_factory(ECHO)
+    assert toolbox.required_level(toolbox.tools["Shout"]) == "workspace"  # its own, not lowered
+    assert toolbox.required_level(toolbox.tools["Echo"]) == "unrestricted"
+    operator = tmp_path / "operator.toml"
+    operator.write_text("[tools]\npermission = { Shout = 'read' }\n")
+    toolbox = Toolbox.load(cwd=plugin_factory.root, plugins=["pipetest"], config=operator)
+    assert toolbox.required_level(toolbox.tools["Shout"]) == "read"
