@@ -69,9 +69,7 @@ def _drop_capabilities(libc: ctypes.CDLL) -> None:
 
 
 def _machine() -> str:
-    import platform
-
-    return platform.machine()
+    return os.uname().machine
 
 
 def _has_caps() -> bool:
@@ -112,10 +110,9 @@ _RET_EPERM = 0x00050000 | 1
 def unix_socket_filter() -> bytes | None:
     """The classic BPF program, as bwrap --seccomp and PR_SET_SECCOMP take it;
     None on an architecture we have no numbers for."""
-    import platform
     import struct
 
-    arch = _ARCHES.get(platform.machine())
+    arch = _ARCHES.get(os.uname().machine)
     if arch is None:
         return None
     audit, nr_socket, x32 = arch
