@@ -123,6 +123,13 @@ def test_sandboxed_commands_are_allowed(proj: Path, tmp_path: Path) -> None:
     assert decide(tb2, "npm test", dangerouslyDisableSandbox=True).decision == "ask"
 
 
+def test_leaving_the_sandbox_runs_in_bypass_but_not_past_a_deny(proj: Path, tmp_path: Path) -> None:
+    tb = toolbox(proj, tmp_path, deny=["Bash(curl:*)"])
+    assert decide(tb, "npm test", mode="bypassPermissions", dangerouslyDisableSandbox=True).decision == "allow"
+    assert decide(tb, "curl x", mode="bypassPermissions", dangerouslyDisableSandbox=True).decision == "deny"
+    assert decide(tb, "npm test", mode="acceptEdits", dangerouslyDisableSandbox=True).decision == "ask"
+
+
 def test_sandbox_auto_allow_can_be_turned_off(proj: Path, tmp_path: Path) -> None:
     if backend_for("auto") == "none":
         pytest.skip("no sandbox backend")

@@ -115,6 +115,10 @@ def vote(request: PermissionRequest, config: ShellConfig) -> Vote:
         return Vote.ask("no command given")
     disable = bool(request.input.get("dangerouslyDisableSandbox"))
     if disable:
+        if request.policy.bypass:
+            # bypassPermissions is the operator saying "no sandbox, no questions";
+            # deny rules were already applied by the engine.
+            return Vote.allow(f"{request.policy.name} runs commands outside the sandbox")
         return Vote.ask("the command asks to run outside the sandbox", firm=True,
                         suggest=suggestions(command))
     session = request.session
