@@ -126,6 +126,7 @@ class Layer:
 
 
 RULE_KEYS = ("allow", "ask", "deny")
+UNCONFINED_MODES = ("bypassPermissions", "unrestricted")
 
 
 @dataclass
@@ -243,6 +244,14 @@ def load_settings(root: Path, explicit: Path | None = None) -> Settings:
     except ValidationError as exc:
         raise ConfigError(describe_errors(exc, provenance)) from None
     problems: list[str] = []
+    for layer in layers:
+        mode = layer.data.get("permissions", {}).get("mode") if isinstance(layer.data.get("permissions"), Mapping) \
+            else None
+        if layer.name.startswith("project") and mode in UNCONFINED_MODES:
+            # The project's config comes with the repository: a clone must not
+            # be able to switch every prompt off for whoever opens it.
+            raise ConfigError([f"{layer.label}: [permissions] mode = {mode!r}: a project's config cannot choose "
+                               "a mode without prompts; choose it in your user config or with --mode"])
     if core.permissions.disable_bypass_permissions and core.permissions.mode in ("bypassPermissions", "unrestricted"):
         problems.append(
             f"{provenance.get(('permissions', 'mode'), 'defaults')}: [permissions] mode = "

@@ -218,3 +218,19 @@ def test_project_config_can_raise_but_not_lower_a_tools_level(plugin_factory: Pl
     operator.write_text("[tools]\npermission = { Shout = 'read' }\n")
     toolbox = Toolbox.load(cwd=plugin_factory.root, plugins=["pipetest"], config=operator)
     assert toolbox.required_level(toolbox.tools["Shout"]) == "read"
+
+
+@pytest.mark.parametrize("mode", ["bypassPermissions", "unrestricted"])
+def test_project_config_cannot_switch_prompts_off(tmp_path: Path, isolated_env: Path, mode: str) -> None:
+    config = tmp_path / ".pegboard" / "config.toml"
+    config.parent.mkdir()
+    config.write_text(f"[permissions]\nmode = '{mode}'\n")
+    with pytest.raises(ConfigError, match=f"{config}: \\[permissions\\] mode = '{mode}'"):
+        Toolbox.load(cwd=tmp_path, plugins=[])
+    config.write_text("[permissions]\nmode = 'acceptEdits'\n")
+    assert Toolbox.load(cwd=tmp_path, plugins=[]).session().mode == "acceptEdits"
+    user = isolated_env / "config" / "pegboard" / "config.toml"
+    user.parent.mkdir(parents=True)
+    user.write_text(f"[permissions]\nmode = '{mode}'\n")
+    config.unlink()
+    assert Toolbox.load(cwd=tmp_path, plugins=[]).session().mode == mode

@@ -410,9 +410,9 @@ def test_the_system_policy_cannot_be_loosened(project: Project) -> None:
             toolbox.session(mode)
 
 
-def test_a_project_asking_for_bypass_under_the_policy_is_a_config_error(project: Project) -> None:
+def test_asking_for_bypass_under_the_policy_is_a_config_error(project: Project) -> None:
     project.policy(POLICY)
-    path = project.project_config('[permissions]\nmode = "bypassPermissions"\n')
+    path = project.user_config('[permissions]\nmode = "bypassPermissions"\n')
     with pytest.raises(ConfigError) as info:
         project.load()
     assert str(path) in str(info.value) and "disabled" in str(info.value)
