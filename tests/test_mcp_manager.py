@@ -9,7 +9,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from mcp_servers.helpers import KITCHEN_SINK, pid_alive, start_http_server
+from mcp_servers.helpers import KITCHEN_SINK, pid_alive, start_http_server, wait_dead
 from pegboard.plugins.mcp._config import ServerConfig, ServerSpec
 from pegboard.plugins.mcp._content import resource_contents, to_tool_result
 from pegboard.plugins.mcp._manager import ServerConnection, ServerUnavailable, ToolCallTimeout
@@ -135,7 +135,7 @@ async def test_startup_timeout(tmp_path: Path) -> None:
     with pytest.raises(ServerUnavailable, match="did not start within 1 s"):
         await conn.ensure_started()
     assert conn.state == "failed"
-    assert conn.process.pid is not None and not pid_alive(conn.process.pid)
+    assert conn.process.pid is not None and wait_dead(conn.process.pid)
 
 
 async def test_stop_kills_grandchildren(tmp_path: Path) -> None:
@@ -143,7 +143,7 @@ async def test_stop_kills_grandchildren(tmp_path: Path) -> None:
     pid = int((await conn.call_tool("spawn_grandchild", {})).content[0].text)  # type: ignore[union-attr]
     assert pid_alive(pid)
     await conn.stop()
-    assert not pid_alive(pid)
+    assert wait_dead(pid)
 
 
 async def test_crash_kills_grandchildren(tmp_path: Path) -> None:
@@ -152,7 +152,7 @@ async def test_crash_kills_grandchildren(tmp_path: Path) -> None:
         pid = int((await conn.call_tool("spawn_grandchild", {})).content[0].text)  # type: ignore[union-attr]
         with pytest.raises(ServerUnavailable):
             await conn.call_tool("crash", {})
-        assert not pid_alive(pid)
+        assert wait_dead(pid)
     finally:
         await conn.stop()
 
@@ -203,4 +203,4 @@ async def test_stop_kills_a_grandchild_that_ignores_sigterm(tmp_path: Path) -> N
     pid = int((await conn.call_tool("spawn_stubborn_grandchild", {})).content[0].text)  # type: ignore[union-attr]
     assert pid_alive(pid)
     await conn.stop()
-    assert not pid_alive(pid)
+    assert wait_dead(pid)

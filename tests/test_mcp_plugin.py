@@ -9,7 +9,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from mcp_servers.helpers import KITCHEN_SINK, pid_alive
+from mcp_servers.helpers import KITCHEN_SINK, pid_alive, wait_dead
 from pegboard import Toolbox
 from pegboard._config import ConfigError
 from pegboard._decisions import Answer
@@ -256,8 +256,8 @@ async def test_closing_the_session_stops_servers_and_grandchildren(tmp_path: Pat
     pids = [c.process.pid for c in pool.connections.values()]
     assert all(pid and pid_alive(pid) for pid in pids) and pid_alive(grandchild)
     await session.aclose()
-    assert not pid_alive(grandchild)
-    assert not any(pid_alive(pid) for pid in pids if pid)
+    assert wait_dead(grandchild)
+    assert all(wait_dead(pid) for pid in pids if pid)
 
 
 async def test_tool_removed_by_the_server(tmp_path: Path) -> None:

@@ -10,7 +10,6 @@ from collections.abc import Awaitable, Callable, Iterator
 from pathlib import Path
 from typing import Any
 
-import anyio
 import pytest
 from mcp import Client, StdioServerParameters
 from mcp.types import ElicitResult
@@ -196,7 +195,7 @@ def serve_with_kitchen_sink(project: Path) -> StdioServerParameters:
 
 
 async def test_serve_reexposes_mcp_tools_and_stops_them_with_the_connection(project: Path) -> None:
-    from mcp_servers.helpers import pid_alive
+    from mcp_servers.helpers import pid_alive, wait_dead
 
     params = serve_with_kitchen_sink(project)
     refresh = subprocess.run([str(PEGBOARD), "--cwd", str(project), "mcp", "approve", "ks"], capture_output=True,
@@ -210,18 +209,14 @@ async def test_serve_reexposes_mcp_tools_and_stops_them_with_the_connection(proj
         grandchild = int(result.content[0].text)
         assert pid_alive(grandchild)
     # The client closed stdin: serve ended its session, which stopped ks and its child.
-    for _ in range(100):
-        if not pid_alive(grandchild):
-            break
-        await anyio.sleep(0.1)
-    assert not pid_alive(grandchild)
+    assert wait_dead(grandchild)
 
 
 def test_sigterm_to_serve_stops_mcp_servers(project: Path) -> None:
     import json as _json
     import signal
 
-    from mcp_servers.helpers import pid_alive
+    from mcp_servers.helpers import pid_alive, wait_dead
 
     params = serve_with_kitchen_sink(project)
     subprocess.run([str(PEGBOARD), "--cwd", str(project), "mcp", "approve", "ks"], capture_output=True, timeout=120,
@@ -249,7 +244,7 @@ def test_sigterm_to_serve_stops_mcp_servers(project: Path) -> None:
         assert pid_alive(grandchild)
         proc.send_signal(signal.SIGTERM)
         proc.wait(30)
-        assert not pid_alive(grandchild)
+        assert wait_dead(grandchild)
     finally:
         if proc.poll() is None:
             proc.kill()

@@ -88,6 +88,9 @@ async def _stop(process: anyio.abc.Process, pgid: int) -> None:
         kill_group(pgid, signal.SIGTERM)
         if not await _wait_until(lambda: not _group_alive(pgid), TERM_GRACE_S):
             kill_group(pgid, signal.SIGKILL)
+            # Let the kill land before we report the server stopped (bounded:
+            # unreaped zombies keep a group "alive" under an init that never reaps).
+            await _wait_until(lambda: not _group_alive(pgid), TERM_GRACE_S)
     _live_groups.discard(pgid)
     with anyio.move_on_after(TERM_GRACE_S):
         await process.wait()

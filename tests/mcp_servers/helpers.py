@@ -52,3 +52,13 @@ def pid_alive(pid: int) -> bool:
             return fh.read().split(")")[-1].split()[0] != "Z"
     except OSError:
         return False
+
+
+def wait_dead(pid: int, limit_s: float = 10.0) -> bool:
+    """True once ``pid`` is gone; a killed process can take a moment to finish dying."""
+    deadline = time.monotonic() + limit_s
+    while pid_alive(pid):
+        if time.monotonic() > deadline:
+            return False
+        time.sleep(0.02)
+    return True
