@@ -137,3 +137,53 @@ def test_damaged_cache_is_ignored(tmp_path: Path) -> None:
     cache.path(s).parent.mkdir(parents=True)
     cache.path(s).write_text('{"server": 1}')
     assert cache.load(s) is None
+
+
+def test_content_mapping_of_every_block_kind() -> None:
+    import mcp.types as t
+
+    from pegboard.plugins.mcp._content import resource_contents, to_tool_result
+
+    result = t.CallToolResult(
+        content=[
+            t.TextContent(type="text", text="words"),
+            t.ImageContent(type="image", data="aW1n", mime_type="image/png"),
+            t.AudioContent(type="audio", data="YXVk", mime_type="audio/wav"),
+            t.EmbeddedResource(type="resource", resource=t.BlobResourceContents(
+                uri="file:///b.bin", mime_type="application/octet-stream", blob="Ymlu")),
+            t.ResourceLink(type="resource_link", uri="docs://x", name="x", description="the x"),
+        ],
+        structured_content={"k": 1},
+        is_error=True,
+    )
+    mapped = to_tool_result(result)
+    assert [c.type for c in mapped.content] == ["text", "image", "resource", "resource", "text"]
+    assert mapped.content[1].data == "aW1n"  # type: ignore[union-attr]
+    assert mapped.content[2].blob == "YXVk" and mapped.content[2].mime_type == "audio/wav"  # type: ignore[union-attr]
+    assert mapped.content[3].uri == "file:///b.bin" and mapped.content[3].blob == "Ymlu"  # type: ignore[union-attr]
+    assert "docs://x" in mapped.content[4].text and "the x" in mapped.content[4].text  # type: ignore[union-attr]
+    assert mapped.structured_content == {"k": 1} and mapped.is_error
+
+    only_structured = to_tool_result(t.CallToolResult(content=[], structured_content={"n": 2}))
+    assert '"n": 2' in only_structured.text_content() and not only_structured.is_error
+
+    read = resource_contents([
+        t.TextResourceContents(uri="a://t", mime_type="text/plain", text="hi"),
+        t.BlobResourceContents(uri="a://i", mime_type="image/gif", blob="R0lG"),
+        t.BlobResourceContents(uri="a://z", mime_type="application/zip", blob="UEs="),
+    ])
+    assert [c.type for c in read] == ["text", "image", "resource"]
+
+
+def test_serve_result_mapping_round_trips() -> None:
+    from pegboard._tools import ImageContent, ResourceContent, TextContent, ToolResult
+    from pegboard.plugins.mcp._content import to_tool_result
+    from pegboard.plugins.mcp._serve import to_call_result
+
+    original = ToolResult(content=[
+        TextContent(text="t"),
+        ImageContent(data="aW1n", mime_type="image/png"),
+        ResourceContent(uri="memo://1", mime_type="text/plain", text="memo"),
+        ResourceContent(uri="memo://2", mime_type="application/pdf", blob="JVBE"),
+    ], structured_content={"a": [1]}, is_error=True)
+    assert to_tool_result(to_call_result(original)) == original
