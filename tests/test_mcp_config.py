@@ -141,7 +141,6 @@ def test_damaged_cache_is_ignored(tmp_path: Path) -> None:
 
 def test_content_mapping_of_every_block_kind() -> None:
     import mcp.types as t
-
     from pegboard.plugins.mcp._content import resource_contents, to_tool_result
 
     result = t.CallToolResult(
