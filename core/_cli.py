@@ -29,10 +29,12 @@ class CLIState:
 
     cwd: Path | None = None
     config: Path | None = None
-    _toolboxes: dict[tuple[bool, object], Any] = field(default_factory=dict)
+    _toolboxes: dict[tuple[Any, ...], Any] = field(default_factory=dict)
 
     def toolbox(self, *, inventory: bool = False, host: object | None = None) -> Any:
-        key = (inventory, host)
+        # Keyed on the options too: finding plugin commands loads a toolbox
+        # before options written after the command name are parsed.
+        key = (self.cwd, self.config, inventory, host)
         if key not in self._toolboxes:
             from ._config import ConfigError
             from ._toolbox import Toolbox

@@ -186,3 +186,25 @@ def test_call_asks_the_person_at_a_terminal(project: Path, plugin_factory: Plugi
     # Remembered for the project: the next call runs without asking, even headless.
     code, out = run("call", "Poke", "--input", '{"text": "again"}', cwd=project)
     assert code == 0 and out.strip() == "again"
+
+
+def test_plugin_command_sees_options_given_after_its_name(plugin_factory: PluginFactory, tmp_path: Path,
+                                                          monkeypatch: pytest.MonkeyPatch) -> None:
+    plugin_factory.write('''
+import click
+from pegboard import hookimpl
+from pegboard._cli import CLIState, global_options
+
+@hookimpl
+def pegboard_register_commands(cli):
+    @cli.command("where")
+    @global_options
+    def where():
+        state = click.get_current_context().find_object(CLIState)
+        click.echo(state.toolbox().settings.root)
+''', name="wherecmd")
+    monkeypatch.setenv("PEGBOARD_PLUGINS", "wherecmd")
+    other = tmp_path / "elsewhere"
+    other.mkdir()
+    result = CliRunner().invoke(cli, ["where", "--cwd", str(other)], catch_exceptions=False)
+    assert result.exit_code == 0 and result.output.strip() == str(other.resolve())

@@ -19,21 +19,8 @@ def _state() -> Any:
 
 
 def _toolbox() -> Any:
-    """A toolbox for the options as finally parsed.
-
-    Not ``CLIState.toolbox()``: the CLI loads (and caches) a toolbox to find
-    plugin commands before it parses options given after the command name,
-    so ``pegboard serve --cwd X`` would get the process's cwd."""
-    from pegboard import Toolbox
-    from pegboard._cli import fail_config
-    from pegboard._config import ConfigError
-
-    state = _state()
-    try:
-        return Toolbox.load(cwd=state.cwd, config=state.config)
-    except ConfigError as exc:
-        fail_config(exc)
-        raise  # fail_config exits; this keeps type checkers honest
+    """The toolbox for the options as finally parsed (``--cwd`` may follow the command name)."""
+    return _state().toolbox()
 
 
 def _specs(toolbox: Any) -> list[Any]:
