@@ -9,9 +9,12 @@ validates every call anyway; the target is a decision costing no more than
 ``pegboard permissions check --batch -`` in one process (start-up included)
 and in-process.
 
-It uses the permission tests' third-party plugin (tests/test_permissions_plugin.py),
-installed through an entry point in a temporary site folder, and a
-temporary config home, so nothing of the machine's own config is read.
+It measures twice: first with the built-in plugins (fs, shell, web), whose
+own matchers and votes decide, which is what an operator gets; then the
+engine alone, with the permission tests' stand-in plugin
+(tests/test_permissions_plugin.py) installed through an entry point in a
+temporary site folder. A temporary config home is used, so nothing of the
+machine's own config is read.
 """
 
 from __future__ import annotations
@@ -166,5 +169,76 @@ def main() -> None:
         shutil.rmtree(tmp, ignore_errors=True)
 
 
+def builtin_plugins() -> None:
+    """The same rules and calls, decided by the built-in plugins."""
+    tmp = Path(os.path.realpath(tempfile.mkdtemp(prefix="pegboard-bench-")))
+    saved = dict(os.environ)
+    try:
+        os.environ.update({
+            "XDG_CONFIG_HOME": str(tmp / "config"), "XDG_DATA_HOME": str(tmp / "data"),
+            "XDG_CACHE_HOME": str(tmp / "cache"), "PEGBOARD_POLICY": str(tmp / "no-policy.toml"),
+            "PEGBOARD_PLUGINS": "fs,shell,web",
+        })
+        os.environ.pop("PEGBOARD_CONFIG", None)
+        root = tmp / "project"
+        (root / ".pegboard").mkdir(parents=True)
+        # The sandbox off: a sandboxed Bash is allowed before any rule is read.
+        (root / ".pegboard" / "config.toml").write_text(_rules(root) + '\n[plugins.shell]\nsandbox = "off"\n')
+        (root / "src").mkdir()
+        (root / "src" / "a.py").write_text("print('hi')\n")
+        (root / "gen7").mkdir()
+
+        from pegboard import PermissionRequest, Toolbox
+
+        toolbox = Toolbox.load(cwd=root)
+        session = toolbox.session("default")
+        calls = {
+            "Bash, matches the last of 400 allow rules": ("Bash", {"command": "cmd399 --all"}),
+            "Bash, matches no rule (scans 500)": ("Bash", {"command": "make build"}),
+            "Read inside, 200 deny rules checked": ("Read", {"file_path": str(root / "src" / "a.py")}),
+            "Write a new file inside, allow rule": ("Write", {"file_path": str(root / "gen7" / "x.py"),
+                                                              "content": "x"}),
+            "WebFetch, allow rule": ("WebFetch", {"url": "https://host150.example.com/a", "prompt": "x"}),
+        }
+        print(f"built-in plugins (fs, shell, web), {RULES:,} rules loaded\n")
+        print(f"{'call':<44} {'decision':<8} {'decisions/s':>12} {'validations/s':>14} {'ratio':>6}")
+        worst = 0.0
+        for label, (name, args) in calls.items():
+            tool = toolbox.tools[name]
+            model = tool.model
+            assert model is not None
+            validated = model.model_validate(args).model_dump()
+
+            def one(tool: Any = tool, validated: Any = validated) -> Any:
+                return toolbox.permissions.evaluate(PermissionRequest(tool=tool, input=validated, session=session,
+                                                                      policy=session.policy))
+
+            decision = one()
+            t_decide, t_validate = _per_call_pair(one, lambda model=model, args=args: model.model_validate(args))
+            worst = max(worst, t_decide / t_validate)
+            print(f"{label:<44} {decision.decision:<8} {1 / t_decide:>12,.0f} {1 / t_validate:>14,.0f} "
+                  f"{t_decide / t_validate:>6.1f}")
+        print(f"\nworst ratio: a decision costs {worst:.1f} validations (target: at most 20)")
+
+        lines = [json.dumps({"tool": name, "input": args, "mode": ("default", "acceptEdits")[i % 2]})
+                 for i, (name, args) in zip(range(10_000), __import__("itertools").cycle(calls.values()))]
+        from click.testing import CliRunner
+
+        from pegboard._cli import cli
+
+        start = time.perf_counter()
+        result = CliRunner().invoke(cli, ["permissions", "check", "--batch", "-", "--cwd", str(root)],
+                                    input="\n".join(lines) + "\n")
+        took = time.perf_counter() - start
+        assert result.exit_code == 0 and len(result.output.splitlines()) == 10_000
+        print(f"10,000-line batch with the built-in plugins, in-process: {took:.2f} s ({10_000 / took:,.0f} lines/s)\n")
+    finally:
+        os.environ.clear()
+        os.environ.update(saved)
+        shutil.rmtree(tmp, ignore_errors=True)
+
+
 if __name__ == "__main__":
+    builtin_plugins()
+    print("engine alone, with the permission tests' stand-in plugin:\n")
     main()
