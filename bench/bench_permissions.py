@@ -68,15 +68,20 @@ def _per_call_pair(a: Any, b: Any, rounds: int = 15, batch: int = 300) -> tuple[
     return best_a, best_b
 
 
+def _isolate(tmp: Path, plugins: str) -> None:
+    """Config, data, cache and policy under ``tmp``; only ``plugins`` load."""
+    os.environ.update({
+        "XDG_CONFIG_HOME": str(tmp / "config"), "XDG_DATA_HOME": str(tmp / "data"),
+        "XDG_CACHE_HOME": str(tmp / "cache"), "PEGBOARD_POLICY": str(tmp / "no-policy.toml"),
+        "PEGBOARD_PLUGINS": plugins,
+    })
+    os.environ.pop("PEGBOARD_CONFIG", None)
+
+
 def main() -> None:
     tmp = Path(os.path.realpath(tempfile.mkdtemp(prefix="pegboard-bench-")))
     try:
-        os.environ.update({
-            "XDG_CONFIG_HOME": str(tmp / "config"), "XDG_DATA_HOME": str(tmp / "data"),
-            "XDG_CACHE_HOME": str(tmp / "cache"), "PEGBOARD_POLICY": str(tmp / "no-policy.toml"),
-            "PEGBOARD_PLUGINS": "permtest",
-        })
-        os.environ.pop("PEGBOARD_CONFIG", None)
+        _isolate(tmp, "permtest")
         import test_permissions_plugin as support
         from _pytest.monkeypatch import MonkeyPatch
 
@@ -174,12 +179,7 @@ def builtin_plugins() -> None:
     tmp = Path(os.path.realpath(tempfile.mkdtemp(prefix="pegboard-bench-")))
     saved = dict(os.environ)
     try:
-        os.environ.update({
-            "XDG_CONFIG_HOME": str(tmp / "config"), "XDG_DATA_HOME": str(tmp / "data"),
-            "XDG_CACHE_HOME": str(tmp / "cache"), "PEGBOARD_POLICY": str(tmp / "no-policy.toml"),
-            "PEGBOARD_PLUGINS": "fs,shell,web",
-        })
-        os.environ.pop("PEGBOARD_CONFIG", None)
+        _isolate(tmp, "fs,shell,web")
         root = tmp / "project"
         (root / ".pegboard").mkdir(parents=True)
         # The sandbox off: a sandboxed Bash is allowed before any rule is read.
