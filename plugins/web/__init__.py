@@ -69,10 +69,6 @@ def pegboard_register_tools(register: Callable[[Tool], None], config: Any) -> No
         )
 
 
-def _rule_host(host: str) -> str:
-    return f"[{host}]" if ":" in host else host
-
-
 @hookimpl
 def pegboard_permission(request: PermissionRequest) -> Vote | None:
     if request.tool.plugin != PLUGIN:
@@ -81,33 +77,9 @@ def pegboard_permission(request: PermissionRequest) -> Vote | None:
         return Vote.ask("WebSearch sends the query to the search service")
     if request.tool.name != FETCH:
         return None
-    from ._addresses import blocked_reason, ip_literal
-    from ._rules import explicitly_allowed_hosts, operator_rules
-    from ._urls import BadURL, check_url
+    from ._vote import fetch_vote  # one import per call: the vote runs for every WebFetch decision
 
-    url = request.input.get("url")
-    if not isinstance(url, str):
-        return Vote.deny("WebFetch needs a url string")
-    try:
-        target = check_url(url)
-    except BadURL as exc:
-        return Vote.deny(f"WebFetch refuses this URL: {exc}")
-    # Addresses written into the URL can be judged without DNS: refuse them
-    # here so the person is not asked about a call that could never run.
-    # Names are judged at connect time, on what they resolve to.
-    ip = ip_literal(target.host)
-    if ip is not None or target.host == "localhost" or target.host.endswith(".localhost"):
-        reason = blocked_reason(ip) if ip is not None else "a loopback name"
-        if reason is not None and target.host not in explicitly_allowed_hosts(operator_rules(request.session)):
-            rule = f"WebFetch(domain:{_rule_host(target.host)})"
-            return Vote.deny(
-                f"WebFetch refuses {target.host}: it is {reason}, and only an operator's allow rule {rule} "
-                "in the config can open it (a bare WebFetch rule or a permissive mode does not)"
-            )
-    return Vote.ask(
-        f"WebFetch wants to read {target.host}",
-        suggest=(f"WebFetch(domain:{_rule_host(target.host)})",),
-    )
+    return fetch_vote(request)
 
 
 @hookimpl

@@ -109,6 +109,10 @@ def blocked_reason(ip: IPAddress) -> str | None:
 def ip_literal(host: str) -> IPAddress | None:
     """The address when ``host`` is a canonical IP literal (brackets allowed), else None."""
     text = host[1:-1] if host.startswith("[") and host.endswith("]") else host
+    # An IPv6 literal has colons and an IPv4 one ends with a digit: names
+    # (nearly every host) are told apart without two failed parses.
+    if ":" not in text and not "0" <= text[-1:] <= "9":
+        return None
     try:
         return ipaddress.ip_address(text)
     except ValueError:

@@ -2,12 +2,13 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+import weakref
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from ._addresses import canonical_host
-from ._urls import host_of
+from ._urls import request_host
 
 if TYPE_CHECKING:
     from pegboard._decisions import PermissionRequest
@@ -18,6 +19,7 @@ __all__ = [
     "explicitly_allowed_hosts",
     "operator_rules",
     "parse_domain_specifier",
+    "unlocked_hosts",
 ]
 
 FETCH_TOOL = "WebFetch"
@@ -71,11 +73,57 @@ class DomainMatcher:
     pattern: DomainPattern
 
     def matches(self, request: PermissionRequest) -> bool:
-        url = request.input.get("url")
-        if not isinstance(url, str):
-            return False
-        host = host_of(url)
+        host = request_host(request)
         return host is not None and self.pattern.matches(host)
+
+    @classmethod
+    def combine(cls, matchers: Sequence[DomainMatcher]) -> CombinedDomains:
+        """The engine's optional protocol: many domain rules, one lookup per call."""
+        return CombinedDomains(matchers)
+
+
+class CombinedDomains:
+    """``first_match`` over many ``DomainMatcher``: the lowest index among the
+    rules that match, exactly as calling each one's ``matches`` would find.
+
+    Exact hosts are a dict lookup. ``*.example.com`` matches when the host
+    ends with ``.example.com``, i.e. when the part after one of the host's
+    dots is ``example.com``: so the host's suffixes after each dot
+    (a.b.example.com: b.example.com, example.com, com) are looked up in a
+    dict of wildcard hosts, a handful of lookups whatever the rule count.
+    Both sides are canonical hosts, as ``DomainPattern.matches`` compares them.
+    """
+
+    __slots__ = ("exact", "wildcard")
+
+    def __init__(self, matchers: Sequence[DomainMatcher]):
+        exact: dict[str, int] = {}
+        wildcard: dict[str, int] = {}
+        for index, matcher in enumerate(matchers):
+            # Anything else could match differently: refuse, and the engine asks one by one.
+            if type(matcher) is not DomainMatcher or type(matcher.pattern) is not DomainPattern:
+                raise TypeError(f"cannot combine {type(matcher).__name__}")
+            pattern = matcher.pattern
+            if not isinstance(pattern.host, str) or not pattern.host:
+                raise ValueError(f"cannot combine a rule on host {pattern.host!r}")
+            (wildcard if pattern.wildcard else exact).setdefault(pattern.host, index)
+        self.exact = exact
+        self.wildcard = wildcard
+
+    def first_match(self, request: PermissionRequest) -> int | None:
+        host = request_host(request)
+        if host is None:
+            return None
+        best = self.exact.get(host)
+        wildcard = self.wildcard
+        if wildcard:
+            dot = host.find(".")
+            while dot >= 0:
+                hit = wildcard.get(host[dot + 1:])
+                if hit is not None and (best is None or hit < best):
+                    best = hit
+                dot = host.find(".", dot + 1)
+        return best
 
 
 def explicitly_allowed_hosts(rules: Iterable[Any]) -> frozenset[str]:
@@ -128,6 +176,37 @@ def operator_rules(session: Any) -> list[Any]:
         if not _remembered(rule):
             out.append(rule)
     return out
+
+
+# Per permission engine: (what its rule list looked like, the hosts it unlocks).
+_UNLOCKED: weakref.WeakKeyDictionary[Any, tuple[tuple[int, int, int], frozenset[str]]] = weakref.WeakKeyDictionary()
+
+
+def unlocked_hosts(session: Any) -> frozenset[str]:
+    """``explicitly_allowed_hosts(operator_rules(session))``, worked out once per
+    permission engine rather than once per call: the vote asks it for every
+    URL naming a loopback or other non-public address, and reading a thousand
+    rules each time would make that O(rules). Worked out again whenever the
+    engine's rule list changes (a rule added); anything unexpected is not
+    cached, and gets ``operator_rules``'s answer.
+    """
+    try:
+        engine = session.toolbox.permissions
+        items = engine.rules
+    except Exception:
+        return explicitly_allowed_hosts(operator_rules(session))
+    if type(items) is not list:
+        return explicitly_allowed_hosts(operator_rules(session))
+    stamp = (id(items), len(items), id(items[-1]) if items else 0)
+    try:
+        cached = _UNLOCKED.get(engine)
+    except TypeError:  # not weakly referenceable, or unhashable
+        return explicitly_allowed_hosts(operator_rules(session))
+    if cached is not None and cached[0] == stamp:
+        return cached[1]
+    hosts = explicitly_allowed_hosts(operator_rules(session))
+    _UNLOCKED[engine] = (stamp, hosts)
+    return hosts
 
 
 def _remembered(rule: Any) -> bool:

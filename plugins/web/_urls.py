@@ -14,7 +14,7 @@ from urllib.parse import urlsplit, urlunsplit
 
 from ._addresses import canonical_host, ip_literal, is_loopback_host, numeric_host_problem
 
-__all__ = ["BadURL", "Target", "check_url", "host_of"]
+__all__ = ["BadURL", "Target", "check_url", "checked_url", "host_of", "request_host"]
 
 MAX_URL_CHARS = 8000
 
@@ -40,6 +40,10 @@ class Target:
 
 
 def _bad_char(url: str) -> str | None:
+    # Printable ASCII (0x20-0x7E) holds no control, invisible or space
+    # character but the space itself: one C-level test for nearly every URL.
+    if url.isascii() and url.isprintable() and " " not in url and "\\" not in url:
+        return None
     for ch in url:
         if ch == "\\":
             return "a backslash"
@@ -107,6 +111,44 @@ def check_url(url: str, *, upgrade: bool = True) -> Target:
     # key the same for #a and #b.
     text = urlunsplit((scheme, target.authority, path, parts.query, ""))
     return Target(url=text, scheme=scheme, host=host, port=port, upgraded=upgraded)
+
+
+_MEMO = "pegboard.web.urls"  # the key of this plugin's memo in PermissionRequest.extra
+
+
+def checked_url(url: str, extra: object = None) -> Target | BadURL:
+    """``check_url(url, upgrade=False)``, or the ``BadURL`` it raised (returned, not raised).
+
+    ``extra`` is a permission request's ``extra`` dict, which lives for one
+    decision: the result is remembered there by the raw URL, so the vote and
+    every ``WebFetch(domain:...)`` rule read the URL once between them. The
+    host does not depend on ``upgrade`` (it only rewrites scheme and port),
+    so callers that want the host may share this form.
+    """
+    memo = None
+    if isinstance(extra, dict):
+        memo = extra.get(_MEMO)
+        if not isinstance(memo, dict):
+            memo = extra[_MEMO] = {}
+        hit = memo.get(url)
+        if hit is not None:
+            return hit
+    try:
+        result: Target | BadURL = check_url(url, upgrade=False)
+    except BadURL as exc:
+        result = exc.with_traceback(None)  # kept in the memo: no frames (and no cycle through extra)
+    if memo is not None:
+        memo[url] = result
+    return result
+
+
+def request_host(request: object) -> str | None:
+    """The canonical host of a request's ``url`` input, or None (no string URL, or a refused one)."""
+    url = request.input.get("url")  # type: ignore[attr-defined]
+    if not isinstance(url, str):
+        return None
+    target = checked_url(url, getattr(request, "extra", None))
+    return target.host if isinstance(target, Target) else None
 
 
 def host_of(url: str) -> str | None:
