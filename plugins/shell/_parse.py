@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
-from functools import lru_cache
+from functools import cached_property, lru_cache
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
@@ -60,8 +60,9 @@ class Part:
     last_in_pipeline: bool = True
     stdout_discarded: bool = False
 
-    @property
+    @cached_property
     def argv(self) -> tuple[str, ...]:
+        # Kept (parsed lines are cached, and each decision reads it several times).
         return tuple(w.value for w in self.words)
 
 

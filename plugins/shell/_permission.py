@@ -21,6 +21,12 @@ rule covers a command only when every part is covered by an allow rule or is
 read-only: parts covered by earlier rules are remembered in ``request.extra``
 for the engine's later rules of the same request. Deny and ask rules match
 any command anywhere in the line, also inside substitutions and wrappers.
+
+The command is parsed and classified once per request (``analysis``, kept in
+``request.extra``), however many rules ask. ``BashRule.combine`` answers for
+all the rules of one behavior at once (prefix and exact rules by dict lookup
+of their words, globs only where the line starts with their literal text),
+exactly as asking each rule in turn would, covered parts included.
 """
 
 from __future__ import annotations
@@ -30,6 +36,7 @@ import re
 import shlex
 from collections.abc import Iterable
 from dataclasses import dataclass
+from functools import lru_cache
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -48,15 +55,37 @@ if TYPE_CHECKING:
 __all__ = ["BashRule", "SandboxPlan", "shell_cwd", "sandbox_plan", "vote"]
 
 _COVERED = "shell.allow_covered"
+_CWD = "shell.cwd"
+_REAL_ROOT = "real_root"  # (session.root, its real path)
 _SUBCOMMAND = re.compile(r"[A-Za-z][A-Za-z0-9._-]*")
 
 
 def shell_cwd(session: Session) -> Path:
     """Where the next command runs: the shell's directory, else the root."""
-    cwd = session.plugin_state("shell").get("cwd")
+    state = session.plugin_state("shell")
+    cwd = state.get("cwd")
     if isinstance(cwd, Path) and cwd.is_dir():
         return cwd
-    return Path(os.path.realpath(session.root))
+    # The root's real path, kept for the session (every decision asks).
+    kept = state.get(_REAL_ROOT)
+    if not (isinstance(kept, tuple) and len(kept) == 2 and (kept[0] is session.root or kept[0] == session.root)):
+        kept = state[_REAL_ROOT] = (session.root, Path(os.path.realpath(session.root)))
+    return kept[1]
+
+
+@lru_cache(maxsize=16)
+def _home(env_home: str | None) -> Path:
+    """The home directory, per value of ``$HOME`` (the cache key)."""
+    return Path(os.path.expanduser("~"))
+
+
+def _request_cwd(request: PermissionRequest) -> Path:
+    """``shell_cwd`` for one decision, looked up once (the vote and every
+    allow rule of the request ask for it)."""
+    cwd = request.extra.get(_CWD)
+    if not isinstance(cwd, Path):
+        cwd = request.extra[_CWD] = shell_cwd(request.session)
+    return cwd
 
 
 @dataclass(frozen=True)
@@ -122,7 +151,7 @@ def vote(request: PermissionRequest, config: ShellConfig) -> Vote:
         return Vote.ask("the command asks to run outside the sandbox", firm=True,
                         suggest=suggestions(command))
     session = request.session
-    verdict = classify(command, shell_cwd(session))
+    verdict = analysis(request, command).verdict(_request_cwd(request))
     if _names_config(command, session):
         return Vote.ask("the command names pegboard's configuration", suggest=suggestions(command))
     if verdict.read_only or verdict.file_edit:
@@ -159,11 +188,16 @@ def _path_votes(request: PermissionRequest, parts: Iterable[PartVerdict]) -> Ite
 
 
 def _names_config(command: str, session: Session) -> bool:
+    if ".pegboard" in command:
+        return True
+    if "pegboard" not in command:
+        return False  # the config dir's path names pegboard: no need to work it out
     from pegboard._config import config_dir
 
-    return ".pegboard" in command or str(config_dir()) in command
+    return str(config_dir()) in command
 
 
+@lru_cache(maxsize=2048)
 def suggestions(command: str) -> tuple[str, ...]:
     """A ``Bash(prefix:*)`` rule per part that is not read-only."""
     parsed = parse_command(command)
@@ -185,6 +219,69 @@ def suggestions(command: str) -> tuple[str, ...]:
 
 # --- rules --------------------------------------------------------------------
 
+# One decision asks every Bash rule (and the vote) about the same command: what
+# is known about it is kept in ``request.extra`` for the life of the request.
+_ANALYSIS = "shell.command_analysis"
+_NONE = 1 << 62  # "no rule": larger than any index
+
+
+class _Analysis:
+    """What the rules and the vote need to know about one command, worked
+    out at most once per request: the parse, every command word sequence
+    (for deny and ask rules), the classification per working directory, and
+    per part whether it is read-only with every path vote an allow."""
+
+    __slots__ = ("command", "parsed", "argvs", "_candidates", "_verdicts", "_read_ok")
+
+    def __init__(self, command: str):
+        self.command = command
+        self.parsed = parse_command(command)
+        self.argvs: tuple[tuple[str, ...], ...] | None = (
+            None if self.parsed.parts is None else tuple(p.argv for p in self.parsed.parts))
+        self._candidates: tuple[tuple[str, ...], ...] | None = None
+        self._verdicts: dict[Path, Verdict] = {}
+        self._read_ok: dict[tuple[Path, int], bool] = {}
+
+    def candidates(self) -> tuple[tuple[str, ...], ...]:
+        """Every command anywhere in the line, for deny and ask rules."""
+        if self._candidates is None:
+            self._candidates = tuple(c for c in (*(self.argvs or ()), *_command_words(self.command)) if c)
+        return self._candidates
+
+    def verdict(self, cwd: Path) -> Verdict:
+        verdict = self._verdicts.get(cwd)
+        if verdict is None:
+            verdict = self._verdicts[cwd] = classify(self.command, cwd, _home(os.environ.get("HOME")))
+        return verdict
+
+    def read_ok(self, request: PermissionRequest, i: int) -> bool:
+        """Whether part ``i`` is read-only and every path it reads may be read."""
+        cwd = _request_cwd(request)
+        key = (cwd, i)
+        ok = self._read_ok.get(key)
+        if ok is None:
+            part = self.verdict(cwd).parts[i]
+            ok = part.kind == "read" and all(v.decision == "allow" for v in _path_votes(request, [part]))
+            self._read_ok[key] = ok
+        return ok
+
+
+@lru_cache(maxsize=2048)
+def _command_words(command: str) -> tuple[tuple[str, ...], ...]:
+    """``all_command_words``, kept: like ``parse_command``, a function of the text alone."""
+    return tuple(tuple(c) for c in all_command_words(command))
+
+
+def analysis(request: PermissionRequest, command: str) -> _Analysis:
+    """The request's analysis of ``command`` (made on first use)."""
+    cache = request.extra.get(_ANALYSIS)
+    if not isinstance(cache, dict):
+        cache = request.extra[_ANALYSIS] = {}
+    found = cache.get(command)
+    if found is None:
+        found = cache[command] = _Analysis(command)
+    return found
+
 
 class BashRule:
     """One ``Bash(...)`` (or ``Monitor(...)``) rule, compiled."""
@@ -195,6 +292,7 @@ class BashRule:
         self.mode: str
         self.words: tuple[str, ...] = ()
         self.pattern: re.Pattern[str] | None = None
+        self.literal = ""  # a glob: the text every matching command line starts with
         self.text = spec
         try:
             if spec.endswith(":*"):
@@ -203,6 +301,7 @@ class BashRule:
             elif "*" in spec:
                 self.mode = "glob"
                 self.pattern = _glob(spec)
+                self.literal = _glob_literal(spec)
             else:
                 # Exact: the same words, or (for a line that is not simple,
                 # like the ones asks suggest) exactly the same text.
@@ -215,6 +314,12 @@ class BashRule:
             raise ValueError(f"cannot split the command words: {exc}") from None
         if self.mode == "prefix" and not self.words:
             raise ValueError("the specifier names no command")
+
+    @classmethod
+    def combine(cls, matchers: list[BashRule]) -> CombinedBashRules:
+        """Every rule of one behavior and tool as one lookup (the engine's
+        optional ``combine`` protocol)."""
+        return CombinedBashRules(matchers)
 
     def _hits(self, argv: tuple[str, ...]) -> bool:
         if not argv:
@@ -232,28 +337,133 @@ class BashRule:
             return False
         if self.mode == "exact" and command.strip() == self.text:
             return True
+        info = analysis(request, command)
         if self.rule.behavior != "allow":
-            parsed = parse_command(command)
-            candidates = [p.argv for p in parsed.parts or ()] + all_command_words(command)
-            return any(self._hits(tuple(c)) for c in candidates if c)
-        parsed = parse_command(command)
-        if parsed.parts is None:
+            return any(self._hits(c) for c in info.candidates())
+        argvs = info.argvs
+        if argvs is None:
             return False  # nothing we cannot read word for word is allowed by a rule
         covered: set[int] = request.extra.setdefault(_COVERED, set())
-        for i, part in enumerate(parsed.parts):
-            if self._hits(part.argv):
+        for i, argv in enumerate(argvs):
+            if self._hits(argv):
                 covered.add(i)
-        missing = [i for i in range(len(parsed.parts)) if i not in covered]
-        if not missing:
-            return True
-        verdict: Verdict = classify(command, shell_cwd(request.session))
-        for i in missing:
-            part = verdict.parts[i]
-            if part.kind != "read":
-                return False
-            if any(v.decision != "allow" for v in _path_votes(request, [part])):
-                return False
-        return True
+        missing = [i for i in range(len(argvs)) if i not in covered]
+        return all(info.read_ok(request, i) for i in missing)
+
+
+class CombinedBashRules:
+    """Many ``BashRule`` of one behavior, answering as if each were asked in
+    turn (``first_match``: the index of the first that would match).
+
+    Prefix rules are a dict keyed by their words (one lookup per distinct
+    prefix length), exact rules a dict keyed by their words and one by their
+    text, glob rules grouped by the first word of the text they start with
+    (the few whose literal start holds no blank are tried in turn).
+
+    Allow rules share the ``request.extra`` record of covered parts, as
+    ``BashRule.matches`` does: rule ``j`` matches when every part is covered
+    by one of the rules up to ``j`` (or by a rule the engine asked earlier in
+    this request), or is read-only with its paths allowed; the record is
+    left as asking the rules one by one would leave it.
+    """
+
+    def __init__(self, matchers: list[BashRule]):
+        if not matchers:
+            raise ValueError("no rules to combine")
+        behaviors = {m.rule.behavior for m in matchers}
+        if len(behaviors) != 1:
+            raise ValueError("rules of different behaviors do not combine")
+        self.allow = behaviors == {"allow"}
+        self.size = len(matchers)
+        self.texts: dict[str, int] = {}
+        self.prefixes: dict[tuple[str, ...], int] = {}
+        self.exact: dict[tuple[str, ...], int] = {}
+        self.globs: dict[str, list[tuple[int, re.Pattern[str]]]] = {}
+        self.loose: list[tuple[int, str, re.Pattern[str]]] = []
+        for index, m in enumerate(matchers):
+            if m.mode == "prefix":
+                self.prefixes.setdefault(m.words, index)
+            elif m.mode == "exact":
+                self.texts.setdefault(m.text, index)
+                if m.words:
+                    self.exact.setdefault(m.words, index)
+            elif m.mode == "glob" and m.pattern is not None:
+                first, blank, _ = m.literal.partition(" ")
+                if blank:
+                    self.globs.setdefault(first, []).append((index, m.pattern))
+                else:
+                    self.loose.append((index, m.literal, m.pattern))
+            else:
+                raise ValueError(f"a rule of unknown mode {m.mode!r}")
+        self.lengths = tuple(sorted({len(w) for w in self.prefixes}))
+
+    def _first_hit(self, argv: tuple[str, ...], best: int = _NONE) -> int:
+        """The index of the first rule hitting ``argv`` if below ``best``, else ``best``."""
+        if not argv:
+            return best
+        n = len(argv)
+        prefixes = self.prefixes
+        for length in self.lengths:
+            if length > n:
+                break
+            index = prefixes.get(argv[:length])
+            if index is not None and index < best:
+                best = index
+        index = self.exact.get(argv)
+        if index is not None and index < best:
+            best = index
+        if self.globs or self.loose:
+            line = " ".join(argv)
+            for index, pattern in self.globs.get(line.partition(" ")[0], ()):
+                if index >= best:
+                    break
+                if pattern.fullmatch(line):
+                    best = index
+                    break
+            for index, literal, pattern in self.loose:
+                if index >= best:
+                    break
+                if line.startswith(literal) and pattern.fullmatch(line):
+                    best = index
+                    break
+        return best
+
+    def first_match(self, request: PermissionRequest) -> int | None:
+        command = request.input.get("command")
+        if not isinstance(command, str):
+            return None
+        text = self.texts.get(command.strip(), _NONE) if self.texts else _NONE
+        if text == 0:
+            return 0
+        info = analysis(request, command)
+        if not self.allow:
+            best = text
+            for argv in info.candidates():
+                best = self._first_hit(argv, best)
+                if best == 0:
+                    break
+            return best if best != _NONE else None
+        argvs = info.argvs
+        if argvs is None:
+            return text if text != _NONE else None
+        # Rules before ``text`` are asked one by one anyway: each records the
+        # parts it covers (and rule ``text`` then matches on its text alone).
+        covered: set[int] = request.extra.setdefault(_COVERED, set())
+        firsts = [self._first_hit(argv) for argv in argvs]
+        # Rule j matches when every part not covered before this group is
+        # hit by a rule up to j or is read-only with its paths allowed.
+        needed = 0
+        for first, i in sorted(((f, i) for i, f in enumerate(firsts) if i not in covered), reverse=True):
+            if first <= needed:
+                break
+            if not info.read_ok(request, i):
+                needed = first
+                break
+        if text <= needed:
+            covered.update(i for i, f in enumerate(firsts) if f < text)
+            return text if text != _NONE else None
+        covered.update(i for i, f in enumerate(firsts) if f <= needed)
+        return needed if needed != _NONE else None
 
 
 def _glob(spec: str) -> re.Pattern[str]:
@@ -265,6 +475,13 @@ def _glob(spec: str) -> re.Pattern[str]:
     if tail:
         regex += "(?: .*)?"
     return re.compile(regex, re.DOTALL)
+
+
+def _glob_literal(spec: str) -> str:
+    """What every line a ``_glob(spec)`` matches starts with."""
+    text = " ".join(spec.split())
+    body = text[:-2] if text.endswith(" *") else text
+    return body.split("*", 1)[0]
 
 
 def rule_matcher(rule: Rule) -> BashRule | None:
