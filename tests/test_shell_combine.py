@@ -324,7 +324,7 @@ def test_the_line_is_read_once_per_decision(proj: Path, tmp_path: Path, monkeypa
     monkeypatch.setattr(P, "classify", classify)
     monkeypatch.setattr(P, "all_command_words", words)
     for i, command in enumerate(["make build-once-1", "cmd399 --x && make y-once-2", "ls -la src && cmd4"]):
-        P._command_words.cache_clear()
+        P._candidates.cache_clear()
         before = dict(counts)
         decision = tb.permissions.evaluate(_request(tb, command))
         assert decision.decision in ("allow", "ask"), decision

@@ -245,7 +245,7 @@ class _Analysis:
     def candidates(self) -> tuple[tuple[str, ...], ...]:
         """Every command anywhere in the line, for deny and ask rules."""
         if self._candidates is None:
-            self._candidates = tuple(c for c in (*(self.argvs or ()), *_command_words(self.command)) if c)
+            self._candidates = _candidates(self.command)
         return self._candidates
 
     def verdict(self, cwd: Path) -> Verdict:
@@ -267,9 +267,13 @@ class _Analysis:
 
 
 @lru_cache(maxsize=2048)
-def _command_words(command: str) -> tuple[tuple[str, ...], ...]:
-    """``all_command_words``, kept: like ``parse_command``, a function of the text alone."""
-    return tuple(tuple(c) for c in all_command_words(command))
+def _candidates(command: str) -> tuple[tuple[str, ...], ...]:
+    """The word sequences deny and ask rules are tried on: each part's words
+    and ``all_command_words``, once each, empty ones left out. Kept: like
+    ``parse_command``, a function of the text alone."""
+    parts = parse_command(command).parts or ()
+    found = (*(p.argv for p in parts), *(tuple(c) for c in all_command_words(command)))
+    return tuple(dict.fromkeys(c for c in found if c))
 
 
 def analysis(request: PermissionRequest, command: str) -> _Analysis:
