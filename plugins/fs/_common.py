@@ -15,9 +15,11 @@ from ._tracking import tracker
 if TYPE_CHECKING:
     from pegboard._tools import ToolContext
 
-__all__ = ["PathError", "bind_checked", "config_of", "finish", "record_check"]
+__all__ = ["HARDLINK_OK", "PathError", "bind_checked", "config_of", "finish", "record_check"]
 
 _CHECKED = "checked"
+# state key: resolved paths whose extra hard links the permission check saw and cleared
+HARDLINK_OK = "hardlink_ok"
 
 
 class PathError(Exception):

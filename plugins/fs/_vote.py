@@ -16,11 +16,13 @@ from typing import TYPE_CHECKING, Any
 from pegboard._decisions import Vote
 from pegboard._paths import is_within
 
-from ._common import record_check
+from ._common import HARDLINK_OK, record_check
 from ._pathrule import PathRule
 
 if TYPE_CHECKING:
     from pegboard._decisions import PermissionRequest, Rule
+
+    from ._combine import CombinedFsRules
 
 __all__ = ["COVERS", "PATH_FIELD", "FsRuleMatcher", "raw_path", "vote"]
 
@@ -53,12 +55,11 @@ def raw_path(tool: str, args: Any) -> str | None:
 
 
 def vote(request: PermissionRequest) -> Vote | None:
-    from ._write import HARDLINK_OK
-
     name = request.tool.name
     if name not in PATH_FIELD:
         return None
-    raw = raw_path(name, dict(request.input))
+    args = request.input
+    raw = raw_path(name, args if type(args) is dict else dict(args))
     if raw is None:
         return Vote.deny(f"{name} needs a path in {PATH_FIELD[name]}")
     try:
@@ -69,14 +70,19 @@ def vote(request: PermissionRequest) -> Vote | None:
     call_id = getattr(request, "call_id", None) or request.extra.get("call_id")
     record_check(state, name, raw, real, call_id if isinstance(call_id, str) else None)
     write = name in WRITERS
-    if not write and _is_session_output(real, request):
-        # the core spills long results there and tells the model to Read them
-        return Vote.allow("the session's own saved output")
     base = request.path_vote(real, write=write)
     if not write:
+        # the core spills long results there and tells the model to Read them;
+        # asked only when the path's own vote does not allow the read already
+        # (locating the folder costs more than the rest of the vote)
+        if base.decision != "allow" and _is_session_output(real, request):
+            return Vote.allow("the session's own saved output")
         return base
-    cleared: set[Path] = state.setdefault(HARDLINK_OK, set())
-    cleared.discard(real)
+    cleared: set[Path] | None = state.get(HARDLINK_OK)
+    if cleared is None:
+        cleared = state[HARDLINK_OK] = set()
+    if cleared:
+        cleared.discard(real)
     try:
         st = os.lstat(real)
     except OSError:
@@ -109,6 +115,19 @@ class FsRuleMatcher:
         self.covers = COVERS[rule.tool]
         assert rule.specifier is not None
         self.path_rule = PathRule(rule.specifier, rule.base_dir or base_dir)
+
+    @classmethod
+    def combine(cls, matchers: list[FsRuleMatcher]) -> CombinedFsRules:
+        """All the rules of one behavior and tool as one lookup (the engine's
+        optional protocol): the path resolved once, one regular expression
+        per anchor. ``ValueError`` when they cannot be combined with
+        certainty; the engine then calls ``matches`` one by one."""
+        from ._combine import CombinedFsRules
+
+        for matcher in matchers:
+            if not isinstance(matcher, FsRuleMatcher) or type(matcher).matches is not FsRuleMatcher.matches:
+                raise ValueError(f"{type(matcher).__name__} is not a plain FsRuleMatcher")
+        return CombinedFsRules(matchers)
 
     def matches(self, request: PermissionRequest) -> bool:
         name = request.tool.name

@@ -18,7 +18,7 @@ from pegboard._tools import ToolResult
 
 from . import _safeio
 from ._checkpoints import CheckpointStore
-from ._common import PathError, bind_checked, config_of, finish
+from ._common import HARDLINK_OK, PathError, bind_checked, config_of, finish
 from ._models import EditInput, WriteInput
 from ._text import decode_for_edit, encode_like
 from ._tracking import tracker
@@ -27,9 +27,6 @@ if TYPE_CHECKING:
     from pegboard._tools import ToolContext
 
 __all__ = ["edit", "write", "write_checked", "HARDLINK_OK"]
-
-# state key: resolved paths whose extra hard links the permission check saw and cleared
-HARDLINK_OK = "hardlink_ok"
 
 Change = Callable[[bytes | None], tuple[bytes, str]]
 

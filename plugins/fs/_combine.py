@@ -1,0 +1,268 @@
+"""Many path rules as one lookup: the ``combine`` protocol of the permission
+engine (``pegboard._permissions._Group``) for the fs plugin's matchers.
+
+A ``PathRule`` matches a resolved path when the path lies under the rule's
+anchor, is not the anchor itself, and its relative text matches the rule's
+one gitignore pattern (or the path is a directory and ``text + "/"``
+matches: ``dir/**`` covers ``dir``). Pathspec decides a single include
+pattern with ``regex.search(text)``, so a set of rules with one anchor is
+one regular expression: the alternation of the patterns' own regexes, each
+in a group ``(?P<rN>...)`` whose name says which rule matched.
+
+To keep a thousand rules from being a thousand alternatives tried in turn,
+the patterns are bucketed per anchor by their literal first component
+(``/secret7/**`` can only match a text starting ``secret7/``): a dict
+lookup picks the one bucket that can match, and only patterns without such
+a component (``*.env``, ``**``) are tried for every path.
+
+Anything that cannot be combined with certainty raises ``ValueError``, and
+the engine then calls the matchers one by one.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import pathspec
+import pathspec.util
+
+from ._vote import raw_path
+
+if TYPE_CHECKING:
+    from pegboard._decisions import PermissionRequest
+
+    from ._pathrule import PathRule
+    from ._vote import FsRuleMatcher
+
+__all__ = ["CombinedFsRules", "PathRuleSet"]
+
+try:  # the regex parser, to tell a pattern anchored at the start of the text
+    import re._constants as _sre_constants  # type: ignore[import-not-found]
+    import re._parser as _sre_parse  # type: ignore[import-not-found]
+except ImportError:  # pragma: no cover - Python before 3.11
+    import sre_constants as _sre_constants  # type: ignore[no-redef]
+    import sre_parse as _sre_parse  # type: ignore[no-redef]
+
+_AT_START = (_sre_constants.AT, _sre_constants.AT_BEGINNING)
+_NAMED_GROUP = re.compile(r"\(\?P<\w+>")
+# What a body must not contain once its named groups are plain groups:
+# back-references (by name or number) and inline flags would change meaning
+# inside a larger expression.
+_UNSAFE = re.compile(r"\(\?P|\(\?[aiLmsux-]|\\[1-9]|\\g")
+_GLOB = frozenset("*?[\\")
+
+
+def _body(pattern: Any) -> str | None:
+    """The regex text of one pathspec pattern that can join an alternation,
+    None for a pattern that never matches, ``ValueError`` when unsure."""
+    include = getattr(pattern, "include", None)
+    regex = getattr(pattern, "regex", None)
+    if include is None:
+        return None  # a comment or blank line: it matches nothing
+    if include is not True and include is not False:
+        raise ValueError(f"pattern {pattern!r}: unexpected include {include!r}")
+    if not include:
+        # A negation alone on its line excludes from nothing: the spec never
+        # says it matches (GitIgnoreSpec answers False for it).
+        return None
+    if not isinstance(regex, re.Pattern) or not isinstance(regex.pattern, str):
+        raise ValueError(f"pattern {pattern!r} has no text regular expression")
+    text = regex.pattern
+    if regex.flags != re.compile(text).flags:
+        raise ValueError(f"pattern {pattern!r} is compiled with its own flags")
+    body = _NAMED_GROUP.sub("(?:", text)
+    if _UNSAFE.search(body):
+        raise ValueError(f"pattern {pattern!r}: {body!r} cannot be combined")
+    re.compile(body)  # still valid on its own
+    return body
+
+
+def _anchored(body: str) -> bool:
+    """Whether every match of ``body`` starts at the start of the text: its
+    top level begins with ``^`` (so no top-level alternation either)."""
+    data = _sre_parse.parse(body).data
+    return bool(data) and data[0] == _AT_START
+
+
+def _key(pattern_text: str, body: str) -> str | None:
+    """The first component every text this (anchored) body matches starts
+    with, when the pattern names it literally; None otherwise."""
+    first = pattern_text.lstrip("/").split("/", 1)[0]
+    if not first or _GLOB & set(first) or first != first.strip():
+        return None
+    head = "^" + re.escape(first)
+    # after the component: a slash, or the end of the text (the
+    # ``(?:(?:/)|$)`` / ``(?:/)`` endings of a pattern naming a file or
+    # a directory). ``$`` also matches before a final newline: a text with
+    # a newline is looked up without buckets (see ``_Anchor.search``).
+    if body.startswith(head + "/") or body in (head + "(?:(?:/)|$)", head + "(?:/)"):
+        return first
+    return None
+
+
+def _alternation(parts: list[tuple[int, str]]) -> re.Pattern[str]:
+    # At one position the alternatives are tried in order, so of those that
+    # match there, the lowest index wins.
+    return re.compile("|".join(f"(?P<r{index}>{body})" for index, body in sorted(parts)))
+
+
+class _Anchor:
+    """The rules of one anchor (a resolved directory)."""
+
+    __slots__ = ("text", "prefix", "double_root", "lowest", "keyed", "anchored", "loose")
+
+    def __init__(self, anchor: Path, entries: list[tuple[int, str, str]]) -> None:
+        self.text = str(anchor)
+        self.prefix = self.text if self.text.endswith("/") else self.text + "/"
+        # Path.relative_to compares roots: "//x" is not under "/", nor "/x" under "//"
+        self.double_root = self.text.startswith("//")
+        self.lowest = min(index for index, _, _ in entries)
+        keyed: dict[str, list[tuple[int, str]]] = {}
+        anchored: list[tuple[int, str]] = []
+        loose: list[tuple[int, re.Pattern[str]]] = []
+        for index, pattern_text, body in entries:
+            if _anchored(body):
+                key = _key(pattern_text, body)
+                if key is not None:
+                    keyed.setdefault(key, []).append((index, body))
+                else:
+                    anchored.append((index, body))
+            else:
+                # searched at every position, where the earliest match (not the
+                # lowest index) would win an alternation: kept apart (``**``)
+                loose.append((index, re.compile(body)))
+        # every text an anchored body matches is matched from its start: .match
+        self.keyed = {key: _alternation(parts) for key, parts in keyed.items()}
+        self.anchored = _alternation(anchored) if anchored else None
+        self.loose = tuple(sorted(loose, key=lambda item: item[0]))
+
+    def search(self, text: str) -> int | None:
+        """The lowest index of a rule whose pattern matches ``text``, or None."""
+        if "\n" in text:
+            # "$" also matches before a final newline: the first component
+            # does not pick the bucket then, so every bucket is tried
+            candidates: Any = self.keyed.values()
+        else:
+            regex = self.keyed.get(text.partition("/")[0]) if self.keyed else None
+            candidates = (regex,) if regex is not None else ()
+        best: int | None = None
+        for regex in candidates:
+            hit = regex.match(text)
+            if hit is not None:
+                index = int(hit.lastgroup[1:])
+                if best is None or index < best:
+                    best = index
+        if self.anchored is not None:
+            hit = self.anchored.match(text)
+            if hit is not None:
+                index = int(hit.lastgroup[1:])
+                if best is None or index < best:
+                    best = index
+        for index, regex in self.loose:
+            if best is not None and index > best:
+                break
+            if regex.search(text) is not None:
+                return index
+        return best
+
+
+class PathRuleSet:
+    """``PathRule``s as one: ``first_match(path)`` is the lowest index of a
+    rule that matches the resolved ``path`` (None when none does), exactly
+    what calling each rule's ``matches`` in turn finds first."""
+
+    __slots__ = ("anchors",)
+
+    def __init__(self, rules: Sequence[PathRule]) -> None:
+        if pathspec.util.NORMALIZE_PATH_SEPS:
+            raise ValueError("pathspec rewrites separators on this platform")
+        by_anchor: dict[str, tuple[Path, list[tuple[int, str, str]]]] = {}
+        for index, rule in enumerate(rules):
+            spec = rule._spec
+            patterns = list(spec.patterns)
+            if len(patterns) != 1 or type(spec) is not pathspec.GitIgnoreSpec:
+                raise ValueError(f"{rule!r} is not one gitignore pattern")
+            body = _body(patterns[0])
+            if body is None:
+                continue  # never matches
+            pattern_text = getattr(patterns[0], "pattern", None)
+            if not isinstance(pattern_text, str):
+                raise ValueError(f"{rule!r} has no pattern text")
+            anchor = rule.anchor
+            by_anchor.setdefault(str(anchor), (anchor, []))[1].append((index, pattern_text, body))
+        anchors = [_Anchor(anchor, entries) for anchor, entries in by_anchor.values()]
+        self.anchors = tuple(sorted(anchors, key=lambda a: a.lowest))
+
+    def first_match(self, path: Path, known_dir: list[bool | None] | None = None) -> int | None:
+        """``known_dir``: a one-item list caching ``path.is_dir()`` across
+        calls for the same path (None in it: not asked yet)."""
+        text = str(path)
+        double_root = text.startswith("//")
+        best: int | None = None
+        for anchor in self.anchors:
+            if best is not None and anchor.lowest >= best:
+                break  # sorted by lowest index: no later anchor can do better
+            prefix = anchor.prefix
+            if not text.startswith(prefix) or double_root is not anchor.double_root or len(text) == len(prefix):
+                continue  # outside the anchor, or the anchor itself (".": no rule matches it)
+            rel = text[len(prefix):]
+            hit = anchor.search(rel)
+            if hit is not None and (best is None or hit < best):
+                best = hit
+            if best is not None and best == anchor.lowest:
+                continue
+            # ``dir/**`` covers ``dir``: the stat only when such a rule would
+            # be the answer
+            hit = anchor.search(rel + "/")
+            if hit is not None and (best is None or hit < best):
+                if known_dir is None:
+                    known_dir = [None]
+                if known_dir[0] is None:
+                    known_dir[0] = path.is_dir()
+                if known_dir[0]:
+                    best = hit
+        return best
+
+
+class CombinedFsRules:
+    """``FsRuleMatcher``s as one (see ``FsRuleMatcher.combine``)."""
+
+    __slots__ = ("by_tool",)
+
+    def __init__(self, matchers: Sequence[FsRuleMatcher]) -> None:
+        by_covers: dict[frozenset[str], list[int]] = {}
+        for index, matcher in enumerate(matchers):
+            by_covers.setdefault(frozenset(matcher.covers), []).append(index)
+        # per tool name: (rule set, its indices into matchers, the index an
+        # unreadable path matches: the first rule that is not an allow rule)
+        self.by_tool: dict[str, list[tuple[PathRuleSet, tuple[int, ...], int | None]]] = {}
+        for covers, indices in by_covers.items():
+            rules = PathRuleSet([matchers[i].path_rule for i in indices])
+            failed = next((i for i in indices if matchers[i].rule.behavior != "allow"), None)
+            for name in covers:
+                self.by_tool.setdefault(name, []).append((rules, tuple(indices), failed))
+
+    def first_match(self, request: PermissionRequest) -> int | None:
+        name = request.tool.name
+        subsets = self.by_tool.get(name)
+        if subsets is None:
+            return None
+        args = request.input
+        raw = raw_path(name, args if type(args) is dict else dict(args))
+        try:
+            if raw is None:
+                raise ValueError("no path")
+            real = request.resolve(raw)
+        except (ValueError, OSError):
+            # an unreadable path may be anything: only an allow rule must not match it
+            return min((failed for _, _, failed in subsets if failed is not None), default=None)
+        known_dir: list[bool | None] = [None]
+        best: int | None = None
+        for rules, indices, _failed in subsets:
+            hit = rules.first_match(real, known_dir)
+            if hit is not None and (best is None or indices[hit] < best):
+                best = indices[hit]
+        return best
