@@ -9,6 +9,11 @@ pattern with ``regex.search(text)``, so a set of rules with one anchor is
 one regular expression: the alternation of the patterns' own regexes, each
 in a group ``(?P<rN>...)`` whose name says which rule matched.
 
+The answer is the lowest index that matches, the rule the engine would
+have found first calling the matchers in turn, so a decision's reason and
+source name the same rule either way. The ``is_dir`` stat is made at most
+once per request, and only when a ``text + "/"`` match would be the answer.
+
 To keep a thousand rules from being a thousand alternatives tried in turn,
 the patterns are bucketed per anchor by their literal first component
 (``/secret7/**`` can only match a text starting ``secret7/``): a dict
