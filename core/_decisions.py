@@ -239,7 +239,7 @@ class PermissionRequest:
             return Vote.allow(f"read {'inside' if inside else 'outside'} the working directories")
         # Only an ask needs the rule to offer (and the stat it takes); plain
         # strings, as pathlib costs more than the rest of the vote.
-        folder = text if os.path.isdir(text) else os.path.dirname(text)
+        folder = os.path.dirname(text) if write or not os.path.isdir(text) else text
         suggest = (f"{tool}(/{folder}/**)",)
         if write and inside:
             return Vote.ask(f"{tool} writes {real}", suggest=suggest)

@@ -44,6 +44,13 @@ if sys.platform.startswith(("linux", "darwin")):
 _buffers = threading.local()
 
 
+def _call_libc(path: str, buf: ctypes.Array[ctypes.c_char]) -> bytes | None:
+    try:
+        return _libc_realpath(os.fsencode(path), buf)  # type: ignore[misc, no-any-return]
+    except (ValueError, OSError):
+        return None
+
+
 def _realpath(path: str) -> str:
     """``os.path.realpath(path)`` for an absolute path, faster."""
     if _libc_realpath is None:
@@ -61,25 +68,30 @@ def _realpath(path: str) -> str:
     # be) goes to the reference.
     missing: list[str] = []
     current = path
+    known_present = False
     while True:
-        try:
-            os.lstat(current)
-        except FileNotFoundError:
-            head, tail = os.path.split(current)
-            if not tail or tail in (".", "..") or head == current:
+        if not known_present:
+            try:
+                os.lstat(current)
+            except FileNotFoundError:
+                head, tail = os.path.split(current)
+                if not tail or tail in (".", "..") or head == current:
+                    return os.path.realpath(path)
+                missing.append(tail)
+                current = head
+                # The usual case, a new file in an existing folder: resolve
+                # the folder straight away, one lstat fewer.
+                found = _call_libc(current, buf)
+                if found is not None:
+                    break
+                continue
+            except (OSError, ValueError):
                 return os.path.realpath(path)
-            missing.append(tail)
-            current = head
-            continue
-        except (OSError, ValueError):
+            known_present = True
+        found = _call_libc(current, buf)
+        if found is None:
             return os.path.realpath(path)
         break
-    try:
-        found = _libc_realpath(os.fsencode(current), buf)
-    except (ValueError, OSError):
-        found = None
-    if found is None:
-        return os.path.realpath(path)
     return os.path.join(os.fsdecode(found), *reversed(missing)) if missing else os.fsdecode(found)
 
 
