@@ -16,7 +16,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Literal
 
-from ._tools import LEVELS, Level
+from ._levels import LEVELS, Level
 
 __all__ = [
     "LEVEL_NAMES",

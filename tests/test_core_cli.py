@@ -208,3 +208,13 @@ def pegboard_register_commands(cli):
     other.mkdir()
     result = CliRunner().invoke(cli, ["where", "--cwd", str(other)], catch_exceptions=False)
     assert result.exit_code == 0 and result.output.strip() == str(other.resolve())
+
+
+def test_cli_module_stays_light() -> None:
+    """A warm `tools list` answers from the inventory cache; that only helps
+    if importing the CLI does not already pull in pydantic models and asyncio."""
+    code = ("import sys, pegboard._cli; "
+            "print(sorted(m for m in ('pegboard._tools', 'pegboard._toolbox', 'pydantic.main', 'asyncio') "
+            "if m in sys.modules))")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == "[]"
