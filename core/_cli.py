@@ -299,17 +299,17 @@ def _decide(toolbox: Any, sessions: dict[str, Any], tool_name: str, arguments: A
     tool = toolbox.tools.get(tool_name)
     if tool is None:
         return Decision("deny", toolbox.why_unavailable(tool_name, session), "catalogue")
-    from ._pipeline import _as_mapping, _Refusal, _split_reserved, _validate
+    from ._arguments import Refusal, as_mapping, split_reserved, validate
 
     if not isinstance(arguments, dict):
         return Decision("deny", f"the input for {tool_name} must be a JSON object", "validation")
     try:
         args = dict(arguments)
-        _split_reserved(session, tool, args)
-        validated, _ = _validate(tool, args)
-    except _Refusal as refusal:
+        split_reserved(session, tool, args)
+        validated, _ = validate(tool, args)
+    except Refusal as refusal:
         return Decision("deny", refusal.result.text_content(), "validation")
-    request = PermissionRequest(tool=tool, input=_as_mapping(validated), session=session, policy=session.policy)
+    request = PermissionRequest(tool=tool, input=as_mapping(validated), session=session, policy=session.policy)
     return toolbox.permissions.evaluate(request)
 
 
@@ -452,10 +452,10 @@ def config_show(as_json: bool) -> None:
         fail_config(exc)
         return
     effective = settings.core.model_dump(mode="json")
-    from ._permissions import _protected_patterns
+    from ._protected import protected_patterns
 
     # Protected paths add up across layers; show the list in force, not the last layer's.
-    effective["permissions"]["protected_paths"] = _protected_patterns(settings)[0]
+    effective["permissions"]["protected_paths"] = protected_patterns(settings)[0]
     effective["plugins"] = settings.merged.get("plugins", {})
     rows = []
     for keys, value in _flatten(effective):

@@ -26,23 +26,19 @@ the host see only asks.
 
 from __future__ import annotations
 
-import fcntl
 import inspect
-import json
 import os
-import re
-import tomllib
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
-import pathspec
-
-from ._config import DEFAULT_PROTECTED, ConfigError, Settings, config_dir, policy_path
+from ._config import ConfigError, Settings, config_dir, policy_path
 from ._decisions import Answer, Decision, PermissionRequest, Rule, RuleMatcher, Vote
+from ._grants import append_grant
 from ._plugins import _short_error
 from ._policy import Policy, clamp_policy, policy_for
+from ._protected import path_matcher, protected_patterns
 
 if TYPE_CHECKING:
     from ._session import Session
@@ -157,12 +153,12 @@ class PermissionEngine:
                 continue
             if compiled is not None:
                 self._add(compiled)
-        patterns, pattern_problems = _protected_patterns(self.settings)
+        patterns, pattern_problems = protected_patterns(self.settings)
         problems += pattern_problems
         if problems:
             raise ConfigError(problems)
         self.protected_patterns = patterns
-        self._protected = _path_matcher(patterns)
+        self._protected = path_matcher(patterns)
         # Pegboard's own config (user config dir, the policy file) is protected
         # wherever it lives; computed once, since every path vote asks.
         own = (os.path.realpath(config_dir()), os.path.realpath(policy_path()))
@@ -483,7 +479,7 @@ class PermissionEngine:
         path = folder / "granted.toml"
         rule = Rule.parse(rule_text, "allow", str(path), self.settings.root)
         compiled = self.compile(rule, f"{scope} grants")
-        _append_grant(path, rule.text)
+        append_grant(path, rule.text)
         if compiled is not None:
             self._add(compiled)  # every session of this toolbox, from now on
         return str(path)
@@ -597,110 +593,3 @@ def _policy_layer_mode(settings: Settings) -> str | None:
             mode = perms.get("mode") if isinstance(perms, Mapping) else None
             return mode if isinstance(mode, str) else None
     return None
-
-
-def _protected_patterns(settings: Settings) -> tuple[list[str], list[str]]:
-    """The protected-path patterns: the defaults plus every layer's list,
-    the system policy's last (gitignore order: later lines win, so no
-    earlier ``!negation`` can undo what the policy protects).
-
-    Layers add; none replaces, so ``protected_paths = []`` removes nothing.
-    Only the user, ``--config`` and policy layers may unprotect with
-    ``!pattern``; a project config (part of the repository the agent works
-    in) cannot. ``dir/**`` also protects ``dir`` itself, so that deleting
-    or replacing the directory is caught too.
-    """
-    problems: list[str] = []
-    ordinary: list[str] = list(DEFAULT_PROTECTED)
-    from_policy: list[str] = []
-    for layer in settings.layers:
-        perms = layer.data.get("permissions")
-        if not isinstance(perms, Mapping) or "protected_paths" not in perms:
-            continue
-        entries = perms["protected_paths"]
-        if not isinstance(entries, list) or not all(isinstance(e, str) for e in entries):
-            problems.append(f"{layer.label}: [permissions] protected_paths: expected a list of strings")
-            continue
-        for entry in (e.strip() for e in entries):
-            if not entry:
-                continue
-            if entry.startswith("!") and layer.name in ("project", "project grants"):
-                problems.append(f"{layer.label}: [permissions] protected_paths: {entry!r}: a project config "
-                                "cannot unprotect a path; put it in the user config if you mean it")
-                continue
-            (from_policy if layer.name == "policy" else ordinary).append(entry)
-    patterns: list[str] = []
-    for entry in [*ordinary, *from_policy]:
-        patterns.append(entry)
-        if entry.endswith("/**") and len(entry) > 3:
-            patterns.append(entry[:-3])
-    try:
-        pathspec.GitIgnoreSpec.from_lines(patterns)
-    except Exception as exc:
-        problems.append(f"[permissions] protected_paths: a pattern does not parse: {exc}")
-    return list(dict.fromkeys(patterns)), problems
-
-
-def _path_matcher(patterns: list[str]) -> Any:
-    """``rel -> bool`` for gitignore-style patterns, as pathspec would answer.
-
-    Every write's vote asks this for three or four bases, so without
-    negations it is split: a bare name (``.git``, ``.bashrc``: no slash, no
-    glob) matches when any component of the path is that name, which is
-    what gitignore makes of it; the other patterns become one regular
-    expression of pathspec's own translations. With a negation the order of
-    the lines matters, and pathspec itself decides.
-    """
-    spec = pathspec.GitIgnoreSpec.from_lines(patterns)
-    names: set[str] = set()
-    parts: list[str] = []
-    for line, pattern in zip(patterns, spec.patterns, strict=True):
-        regex = getattr(pattern, "regex", None)
-        if pattern.include is None:
-            continue  # a blank or comment line
-        if not pattern.include or regex is None:
-            return spec.match_file
-        text = line.strip()
-        if "/" not in text and not any(c in text for c in "*?[\\!#") and text not in (".", ".."):
-            names.add(text)
-        else:
-            parts.append(re.sub(r"\(\?P<\w+>", "(?:", regex.pattern))
-    combined = re.compile("|".join(f"(?:{p})" for p in parts)) if parts else None
-
-    def matches(rel: str) -> bool:
-        if names and not names.isdisjoint(rel.split("/")):
-            return True
-        return combined is not None and combined.search(rel) is not None
-
-    return matches
-
-
-_GRANT_KEYS = ("allow", "ask", "deny")
-
-
-def _append_grant(path: Path, rule_text: str) -> None:
-    """Add an allow rule to ``granted.toml`` (created if missing), under a
-    lock so that two sessions remembering at once both keep their rule."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    with open(path.with_name(f".{path.name}.lock"), "a") as lock:
-        fcntl.flock(lock, fcntl.LOCK_EX)
-        data: dict[str, Any] = {}
-        if path.is_file():
-            data = tomllib.loads(path.read_text(encoding="utf-8"))
-        perms = data.get("permissions", {})
-        extra = set(data) - {"permissions"} | (set(perms) - set(_GRANT_KEYS) if isinstance(perms, dict) else set())
-        if extra:
-            raise ValueError(f"{path} holds other settings ({', '.join(sorted(extra))}); "
-                             "add the rule to [permissions] allow by hand")
-        lists = {k: [str(r) for r in perms.get(k, [])] for k in _GRANT_KEYS}
-        if rule_text in lists["allow"]:
-            return
-        lists["allow"].append(rule_text)
-        body = "# Rules remembered from approvals (pegboard rewrites this file). Edit freely.\n[permissions]\n"
-        for key in _GRANT_KEYS:
-            if lists[key] or key == "allow":
-                body += f"{key} = [\n" + "".join(f"    {json.dumps(r)},\n" for r in lists[key]) + "]\n"
-        tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
-        tmp.write_text(body, encoding="utf-8")  # a JSON string is a valid TOML basic string
-        os.replace(tmp, path)
-

@@ -21,8 +21,18 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from pydantic import BaseModel, ValidationError
 
+from ._arguments import (
+    RESERVED_PARAMETERS,
+    Refusal,
+    as_mapping,
+    describe_type,
+    reserved_owned,
+    show_value,
+    split_reserved,
+    tool_parameters,
+    validate,
+)
 from ._decisions import PermissionRequest
 from ._plugins import _short_error
 from ._tools import TextContent, Tool, ToolContext, ToolResult
@@ -32,252 +42,12 @@ if TYPE_CHECKING:
 
 __all__ = ["MAX_PARALLEL", "RESERVED_PARAMETERS", "BatchCall", "run_batch", "run_call", "tool_parameters"]
 
-RESERVED_PARAMETERS = ("background", "scratchpad")
 DEFAULT_TIMEOUT_S = 600.0
 MAX_PARALLEL = 10
 PREVIEW_CHARS = 2_000
 
 # One call of a batch: (name, arguments) or (name, arguments, call_id).
 BatchCall = tuple[str, Any] | tuple[str, Any, str]
-
-
-# --- per-tool caches -----------------------------------------------------------
-# Tools are frozen dataclasses whose cached_property values live in __dict__;
-# the pipeline keeps its own derived facts there too, so they are computed once
-# per tool and not once per call (this is most of the pipeline's speed).
-
-
-def tool_parameters(tool: Tool) -> dict[str, Any]:
-    """The tool's own parameters (name → JSON Schema property)."""
-    cached = tool.__dict__.get("_parameters")
-    if cached is None:
-        cached = dict(tool.schema.get("properties", {}))
-        tool.__dict__["_parameters"] = cached
-    return cached  # type: ignore[no-any-return,unused-ignore]
-
-
-def _reserved_owned(tool: Tool) -> tuple[bool, bool]:
-    """Whether ``background`` / ``scratchpad`` are pegboard's on this tool
-    (False when the tool has a parameter of that name: then it is the tool's)."""
-    cached = tool.__dict__.get("_reserved_owned")
-    if cached is None:
-        own = tool_parameters(tool)
-        cached = ("background" not in own, "scratchpad" not in own)
-        tool.__dict__["_reserved_owned"] = cached
-    return cached  # type: ignore[no-any-return,unused-ignore]
-
-
-def _ignores_extra(tool: Tool) -> bool:
-    """True when the tool's model silently drops unknown arguments (pydantic's
-    default), so a misspelt optional argument would otherwise vanish unseen."""
-    cached = tool.__dict__.get("_ignores_extra")
-    if cached is None:
-        model = tool.model
-        cached = model is not None and model.model_config.get("extra", "ignore") == "ignore"
-        tool.__dict__["_ignores_extra"] = cached
-    return cached  # type: ignore[no-any-return,unused-ignore]
-
-
-class _Refusal(Exception):
-    """The call stops here with this message as its (error) result."""
-
-    def __init__(self, message: str):
-        self.result = ToolResult.error(message)
-
-
-# --- reserved parameters ---------------------------------------------------------
-
-
-def _split_reserved(session: Session, tool: Tool, args: dict[str, Any]) -> tuple[bool, str | None]:
-    """Take pegboard's own parameters out of ``args`` and check their types.
-
-    They decide what a call does, so a wrong type refuses the call instead of
-    being read as absent (that would silently turn a detached call into a
-    blocking one, or drop output the model asked to keep). ``null`` is absent,
-    which is what models send for an optional argument they do not use. A tool
-    with a parameter of the same name keeps it: untouched, not interpreted.
-    """
-    owns_background, owns_scratchpad = _reserved_owned(tool)
-    background, scratchpad = False, None
-    if owns_background and "background" in args:
-        value = args.pop("background")
-        if value is not None:
-            if not isinstance(value, bool):
-                raise _Refusal(f"background must be a boolean (true or false), not {_show(value)}; "
-                               f"{tool.name} was not run.")
-            if value and not session.toolbox.settings.core.background.enabled:
-                raise _Refusal(f"background calls are switched off ([background] enabled = false); "
-                               f"{tool.name} was not run. Call it again without background.")
-            background = value
-    if owns_scratchpad and "scratchpad" in args:
-        value = args.pop("scratchpad")
-        if value is not None:
-            if not isinstance(value, str) or not value.strip():
-                raise _Refusal(f"scratchpad must be a non-empty string naming the entry, not {_show(value)}; "
-                               f"{tool.name} was not run.")
-            scratchpad = value.strip()
-    return background, scratchpad
-
-
-def _show(value: Any, limit: int = 80) -> str:
-    text = json.dumps(value, default=str)
-    return text if len(text) <= limit else text[: limit - 1] + "…"
-
-
-# --- validation ------------------------------------------------------------------
-
-
-def _describe_type(prop: Mapping[str, Any]) -> str:
-    """A JSON Schema property as a short type phrase ("integer >= 1", "one of 'a', 'b')."""
-    if "enum" in prop:
-        return "one of " + ", ".join(_show(v) for v in prop["enum"])
-    if "const" in prop:
-        return f"exactly {_show(prop['const'])}"
-    for key in ("anyOf", "oneOf"):
-        if key in prop:
-            kinds = [_describe_type(p) for p in prop[key]]
-            return " or ".join(k for k in dict.fromkeys(kinds) if k)
-    if "$ref" in prop:
-        return "object (" + str(prop["$ref"]).rsplit("/", 1)[-1] + ")"
-    kind = prop.get("type")
-    if isinstance(kind, list):
-        kind = " or ".join(map(str, kind))
-    if kind == "array" and isinstance(prop.get("items"), Mapping):
-        kind = f"array of {_describe_type(prop['items'])}"
-    bounds = [f"{op} {prop[key]}" for key, op in (("minimum", ">="), ("maximum", "<="), ("exclusiveMinimum", ">"),
-                                                   ("exclusiveMaximum", "<"), ("minLength", "length >="),
-                                                   ("maxLength", "length <=")) if key in prop]
-    return " ".join([str(kind or "any"), *bounds]) if kind or bounds else ""
-
-
-def _locate(schema: Mapping[str, Any], loc: Sequence[int | str]) -> tuple[str, Mapping[str, Any] | None]:
-    """A pydantic error location as the model would write the field
-    (``edits[0].old_string``), and the JSON Schema of that field.
-
-    Pydantic puts union members in the location (``('x', 'int')``); they are
-    not fields the model knows of, so they are left out.
-    """
-    defs = schema.get("$defs", {})
-
-    def resolve(node: Any) -> Mapping[str, Any]:
-        for _ in range(20):  # $ref chains are short; a loop guards against cycles
-            if not (isinstance(node, Mapping) and "$ref" in node):
-                break
-            node = defs.get(str(node["$ref"]).rsplit("/", 1)[-1], {})
-        return node if isinstance(node, Mapping) else {}
-
-    def branches(node: Mapping[str, Any]) -> list[Mapping[str, Any]]:
-        return [resolve(b) for b in node.get("anyOf", node.get("oneOf", []))]
-
-    node: Mapping[str, Any] = resolve(schema)
-    parts: list[str] = []
-    for part in loc:
-        if isinstance(part, int):
-            holder = node if "items" in node else next((b for b in branches(node) if "items" in b), None)
-            parts.append(f"[{part}]")
-            node = resolve(holder["items"]) if holder is not None else {}
-            continue
-        holder = node if part in node.get("properties", {}) else next(
-            (b for b in branches(node) if part in b.get("properties", {})), None)
-        if holder is not None:
-            parts.append(f".{part}")
-            node = resolve(holder["properties"][part])
-        elif isinstance(node.get("additionalProperties"), Mapping):
-            parts.append(f"[{json.dumps(part)}]")
-            node = resolve(node["additionalProperties"])
-        elif branches(node):
-            continue  # a union member's tag, not a field
-        else:
-            parts.append(f".{part}")
-            node = {}
-    return "".join(parts).lstrip(".") or "(arguments)", (node if parts else None)
-
-
-def _describe_validation(tool: Tool, exc: ValidationError, *, rewritten: bool = False) -> str:
-    head = (f"A pre-call hook rewrote the arguments of {tool.name} into invalid ones; nothing was run:"
-            if rewritten else f"Invalid arguments for {tool.name}; nothing was run:")
-    props = tool_parameters(tool)
-    # One line per field: a union's members each report, but it is one field.
-    fields: dict[str, list[Any]] = {}
-    for err in exc.errors(include_url=False):
-        loc = err["loc"]
-        if err["type"] == "extra_forbidden":
-            where = _locate(tool.schema, loc[:-1])[0] if len(loc) > 1 else ""
-            name = f"{where}.{loc[-1]}" if where and where != "(arguments)" else str(loc[-1])
-            takes = ", ".join(props) if len(loc) == 1 else "see the schema"
-            fields[name] = [f"not a parameter of {tool.name}; it takes: {takes or 'nothing'}"]
-            continue
-        field, prop = _locate(tool.schema, loc)
-        expected = _describe_type(prop) if prop else ""
-        if err["type"] == "missing":
-            desc = f" ({prop['description']})" if prop and prop.get("description") else ""
-            fields[field] = [f"required but missing; expected {expected or 'a value'}{desc}"]
-            continue
-        entry = fields.setdefault(field, [[], expected, err.get("input")])
-        if isinstance(entry[0], list) and err["msg"] not in entry[0]:
-            entry[0].append(err["msg"])
-    lines = [head]
-    for field, entry in fields.items():
-        if isinstance(entry[0], str):
-            lines.append(f"- {field}: {entry[0]}")
-            continue
-        messages, expected, given = entry
-        hint = f"; expected {expected}" if expected else ""
-        lines.append(f"- {field}: {' / '.join(messages)}{hint} (got {_show(given)})")
-    return "\n".join(lines)
-
-
-def _external_validator(tool: Tool) -> Any:
-    cached = tool.__dict__.get("_validator")
-    if cached is None:
-        import jsonschema  # type: ignore[import-untyped,unused-ignore]  # only external schemas (MCP) pay for it
-
-        try:
-            cls = jsonschema.validators.validator_for(tool.schema, default=jsonschema.Draft202012Validator)
-            cls.check_schema(tool.schema)
-            cached = cls(tool.schema)
-        except Exception:  # a server's broken schema: nothing to check against
-            cached = False
-        tool.__dict__["_validator"] = cached
-    return cached
-
-
-def _validate(tool: Tool, args: dict[str, Any], *, rewritten: bool = False) -> tuple[Any, str | None]:
-    """The handler's argument and, where something was off but not fatal, an advisory."""
-    model = tool.model
-    if model is not None:
-        try:
-            validated = model.model_validate(args)
-        except ValidationError as exc:
-            raise _Refusal(_describe_validation(tool, exc, rewritten=rewritten)) from None
-        advisory = None
-        if _ignores_extra(tool):
-            props = tool_parameters(tool)
-            unknown = [k for k in args if k not in props and k not in model.model_fields]
-            if unknown:
-                advisory = (f"Note: {tool.name} ignored unknown argument(s) {', '.join(map(repr, unknown))}; "
-                            f"it takes: {', '.join(props) or 'no arguments'}.")
-        return validated, advisory
-    # An external schema (MCP): the server is the authority on what it
-    # accepts, so a mismatch is reported but the call goes through.
-    validator = _external_validator(tool)
-    if not validator:
-        return args, None
-    problems = [f"{'.'.join(map(str, e.absolute_path)) or '(arguments)'}: {e.message}"
-                for e in validator.iter_errors(args)]
-    if not problems:
-        return args, None
-    return args, ("Advisory: these arguments do not match the tool's published schema; the call was sent "
-                  "anyway because the server decides what it accepts:\n- " + "\n- ".join(problems[:10]))
-
-
-def _as_mapping(value: Any) -> dict[str, Any]:
-    """The validated input as permission votes and hooks see it: keyed as in
-    the tool's schema (by alias), so it reads like what the model sent and a
-    hook's rewrite of it validates again as it is."""
-    if isinstance(value, BaseModel):
-        return value.model_dump(by_alias=True)
-    return dict(value)
 
 
 def _deferred_note(session: Session, tool: Tool, args: Mapping[str, Any]) -> str | None:
@@ -294,9 +64,9 @@ def _deferred_note(session: Session, tool: Tool, args: Mapping[str, Any]) -> str
              "these documented parameters were left out:"]
     for name in missing:
         prop = props[name]
-        default = f", default {_show(prop['default'])}" if "default" in prop else ", no default"
+        default = f", default {show_value(prop['default'])}" if "default" in prop else ", no default"
         desc = f": {prop['description']}" if prop.get("description") else ""
-        lines.append(f"- {name} ({_describe_type(prop) or 'any'}{default}){desc}")
+        lines.append(f"- {name} ({describe_type(prop) or 'any'}{default}){desc}")
     return "\n".join(lines)
 
 
@@ -318,7 +88,7 @@ async def _authorize(session: Session, tool: Tool, input: Mapping[str, Any], cal
     else:
         decision = await permissions.authorize(request)
     if decision.decision != "allow":
-        raise _Refusal(f"Permission denied for {tool.name}: {decision.reason} (decided by {decision.source}).")
+        raise Refusal(f"Permission denied for {tool.name}: {decision.reason} (decided by {decision.source}).")
 
 
 async def _call_hook(impl: Any, kwargs: Mapping[str, Any]) -> Any:
@@ -342,15 +112,15 @@ async def _run_before_hooks(info: CallInfo) -> tuple[bool, list[str]]:
         try:
             verdict = await _call_hook(impl, {"call": info})
         except Exception as exc:
-            raise _Refusal(f"{info.tool.name} was blocked: the pre-call hook of {impl.plugin_name!r} failed "
+            raise Refusal(f"{info.tool.name} was blocked: the pre-call hook of {impl.plugin_name!r} failed "
                            f"({_short_error(exc)}); nothing was run.") from None
         if verdict is None:
             continue
         if not isinstance(verdict, PreCall):
-            raise _Refusal(f"{info.tool.name} was blocked: the pre-call hook of {impl.plugin_name!r} returned "
+            raise Refusal(f"{info.tool.name} was blocked: the pre-call hook of {impl.plugin_name!r} returned "
                            f"{type(verdict).__name__}, not PreCall; nothing was run.")
         if verdict.block is not None:
-            raise _Refusal(verdict.block or f"{info.tool.name} was blocked by {impl.plugin_name!r}.")
+            raise Refusal(verdict.block or f"{info.tool.name} was blocked by {impl.plugin_name!r}.")
         if verdict.input is not None:
             info.input = dict(verdict.input)
             rewritten = True
@@ -558,11 +328,11 @@ def _parse_arguments(name: str, arguments: Any) -> dict[str, Any]:
         try:
             arguments = json.loads(arguments) if arguments.strip() else {}
         except json.JSONDecodeError as exc:
-            raise _Refusal(f"The arguments for {name} are not valid JSON ({exc}); nothing was run.") from None
+            raise Refusal(f"The arguments for {name} are not valid JSON ({exc}); nothing was run.") from None
     if arguments is None:
         return {}
     if not isinstance(arguments, Mapping):
-        raise _Refusal(f"The arguments for {name} must be a JSON object, not {type(arguments).__name__}; "
+        raise Refusal(f"The arguments for {name} must be a JSON object, not {type(arguments).__name__}; "
                        "nothing was run.")
     return dict(arguments)
 
@@ -572,7 +342,7 @@ async def run_call(session: Session, name: str, arguments: Any, call_id: str) ->
     the arguments did; the caller's own cancellation passes through."""
     try:
         return await _run_call(session, name, arguments, call_id)
-    except _Refusal as refusal:
+    except Refusal as refusal:
         return refusal.result
     except asyncio.CancelledError:
         raise
@@ -589,19 +359,19 @@ async def _run_call(session: Session, name: str, arguments: Any, call_id: str) -
         return ToolResult.error(session.toolbox.why_unavailable(name, session))
     args = _parse_arguments(name, arguments)
     notes: list[str] = []
-    background, scratchpad = _split_reserved(session, tool, args)
-    validated, advisory = _validate(tool, args)
+    background, scratchpad = split_reserved(session, tool, args)
+    validated, advisory = validate(tool, args)
     if advisory:
         notes.append(advisory)
-    mapping = _as_mapping(validated)
+    mapping = as_mapping(validated)
     await _authorize(session, tool, mapping, call_id)
     info = CallInfo(session=session, tool=tool, input=mapping, call_id=call_id)
     rewritten, context = await _run_before_hooks(info)
     if rewritten:
         # A rewritten input is a new call: validate it and decide again, so a
         # hook cannot smuggle a call past the permission rules.
-        validated, _ = _validate(tool, info.input, rewritten=True)
-        info.input = _as_mapping(validated)
+        validated, _ = validate(tool, info.input, rewritten=True)
+        info.input = as_mapping(validated)
         await _authorize(session, tool, info.input, call_id)
     notes.extend(context)
     # Only now, when the call will run: a refused call must not use up the
@@ -665,7 +435,7 @@ def _plan(session: Session, calls: Sequence[BatchCall]) -> list[tuple[list[int],
 
 
 def _saves_to_scratchpad(tool: Tool, arguments: Any) -> bool:
-    if not _reserved_owned(tool)[1]:
+    if not reserved_owned(tool)[1]:
         return False
     if isinstance(arguments, str):
         try:

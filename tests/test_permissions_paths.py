@@ -12,7 +12,7 @@ import pytest
 
 from pegboard._config import DEFAULT_PROTECTED
 from pegboard._paths import _realpath, is_within, relative_posix, resolve_path
-from pegboard._permissions import _path_matcher
+from pegboard._protected import path_matcher
 
 
 @pytest.fixture
@@ -65,7 +65,7 @@ def test_containment_agrees_with_pathlib(path: str, directory: str) -> None:
 
 def test_protected_matcher_agrees_with_pathspec() -> None:
     patterns = [*DEFAULT_PROTECTED, ".git", "secrets/**", "secrets", "*.tfstate", "infra/prod/**", "infra/prod"]
-    fast = _path_matcher(patterns)
+    fast = path_matcher(patterns)
     spec = pathspec.GitIgnoreSpec.from_lines(patterns)
     rels = [".git", ".git/config", "a/.git/HEAD", ".gitignore", "x.git", ".github/x", ".ssh", ".ssh/id",
             ".bashrc", "a/.bashrc", ".bashrc.bak", ".config/fish/config.fish", "a/.config/fish/x",
@@ -76,4 +76,4 @@ def test_protected_matcher_agrees_with_pathspec() -> None:
         assert fast(rel) == spec.match_file(rel), rel
     # With a negation the order of lines matters: pathspec decides.
     negated = [*patterns, "!.mcp.json"]
-    assert not _path_matcher(negated)(".mcp.json") and _path_matcher(negated)(".git/config")
+    assert not path_matcher(negated)(".mcp.json") and path_matcher(negated)(".git/config")
