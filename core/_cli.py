@@ -10,12 +10,12 @@ from typing import TYPE_CHECKING, Any
 
 import click
 
-from ._decisions import Answer, Decision, PermissionRequest
 from ._hookspecs import hookimpl
 from ._policy import POLICY_NAMES, policy_for
 
 if TYPE_CHECKING:
     from ._config import ConfigError
+    from ._decisions import Answer, Decision, PermissionRequest
 
 __all__ = ["CLIState", "main"]
 
@@ -230,6 +230,8 @@ class _TerminalHost:
 
     @hookimpl
     def pegboard_ask(self, request: PermissionRequest, decision: Decision) -> Answer:
+        from ._decisions import Answer
+
         click.echo(f"{request.tool.name} wants to run: {decision.reason}", err=True)
         click.echo(json.dumps(dict(request.input), default=str)[:500], err=True)
         suggestion = decision.suggestions[0] if decision.suggestions else request.tool.name
@@ -289,6 +291,8 @@ def permissions() -> None:
 
 
 def _decide(toolbox: Any, sessions: dict[str, Any], tool_name: str, arguments: Any, mode: str | None) -> Decision:
+    from ._decisions import Decision, PermissionRequest
+
     """One call's decision as the pipeline would reach it before asking anyone:
     reserved parameters split off, the input validated, then the engine.
     Sessions are made once per mode (``sessions`` caches them across a batch)."""

@@ -9,6 +9,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal, Protocol
 
+from ._paths import is_within, resolve_path
+
 if TYPE_CHECKING:
     from ._policy import Policy
     from ._session import Session
@@ -194,14 +196,10 @@ class PermissionRequest:
         key = os.fspath(path)
         real = self._resolved.get(key)
         if real is None:
-            from ._paths import resolve_path
-
             real = self._resolved[key] = resolve_path(key, self.session.root)
         return real
 
     def inside_working_dirs(self, path: str | os.PathLike[str]) -> bool:
-        from ._paths import is_within
-
         real = self.resolve(path)
         return any(is_within(real, d) for d in self.working_dirs)
 

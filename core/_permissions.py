@@ -330,7 +330,8 @@ class PermissionEngine:
         out: list[tuple[str, Vote]] = []
         for impl in self.toolbox.plugins.pm.hook.pegboard_permission.get_hookimpls():
             try:
-                vote = impl.function(*[{"request": request}[a] for a in impl.argnames])
+                # The spec has one argument: an implementation takes it or nothing.
+                vote = impl.function(request) if impl.argnames else impl.function()
             except Exception as exc:
                 vote = Vote.deny(f"plugin {impl.plugin_name!r} failed while deciding: {_short_error(exc)}")
             if vote is None:

@@ -214,7 +214,7 @@ def test_cli_module_stays_light() -> None:
     """A warm `tools list` answers from the inventory cache; that only helps
     if importing the CLI does not already pull in pydantic models and asyncio."""
     code = ("import sys, pegboard._cli; "
-            "print(sorted(m for m in ('pegboard._tools', 'pegboard._toolbox', 'pydantic.main', 'asyncio') "
+            "print(sorted(m for m in ('pegboard._tools', 'pegboard._toolbox', 'pegboard._decisions', 'pydantic.main', 'asyncio', 'ctypes') "
             "if m in sys.modules))")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "[]"
