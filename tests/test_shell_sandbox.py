@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import os
 import socket
 import subprocess
@@ -38,13 +39,9 @@ def layout(tmp_path: Path) -> tuple[Path, Path]:
     return work, outside
 
 
-@pytest.fixture
-def listener() -> Iterator[int]:
-    """A TCP server on the host's loopback; connecting proves network reach."""
-    srv = socket.socket()
-    srv.bind(("127.0.0.1", 0))
-    srv.listen(8)
-    port = srv.getsockname()[1]
+@contextlib.contextmanager
+def _answering(srv: socket.socket, reply: bytes) -> Iterator[None]:
+    """Answer every connection to the listening ``srv`` with ``reply`` until the block ends."""
     stop = threading.Event()
 
     def serve() -> None:
@@ -52,17 +49,30 @@ def listener() -> Iterator[int]:
         while not stop.is_set():
             try:
                 conn, _ = srv.accept()
-                conn.sendall(b"hello\n")
+                conn.sendall(reply)
                 conn.close()
             except OSError:
                 continue
 
     t = threading.Thread(target=serve, daemon=True)
     t.start()
-    yield port
-    stop.set()
-    t.join()
-    srv.close()
+    try:
+        yield
+    finally:
+        stop.set()
+        t.join()
+        srv.close()
+
+
+@pytest.fixture
+def listener() -> Iterator[int]:
+    """A TCP server on the host's loopback; connecting proves network reach."""
+    srv = socket.socket()
+    srv.bind(("127.0.0.1", 0))
+    srv.listen(8)
+    port = srv.getsockname()[1]
+    with _answering(srv, b"hello\n"):
+        yield port
 
 
 CONNECT = "exec 3<>/dev/tcp/127.0.0.1/{port} && head -n1 <&3"
@@ -172,24 +182,8 @@ def unix_server(tmp_path: Path) -> Iterator[Path]:
     srv = socket.socket(socket.AF_UNIX)
     srv.bind(str(path))
     srv.listen(8)
-    stop = threading.Event()
-
-    def serve() -> None:
-        srv.settimeout(0.2)
-        while not stop.is_set():
-            try:
-                conn, _ = srv.accept()
-                conn.sendall(b"agent says hi\n")
-                conn.close()
-            except OSError:
-                continue
-
-    t = threading.Thread(target=serve, daemon=True)
-    t.start()
-    yield path
-    stop.set()
-    t.join()
-    srv.close()
+    with _answering(srv, b"agent says hi\n"):
+        yield path
 
 
 UNIX_CONNECT = ("python3 -c 'import socket,sys; s=socket.socket(socket.AF_UNIX); s.connect(sys.argv[1]); "
