@@ -9,7 +9,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal, Protocol
 
-from ._paths import is_within, resolve_path
+from ._paths import resolve_text
 
 if TYPE_CHECKING:
     from ._policy import Policy
@@ -31,7 +31,7 @@ DecisionKind = Literal["allow", "ask", "deny"]
 RANK: dict[str, int] = {"allow": 0, "ask": 1, "deny": 2}
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, init=False)
 class Vote:
     """A plugin's or classifier's opinion on one call.
 
@@ -44,6 +44,11 @@ class Vote:
     reason: str
     firm: bool = False
     suggestions: tuple[str, ...] = ()
+
+    def __init__(self, decision: DecisionKind, reason: str, firm: bool = False,
+                 suggestions: tuple[str, ...] = ()) -> None:
+        # as Decision's: made for most calls, and frozen fields cost twice as much to set one by one
+        self.__dict__.update(decision=decision, reason=reason, firm=firm, suggestions=suggestions)
 
     @classmethod
     def allow(cls, reason: str) -> Vote:
@@ -58,7 +63,7 @@ class Vote:
         return cls("deny", reason)
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, init=False)
 class Decision:
     """The engine's one answer for a call, with why and who decided.
 
@@ -76,6 +81,13 @@ class Decision:
     firm: bool = False
     classifiable: bool = False
     previews: tuple[str, ...] = ()
+
+    def __init__(self, decision: DecisionKind, reason: str, source: str, suggestions: tuple[str, ...] = (),
+                 firm: bool = False, classifiable: bool = False, previews: tuple[str, ...] = ()) -> None:
+        # Every call gets one, and a frozen dataclass's own __init__ sets each
+        # field through object.__setattr__, at twice the cost of this.
+        self.__dict__.update(decision=decision, reason=reason, source=source, suggestions=suggestions,
+                             firm=firm, classifiable=classifiable, previews=previews)
 
     def to_json(self) -> dict[str, Any]:
         return {"decision": self.decision, "reason": self.reason, "source": self.source}
@@ -180,7 +192,8 @@ class PermissionRequest:
     session: Session
     policy: Policy
     extra: dict[str, Any] = field(default_factory=dict)
-    _resolved: dict[str, Path] = field(default_factory=dict, repr=False, compare=False)
+    _resolved: dict[str, tuple[str, bool]] = field(default_factory=dict, repr=False, compare=False)
+    _paths: dict[str, Path] = field(default_factory=dict, repr=False, compare=False)
 
     @property
     def working_dirs(self) -> tuple[Path, ...]:
@@ -194,17 +207,42 @@ class PermissionRequest:
         is walked once, not once per rule.
         """
         key = os.fspath(path)
-        real = self._resolved.get(key)
+        real = self._paths.get(key)
         if real is None:
-            real = self._resolved[key] = resolve_path(key, self.session.root)
+            real = self._paths[key] = Path(self.resolve_str(key))
         return real
 
+    def resolve_str(self, path: str | os.PathLike[str]) -> str:
+        """``str(self.resolve(path))``, without building a ``Path``, which
+        costs as much as a system call; for matchers that work on text."""
+        key = os.fspath(path)
+        found = self._resolved.get(key)
+        if found is None:
+            found = self._resolved[key] = resolve_text(key, self.session.root)
+        return found[0]
+
+    def exists(self, path: str | os.PathLike[str]) -> bool:
+        """Whether anything was at the real path when it was resolved (no
+        further system call: resolving found out)."""
+        self.resolve_str(path)
+        return not self._resolved[os.fspath(path)][1]
+
+    def lstat(self, path: str | os.PathLike[str]) -> os.stat_result | None:
+        """``os.lstat`` of the resolved path, None when nothing is there.
+        A path that resolving found missing (a file about to be created)
+        is not looked up again."""
+        if not self.exists(path):
+            return None
+        try:
+            return os.lstat(self.resolve_str(path))
+        except FileNotFoundError:
+            return None
+
     def inside_working_dirs(self, path: str | os.PathLike[str]) -> bool:
-        real = self.resolve(path)
-        return any(is_within(real, d) for d in self.working_dirs)
+        return self.session.toolbox.permissions.inside(self.resolve_str(path), self.session)
 
     def is_protected(self, path: str | os.PathLike[str]) -> bool:
-        return self.session.toolbox.permissions.is_protected(self.resolve(path), self.session)
+        return self.session.toolbox.permissions.is_protected(self.resolve_str(path), self.session)
 
     def path_vote(self, path: str | os.PathLike[str], *, write: bool) -> Vote:
         """The standard vote for touching one path, under this request's policy.
@@ -214,19 +252,19 @@ class PermissionRequest:
         ask, offering a rule for the directory.
         """
         try:
-            real = self.resolve(path)
+            real = self.resolve_str(path)
         except ValueError as exc:
             return Vote.deny(str(exc))
-        text = str(real)
-        inside = any(text == str(d) or text.startswith(str(d).rstrip("/") + "/") for d in self.working_dirs)
+        engine = self.session.toolbox.permissions
+        inside = engine.inside(real, self.session)
         # Writing a protected path asks everywhere; reading one only outside
         # the working dirs (reading the project's own .git is ordinary work).
-        if (write or not inside) and self.session.toolbox.permissions.is_protected(real, self.session):
+        if (write or not inside) and engine.is_protected(real, self.session):
             return Vote.ask(f"{real} is a protected path", firm=True)
         tool = self.tool.name
         if write:
             if self.policy.allows_edits(inside):
-                return Vote.allow(f"write {'inside' if inside else 'outside'} the working directories")
+                return _WRITE_INSIDE if inside else _WRITE_OUTSIDE
             if self.policy.confines_writes:
                 # A level has no one to ask: a write it does not reach is refused.
                 if inside:
@@ -234,14 +272,17 @@ class PermissionRequest:
                 return Vote.deny(f"{real} is outside the working directories, and {self.policy.kind} "
                                  f"{self.policy.name} confines writes to them")
         elif self.policy.allows_reads(inside):
-            return Vote.allow(f"read {'inside' if inside else 'outside'} the working directories")
-        # Only an ask needs the rule to offer (and the stat it takes); plain
-        # strings, as pathlib costs more than the rest of the vote.
-        folder = os.path.dirname(text) if write or not os.path.isdir(text) else text
+            return _READ_INSIDE if inside else _READ_OUTSIDE
+        # Only an ask needs the rule to offer (and the stat it takes).
+        folder = os.path.dirname(real) if write or not os.path.isdir(real) else real
         suggest = (f"{tool}(/{folder}/**)",)
         if write and inside:
             return Vote.ask(f"{tool} writes {real}", suggest=suggest)
         return Vote.ask(f"{real} is outside the working directories", suggest=suggest)
-        if self.policy.allows_reads(inside):
-            return Vote.allow(f"{verb} {'inside' if inside else 'outside'} the working directories")
-        return Vote.ask(f"{real} is outside the working directories", suggest=suggest)
+
+
+# Votes are immutable: the common ones are made once, not per decision.
+_READ_INSIDE = Vote.allow("read inside the working directories")
+_READ_OUTSIDE = Vote.allow("read outside the working directories")
+_WRITE_INSIDE = Vote.allow("write inside the working directories")
+_WRITE_OUTSIDE = Vote.allow("write outside the working directories")

@@ -8,7 +8,7 @@ import sys
 import threading
 from pathlib import Path
 
-__all__ = ["is_within", "relative_posix", "resolve_path", "rule_path"]
+__all__ = ["is_within", "relative_posix", "resolve_path", "resolve_text", "rule_path"]
 
 
 def resolve_path(path: str | os.PathLike[str], root: Path) -> Path:
@@ -17,6 +17,14 @@ def resolve_path(path: str | os.PathLike[str], root: Path) -> Path:
 
     ``ValueError`` for a NUL byte, which no real path contains.
     """
+    return Path(resolve_text(path, root)[0])
+
+
+def resolve_text(path: str | os.PathLike[str], root: Path | str) -> tuple[str, bool]:
+    """``resolve_path`` as a string, without building a ``Path`` (the
+    permission engine resolves a path for every decision), and whether
+    nothing at all, not even a dangling symlink, was at the real path as
+    it was resolved (a vote need not look there again)."""
     text = os.fspath(path)
     if "\x00" in text:
         raise ValueError("path contains a NUL byte")
@@ -25,7 +33,7 @@ def resolve_path(path: str | os.PathLike[str], root: Path) -> Path:
         text = os.path.expanduser(text)
     if not os.path.isabs(text):
         text = os.path.join(os.fspath(root), text)
-    return Path(_realpath(text))
+    return _resolve(text)
 
 
 # The C library's realpath(3) gives the same answer as os.path.realpath for a
@@ -41,6 +49,9 @@ if sys.platform.startswith(("linux", "darwin")):
         _libc_realpath.restype = ctypes.c_char_p
     except (OSError, AttributeError):
         _libc_realpath = None
+# Whether anything is at a path, asked without following a final symlink and
+# without raising: an exception costs more than the system call.
+_CAN_PROBE = os.access in os.supports_follow_symlinks
 _buffers = threading.local()
 
 
@@ -51,10 +62,31 @@ def _call_libc(path: str, buf: ctypes.Array[ctypes.c_char]) -> bytes | None:
         return None
 
 
+def _exists(path: str) -> bool:
+    if _CAN_PROBE:
+        return os.access(path, os.F_OK, follow_symlinks=False)
+    try:
+        os.lstat(path)
+    except (OSError, ValueError):
+        return False
+    return True
+
+
+def _reference(path: str) -> tuple[str, bool]:
+    real = os.path.realpath(path)
+    return real, not os.path.lexists(real)
+
+
 def _realpath(path: str) -> str:
     """``os.path.realpath(path)`` for an absolute path, faster."""
+    return _resolve(path)[0]
+
+
+def _resolve(path: str) -> tuple[str, bool]:
+    """``os.path.realpath(path)`` for an absolute path, and whether nothing
+    is there (see ``resolve_text``)."""
     if _libc_realpath is None:
-        return os.path.realpath(path)
+        return _reference(path)
     buf = getattr(_buffers, "buf", None)
     if buf is None:
         buf = _buffers.buf = ctypes.create_string_buffer(max(os.pathconf("/", "PC_PATH_MAX"), 4096) + 1)
@@ -62,37 +94,31 @@ def _realpath(path: str) -> str:
     # its folder), and realpath(3) fails on it only after walking the whole
     # path: look first. When nothing at all is at ``path`` and its missing
     # ancestors (not even a dangling symlink, which must be followed to
-    # where a write would land), the nearest existing ancestor resolved plus
-    # the missing names is the answer. Anything else realpath(3) cannot
-    # resolve (a dangling link, "..", a loop, a file where a folder should
-    # be) goes to the reference.
+    # where a write would land), the nearest ancestor realpath(3) resolves
+    # plus the missing names is the answer: os.path.realpath, too, joins the
+    # names it cannot look up. Anything else realpath(3) cannot resolve (a
+    # dangling link, "..", a loop) goes to the reference.
+    if _exists(path):
+        found = _call_libc(path, buf)
+        if found is None:
+            return _reference(path)
+        return os.fsdecode(found), False
     missing: list[str] = []
     current = path
-    known_present = False
     while True:
-        if not known_present:
-            try:
-                os.lstat(current)
-            except FileNotFoundError:
-                head, tail = os.path.split(current)
-                if not tail or tail in (".", "..") or head == current:
-                    return os.path.realpath(path)
-                missing.append(tail)
-                current = head
-                # The usual case, a new file in an existing folder: resolve
-                # the folder straight away, one lstat fewer.
-                found = _call_libc(current, buf)
-                if found is not None:
-                    break
-                continue
-            except (OSError, ValueError):
-                return os.path.realpath(path)
-            known_present = True
+        head, tail = os.path.split(current)
+        if not tail or tail in (".", "..") or head == current:
+            return _reference(path)
+        missing.append(tail)
+        current = head
         found = _call_libc(current, buf)
-        if found is None:
-            return os.path.realpath(path)
-        break
-    return os.path.join(os.fsdecode(found), *reversed(missing)) if missing else os.fsdecode(found)
+        if found is not None:
+            folder = os.fsdecode(found)
+            if len(missing) == 1:  # a new file in an existing folder: the usual case
+                return (folder + "/" if folder != "/" else "/") + tail, True
+            return os.path.join(folder, *reversed(missing)), True
+        if _exists(current):
+            return _reference(path)
 
 
 def is_within(path: Path, directory: Path) -> bool:

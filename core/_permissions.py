@@ -47,7 +47,6 @@ if TYPE_CHECKING:
 __all__ = ["CompiledRule", "PermissionEngine", "SCOPES"]
 
 SCOPES = ("session", "project", "user")
-_ROOT = Path("/")
 PREVIEW_FILE_LIMIT = 5_000  # files looked at when previewing a path rule
 _PATH_FIELDS = ("file_path", "path", "notebook_path")
 
@@ -164,7 +163,7 @@ class PermissionEngine:
         own = (os.path.realpath(config_dir()), os.path.realpath(policy_path()))
         self._own_prefixes = tuple(p.rstrip("/") + "/" for p in own)
         self._home = Path(os.path.realpath(Path.home()))
-        self._base_cache: dict[tuple[Path, ...], tuple[str, ...]] = {}
+        self._prefix_cache: dict[tuple[Path, ...], tuple[tuple[str, ...], tuple[str, ...]]] = {}
 
     # --- policies ----------------------------------------------------------
 
@@ -301,27 +300,29 @@ class PermissionEngine:
 
     # --- paths -------------------------------------------------------------
 
-    def is_protected(self, path: Path, session: Session) -> bool:
+    def is_protected(self, path: Path | str, session: Session) -> bool:
         """Whether ``path`` (resolved) is protected: pegboard's own config,
         or a ``protected_paths`` pattern relative to a working directory,
         the home directory, or ``/`` (so ``.git`` is protected anywhere)."""
         text = str(path)
-        for own in self._own_prefixes:
-            if text == own[:-1] or text.startswith(own):
-                return True
-        for prefix in self._bases(session.working_dirs):
-            if text.startswith(prefix) and len(text) > len(prefix) and self._protected(text[len(prefix):]):
-                return True
-        return False
+        if (text + "/").startswith(self._own_prefixes):
+            return True
+        return self._protected.matches_under(text, self._prefixes(session.working_dirs)[1])
 
-    def _bases(self, working_dirs: tuple[Path, ...]) -> tuple[str, ...]:
-        """The folders protected patterns are relative to, as prefixes ending
-        in "/" (string checks: this runs for every write's vote)."""
-        bases = self._base_cache.get(working_dirs)
-        if bases is None:
-            bases = tuple(dict.fromkeys(str(p).rstrip("/") + "/" for p in (*working_dirs, self._home, _ROOT)))
-            self._base_cache[working_dirs] = bases
-        return bases
+    def inside(self, path: str, session: Session) -> bool:
+        """Whether the resolved ``path`` is a working directory of ``session`` or lies within one."""
+        return (path + "/").startswith(self._prefixes(session.working_dirs)[0])
+
+    def _prefixes(self, working_dirs: tuple[Path, ...]) -> tuple[tuple[str, ...], tuple[str, ...]]:
+        """The working dirs, and the folders protected patterns are relative
+        to, as prefixes ending in "/" (string checks: this runs for every
+        path's vote)."""
+        found = self._prefix_cache.get(working_dirs)
+        if found is None:
+            inside = tuple(dict.fromkeys(str(p).rstrip("/") + "/" for p in working_dirs))
+            bases = tuple(dict.fromkeys((*inside, str(self._home).rstrip("/") + "/", "/")))
+            found = self._prefix_cache[working_dirs] = (inside, bases)
+        return found
 
     # --- deciding ----------------------------------------------------------
 
@@ -350,9 +351,9 @@ class PermissionEngine:
         """
         policy = request.policy
         tool = request.tool
-        where = f"{policy.kind} {policy.name}"
         required = self.toolbox.required_level(tool)
         if not policy.offers_tool(required, tool.read_only):
+            where = f"{policy.kind} {policy.name}"
             why = "only read-only tools are offered" if policy.read_only_tools and not tool.read_only \
                 else f"it needs {required}"
             return Decision("deny", f"{tool.name} is not offered at {where} ({why})", where)
@@ -362,22 +363,24 @@ class PermissionEngine:
         for plugin, vote in votes:
             if vote.decision == "deny":
                 return Decision("deny", vote.reason, f"plugin {plugin}")
-        suggestions = tuple(dict.fromkeys(s for _, v in votes for s in v.suggestions if isinstance(s, str)))
         for plugin, vote in votes:
             if vote.decision == "ask" and vote.firm:
                 if policy.bypass:
                     return Decision("deny", f"{vote.reason}; {policy.name} never lets it through (protected "
                                             "paths and other firm asks are denied there)", f"plugin {plugin}")
                 if not policy.prompts:
-                    return Decision("deny", f"{vote.reason}; it needs a person's approval and {where} asks "
-                                            "no one", f"plugin {plugin}")
-                return Decision("ask", vote.reason, f"plugin {plugin}", suggestions, firm=True)
+                    return Decision("deny", f"{vote.reason}; it needs a person's approval and {policy.kind} "
+                                            f"{policy.name} asks no one", f"plugin {plugin}")
+                return Decision("ask", vote.reason, f"plugin {plugin}", _suggestions(votes), firm=True)
         if (hit := self._match("ask", request)) is not None:
+            where = f"{policy.kind} {policy.name}"
             if not policy.prompts:
                 return Decision("deny", f"{hit.rule.text} asks, and {where} asks no one", hit.where)
-            return Decision("ask", f"{hit.rule.text} asks", hit.where, suggestions)
+            return Decision("ask", f"{hit.rule.text} asks", hit.where, _suggestions(votes))
         if (hit := self._match("allow", request)) is not None:
             return Decision("allow", f"allowed by {hit.rule.text}", hit.where)
+        where = f"{policy.kind} {policy.name}"
+        suggestions = _suggestions(votes)
         if policy.ask_every_call:
             return Decision("ask", f"every call asks at {where}", where, suggestions or (tool.name,))
         for plugin, vote in votes:
@@ -579,6 +582,12 @@ class PermissionEngine:
         rows += [{"behavior": r.behavior, "rule": r.text, "layer": layer, "file": r.source, "active": False,
                   "why": why} for r, layer, why in self.inactive]
         return rows
+
+
+def _suggestions(votes: list[tuple[str, Vote]]) -> tuple[str, ...]:
+    """The rules the votes offer for "always allow", each once, in order
+    (made only for an ask: most decisions never show them)."""
+    return tuple(dict.fromkeys(s for _, v in votes for s in v.suggestions if isinstance(s, str)))
 
 
 async def _maybe_await(value: Any) -> Any:

@@ -4,13 +4,12 @@ from __future__ import annotations
 
 import re
 from collections.abc import Mapping
-from typing import Any
 
 import pathspec
 
 from ._config import DEFAULT_PROTECTED, Settings
 
-__all__ = ["path_matcher", "protected_patterns"]
+__all__ = ["ProtectedPaths", "path_matcher", "protected_patterns"]
 
 
 def protected_patterns(settings: Settings) -> tuple[list[str], list[str]]:
@@ -55,35 +54,124 @@ def protected_patterns(settings: Settings) -> tuple[list[str], list[str]]:
     return list(dict.fromkeys(patterns)), problems
 
 
-def path_matcher(patterns: list[str]) -> Any:
-    """``rel -> bool`` for gitignore-style patterns, as pathspec would answer.
+def path_matcher(patterns: list[str]) -> ProtectedPaths:
+    """The protected-path patterns, compiled: see ``ProtectedPaths``."""
+    return ProtectedPaths(patterns)
 
-    Every write's vote asks this for three or four bases, so without
+
+class ProtectedPaths:
+    """Gitignore-style patterns, answering as pathspec would.
+
+    Every write's vote asks this, for three or four bases, so without
     negations it is split: a bare name (``.git``, ``.bashrc``: no slash, no
     glob) matches when any component of the path is that name, which is
     what gitignore makes of it; the other patterns become one regular
-    expression of pathspec's own translations. With a negation the order of
-    the lines matters, and pathspec itself decides.
+    expression of pathspec's own translations (``name/**`` is left out when
+    ``name`` is a bare name: it can only match where the name does). With a
+    negation the order of the lines matters, and pathspec itself decides.
     """
-    spec = pathspec.GitIgnoreSpec.from_lines(patterns)
-    names: set[str] = set()
-    parts: list[str] = []
-    for line, pattern in zip(patterns, spec.patterns, strict=True):
-        regex = getattr(pattern, "regex", None)
-        if pattern.include is None:
-            continue  # a blank or comment line
-        if not pattern.include or regex is None:
-            return spec.match_file
-        text = line.strip()
-        if "/" not in text and not any(c in text for c in "*?[\\!#") and text not in (".", ".."):
-            names.add(text)
-        else:
-            parts.append(re.sub(r"\(\?P<\w+>", "(?:", regex.pattern))
-    combined = re.compile("|".join(f"(?:{p})" for p in parts)) if parts else None
 
-    def matches(rel: str) -> bool:
-        if names and not names.isdisjoint(rel.split("/")):
+    __slots__ = ("names", "bodies", "regex", "spec", "_under")
+
+    def __init__(self, patterns: list[str]) -> None:
+        spec = pathspec.GitIgnoreSpec.from_lines(patterns)
+        self.spec: pathspec.GitIgnoreSpec | None = None
+        self.names: frozenset[str] = frozenset()
+        self.bodies: tuple[str, ...] = ()
+        self.regex: re.Pattern[str] | None = None
+        self._under: dict[tuple[str, ...], re.Pattern[str] | None] = {}
+        names: set[str] = set()
+        others: list[tuple[str, str]] = []
+        for line, pattern in zip(patterns, spec.patterns, strict=True):
+            regex = getattr(pattern, "regex", None)
+            if pattern.include is None:
+                continue  # a blank or comment line
+            if not pattern.include or regex is None:
+                self.spec = spec
+                return
+            text = line.strip()
+            if _is_name(text):
+                names.add(text)
+            else:
+                others.append((text, re.sub(r"\(\?P<\w+>", "(?:", regex.pattern)))
+        self.names = frozenset(names)
+        self.bodies = tuple(body for text, body in others if not (text.endswith("/**") and text[:-3] in names))
+        self.regex = re.compile("|".join(f"(?:{b})" for b in self.bodies)) if self.bodies else None
+
+    def __call__(self, rel: str) -> bool:
+        """Whether ``rel``, a path relative to a base, is protected."""
+        if self.spec is not None:
+            return self.spec.match_file(rel)
+        if self.names and not self.names.isdisjoint(rel.split("/")):
             return True
-        return combined is not None and combined.search(rel) is not None
+        return self.regex is not None and self.regex.search(rel) is not None
 
-    return matches
+    def matches_under(self, path: str, bases: tuple[str, ...]) -> bool:
+        """Whether the absolute ``path`` is protected relative to any of
+        ``bases`` it lies strictly under (prefixes ending in "/", "/" among
+        them). A bare name matches any component below a base, and every
+        component lies below "/": the names are checked once, on the whole
+        path; the other patterns are one expression with the bases in front."""
+        if self.spec is not None:
+            return any(len(path) > len(b) and path.startswith(b) and self.spec.match_file(path[len(b):])
+                       for b in bases)
+        if self.names and not self.names.isdisjoint(path.split("/")):
+            return True
+        if self.regex is None:
+            return False
+        try:
+            regex = self._under[bases]
+        except KeyError:
+            regex = self._under[bases] = self._with_bases(bases)
+        if regex is None:
+            return any(len(path) > len(b) and path.startswith(b) and self.regex.search(path[len(b):])
+                       for b in bases)
+        return regex.match(path) is not None
+
+    def _with_bases(self, bases: tuple[str, ...]) -> re.Pattern[str] | None:
+        if len(self._under) > 64:
+            self._under.clear()  # sessions with ever new working dirs
+        rests = [_after_anchor(b) for b in self.bodies]
+        if any(r is None for r in rests):
+            return None
+        front = "|".join(re.escape(b) for b in bases)
+        return re.compile(f"(?:{front})(?=[\\s\\S])(?:{'|'.join(f'(?:{r})' for r in rests)})")
+
+
+def _after_anchor(body: str) -> str | None:
+    """``body`` without the "^" pathspec puts in front, when that "^" holds
+    for all of it and is its only anchor; then, with a base put in front,
+    it means "right after the base". None otherwise (a top-level ``|``
+    would leave a branch unanchored, another "^" could never match after a
+    base, and a protected path would pass): such a set is matched one base
+    at a time."""
+    if not body.startswith("^") or "(?P=" in body:
+        return None  # (a back-reference would name another body's group once joined)
+    rest = body[1:]
+    depth = 0
+    i = 0
+    while i < len(rest):
+        c = rest[i]
+        if c == "\\":
+            if rest[i + 1:i + 2] in ("", "A") or rest[i + 1:i + 2].isdigit():
+                return None
+            i += 2
+            continue
+        if c == "[":  # a class: "^" there is a negation, "|" a character
+            i += 2 if rest[i + 1:i + 2] == "^" else 1
+            i += 1 if rest[i:i + 1] == "]" else 0
+            while i < len(rest) and rest[i] != "]":
+                i += 2 if rest[i] == "\\" else 1
+        elif c == "(":
+            depth += 1
+        elif c == ")":
+            depth -= 1
+        elif c == "^" or (c == "|" and depth == 0):
+            return None
+        i += 1
+    return rest
+
+
+def _is_name(text: str) -> bool:
+    """A bare name: no slash, no glob, no special first character."""
+    return "/" not in text and not any(c in text for c in "*?[\\!#") and text not in (".", "..")

@@ -170,19 +170,20 @@ def test_directory_stat_at_most_once_and_only_when_needed(world: dict[str, Path]
     tb = _toolbox(proj)
     s = tb.session(mode="default")
     calls: list[str] = []
-    real_is_dir = Path.is_dir
+    real_is_dir = os.path.isdir
 
-    def counting(self: Path) -> bool:
-        calls.append(str(self))
-        return real_is_dir(self)
+    def counting(path: str) -> bool:
+        calls.append(path)
+        return real_is_dir(path)
 
     matchers = [_matcher("Read", spec, "deny", proj) for spec in ("docs/**", "src/**", "gen*/**",
                                                                   f"//{world['outside']}/**")]
     matchers.append(_matcher("Edit", "docs/**", "deny", proj))  # a second covers set
     combined = FsRuleMatcher.combine(matchers)
-    monkeypatch.setattr(Path, "is_dir", counting)
+    monkeypatch.setattr(os.path, "isdir", counting)
+    # gen8 does not exist: resolving it found that out, so it is not looked at again
     for raw, expected, stats in (("src/app.py", 1, 0), ("README", None, 0), ("docs", 0, 1), ("docs/guide.md", 0, 0),
-                                 ("gen7", 2, 1), ("gen8", None, 1), (".env", None, 0)):
+                                 ("gen7", 2, 1), ("gen8", None, 0), (".env", None, 0)):
         calls.clear()
         assert combined.first_match(_request(tb, s, "Read", raw)) == expected, raw
         assert len(calls) == stats, (raw, calls)

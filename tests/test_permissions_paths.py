@@ -11,7 +11,7 @@ import pathspec
 import pytest
 
 from pegboard._config import DEFAULT_PROTECTED
-from pegboard._paths import _realpath, is_within, relative_posix, resolve_path
+from pegboard._paths import _realpath, _resolve, is_within, relative_posix, resolve_path, resolve_text
 from pegboard._protected import path_matcher
 
 
@@ -38,6 +38,9 @@ def test_fast_realpath_agrees_with_the_reference(tree: Path) -> None:
         for parts in itertools.product(NAMES, repeat=depth):
             path = os.path.join(str(tree), *parts)
             assert _realpath(path) == os.path.realpath(path), path
+            # "nothing there" lets a vote skip looking again: it must never be said of a path that exists
+            real = os.path.realpath(path)
+            assert _resolve(path) == (real, not os.path.lexists(real)), path
             checked += 1
     assert checked > 1000
 
@@ -48,6 +51,9 @@ def test_resolve_follows_symlinks_out_of_the_tree(tree: Path) -> None:
     assert resolve_path(str(tree / "link" / "sub" / "f.txt"), Path("/")) == tree / "real" / "sub" / "f.txt"
     with pytest.raises(ValueError, match="NUL"):
         resolve_path("a\x00b", tree)
+    assert resolve_text("link/sub/new/deeper.txt", tree) == (str(tree / "real" / "sub" / "new" / "deeper.txt"), True)
+    assert resolve_text("~", tree) == (os.path.realpath(Path.home()), False)
+    assert resolve_text("/new.txt", tree) == ("/new.txt", not os.path.lexists("/new.txt"))
 
 
 @pytest.mark.parametrize("path, directory", [
@@ -77,3 +83,60 @@ def test_protected_matcher_agrees_with_pathspec() -> None:
     # With a negation the order of lines matters: pathspec decides.
     negated = [*patterns, "!.mcp.json"]
     assert not path_matcher(negated)(".mcp.json") and path_matcher(negated)(".git/config")
+
+
+@pytest.mark.parametrize("negate", [False, True])
+def test_protected_under_bases_agrees_with_each_base_in_turn(negate: bool) -> None:
+    """``matches_under`` checks bare names once on the whole path: the same
+    answer as asking pathspec relative to each base the path lies under."""
+    patterns = [*DEFAULT_PROTECTED, ".git", "*.tfstate", "infra/prod/**", *(["!.mcp.json"] if negate else [])]
+    fast = path_matcher(patterns)
+    spec = pathspec.GitIgnoreSpec.from_lines(patterns)
+    bases = ("/srv/app/", "/home/u/", "/")
+    paths = ["/srv/app/.git/config", "/srv/app/src/x.py", "/srv/app", "/srv/app/infra/prod/k", "/infra/prod/k",
+             "/srv/infra/prod/k", "/home/u/.bashrc", "/home/u/p/.bashrc", "/home/u/.config/fish/c",
+             "/srv/app/.config/fish/c", "/srv/.config/fish/c", "/srv/app/a.tfstate", "/srv/.gitx/y",
+             "/home/u/.ssh/id", "/srv/app/.mcp.json", "/.mcp.json", "/", "/home/u", "/srv/app/x/.pegboard/c",
+             "/srv/app/.config/fish\n", "/srv/app/.config\n/fish/c", "/srv/app/infra/prod/\n"]
+    for path in paths:
+        expected = any(len(path) > len(b) and path.startswith(b) and spec.match_file(path[len(b):]) for b in bases)
+        assert fast.matches_under(path, bases) == expected, path
+
+
+def test_request_path_facts_agree_with_the_file_system(tree: Path) -> None:
+    """What a vote asks of the request: the real path as text and as a Path,
+    and its lstat (None when nothing is there), each as looking it up anew would say."""
+    from pegboard import PermissionRequest, Toolbox
+
+    toolbox = Toolbox.load(cwd=tree, plugins=[])
+    session = toolbox.session("default")
+    tool = toolbox.tools["ScratchpadRead"]
+    names = [os.path.join(*p) for depth in (1, 2) for p in itertools.product(NAMES, repeat=depth)]
+    (tree / "hard").write_text("x")
+    os.link(tree / "hard", tree / "hard2")
+    for raw in [*names, "hard", str(tree / "new" / "deeper"), "~", "/"]:
+        request = PermissionRequest(tool=tool, input={}, session=session, policy=session.policy)
+        text = request.resolve_str(raw)
+        assert text == str(request.resolve(raw)) == os.path.realpath(os.path.join(tree, os.path.expanduser(raw)))
+        try:
+            expected: os.stat_result | None = os.lstat(text)
+        except OSError:
+            expected = None
+        got = request.lstat(raw)
+        assert (got is None) == (expected is None), raw
+        if got is not None and expected is not None:
+            assert (got.st_ino, got.st_nlink) == (expected.st_ino, expected.st_nlink), raw
+    assert PermissionRequest(tool=tool, input={}, session=session, policy=session.policy).lstat("hard").st_nlink == 2
+
+
+@pytest.mark.parametrize("body, rest", [
+    ("^a/b", "a/b"), ("^(?:.+/)?x(?:(?:/)|$)", "(?:.+/)?x(?:(?:/)|$)"), ("^[^/]*x", "[^/]*x"),
+    ("^[]|^]x", "[]|^]x"), ("^(a|b)c", "(a|b)c"), ("^a\\|b", "a\\|b"),
+    # each of these, with a base put in front of the rest, would stop matching what it matched
+    ("^a|^b", None), ("^a|b", None), ("^a(?:^b)", None), ("a", None), ("^a\\Ab", None), ("^a\\\\|b", None),
+    ("^(a)\\1", None), ("^(?P<x>a)(?P=x)", None),
+])
+def test_protected_bodies_join_the_bases_only_when_the_anchor_holds_for_all(body: str, rest: str | None) -> None:
+    from pegboard._protected import _after_anchor
+
+    assert _after_anchor(body) == rest

@@ -197,7 +197,7 @@ class CombinedPaths:
         raw = request.input.get("file_path")
         if not isinstance(raw, str):
             return 0 if self.behavior != "allow" else None
-        real = str(request.resolve(raw))
+        real = request.resolve_str(raw)  # the text, without building a Path
         for prefix, regexes in self.bases:
             if not real.startswith(prefix):
                 continue

@@ -6,6 +6,7 @@ and input models are named as strings and imported on first use.
 
 from __future__ import annotations
 
+import functools
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -79,9 +80,16 @@ def pegboard_register_tools(register: Callable[[Tool], None], config: Any) -> No
 def pegboard_permission(request: PermissionRequest) -> Vote | None:
     if request.tool.plugin != "fs":
         return None
+    return _voter()(request)
+
+
+@functools.cache
+def _voter() -> Callable[[PermissionRequest], Vote | None]:
+    # imported on the first vote, not with the plugin; cached, since an
+    # import statement costs a twentieth of a whole decision
     from ._vote import vote
 
-    return vote(request)
+    return vote
 
 
 @hookimpl

@@ -26,6 +26,7 @@ the engine then calls the matchers one by one.
 
 from __future__ import annotations
 
+import os
 import re
 from collections.abc import Sequence
 from pathlib import Path
@@ -201,9 +202,9 @@ class PathRuleSet:
         anchors = [_Anchor(anchor, entries) for anchor, entries in by_anchor.values()]
         self.anchors = tuple(sorted(anchors, key=lambda a: a.lowest))
 
-    def first_match(self, path: Path, known_dir: list[bool | None] | None = None) -> int | None:
-        """``known_dir``: a one-item list caching ``path.is_dir()`` across
-        calls for the same path (None in it: not asked yet)."""
+    def first_match(self, path: Path | str, known_dir: list[bool | None] | None = None) -> int | None:
+        """``known_dir``: a one-item list caching whether ``path`` is a
+        directory across calls for the same path (None in it: not asked yet)."""
         text = str(path)
         double_root = text.startswith("//")
         best: int | None = None
@@ -217,7 +218,7 @@ class PathRuleSet:
             hit = anchor.search(rel)
             if hit is not None and (best is None or hit < best):
                 best = hit
-            if best is not None and best == anchor.lowest:
+            if (best is not None and best == anchor.lowest) or (known_dir is not None and known_dir[0] is False):
                 continue
             # ``dir/**`` covers ``dir``: the stat only when such a rule would
             # be the answer
@@ -226,7 +227,7 @@ class PathRuleSet:
                 if known_dir is None:
                     known_dir = [None]
                 if known_dir[0] is None:
-                    known_dir[0] = path.is_dir()
+                    known_dir[0] = os.path.isdir(text)
                 if known_dir[0]:
                     best = hit
         return best
@@ -260,11 +261,12 @@ class CombinedFsRules:
         try:
             if raw is None:
                 raise ValueError("no path")
-            real = request.resolve(raw)
+            real = request.resolve_str(raw)
         except (ValueError, OSError):
             # an unreadable path may be anything: only an allow rule must not match it
             return min((failed for _, _, failed in subsets if failed is not None), default=None)
-        known_dir: list[bool | None] = [None]
+        # a path found missing is no directory: no second look, no stat
+        known_dir: list[bool | None] = [None if request.exists(raw) else False]
         best: int | None = None
         for rules, indices, _failed in subsets:
             hit = rules.first_match(real, known_dir)

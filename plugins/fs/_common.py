@@ -34,14 +34,14 @@ def _key(tool: str, raw: str) -> str:
     return f"{tool}\x00{raw}"
 
 
-def record_check(state: dict[str, Any], tool: str, raw: str, real: Path, call_id: str | None = None) -> None:
+def record_check(state: dict[str, Any], tool: str, raw: str, real: str, call_id: str | None = None) -> None:
     """The permission vote saw ``raw`` as ``real``: remember it for the handler.
 
     Keyed by call id when the core passes one on the request: then two calls
     of one batch naming the same path cannot see each other's check. Without
     it, the key is (tool, path as typed), the latest vote winning.
     """
-    checked: dict[str, Path] = state.setdefault(_CHECKED, {})
+    checked: dict[str, str] = state.setdefault(_CHECKED, {})
     checked[_key(tool, raw)] = real
     if call_id:
         checked[f"call\x00{call_id}"] = real
@@ -61,14 +61,14 @@ def bind_checked(ctx: ToolContext, raw: str) -> Path:
         real = resolve_path(raw, ctx.session.root)
     except ValueError as exc:
         raise PathError(f"{raw!r} is not a usable path: {exc}.") from None
-    records: dict[str, Path] = ctx.state.get(_CHECKED, {})
+    records: dict[str, str] = ctx.state.get(_CHECKED, {})
     checked = records.pop(f"call\x00{ctx.call_id}", None) or records.get(_key(ctx.tool.name, raw))
     if checked is None:
         # no vote on record (a core that skipped plugins): fail closed outside the working dirs
         if not any(is_within(real, d) for d in ctx.session.working_dirs):
             raise PathError(f"{real} is outside the working directories and was not cleared by a permission check.")
         return real
-    if checked != real:
+    if checked != str(real):
         raise PathError(
             f"{raw} now resolves to {real}, not to {checked} as when permission was checked (a symlink changed "
             f"in between). Nothing was done; check the path and call again."

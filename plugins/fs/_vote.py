@@ -63,14 +63,14 @@ def vote(request: PermissionRequest) -> Vote | None:
     if raw is None:
         return Vote.deny(f"{name} needs a path in {PATH_FIELD[name]}")
     try:
-        real = request.resolve(raw)
+        real = request.resolve_str(raw)
     except (ValueError, OSError) as exc:
         return Vote.deny(f"{raw!r} is not a usable path: {exc}")
     state = request.session.plugin_state("fs")
-    call_id = getattr(request, "call_id", None) or request.extra.get("call_id")
+    call_id = request.extra.get("call_id")
     record_check(state, name, raw, real, call_id if isinstance(call_id, str) else None)
     write = name in WRITERS
-    base = request.path_vote(real, write=write)
+    base = request.path_vote(raw, write=write)
     if not write:
         # the core spills long results there and tells the model to Read them;
         # asked only when the path's own vote does not allow the read already
@@ -78,16 +78,16 @@ def vote(request: PermissionRequest) -> Vote | None:
         if base.decision != "allow" and _is_session_output(real, request):
             return Vote.allow("the session's own saved output")
         return base
-    cleared: set[Path] | None = state.get(HARDLINK_OK)
+    cleared: set[str] | None = state.get(HARDLINK_OK)
     if cleared is None:
         cleared = state[HARDLINK_OK] = set()
     if cleared:
         cleared.discard(real)
     try:
-        st = os.lstat(real)
+        st = request.lstat(raw)
     except OSError:
         return base
-    if not (stat.S_ISREG(st.st_mode) and st.st_nlink > 1) or base.decision == "deny":
+    if st is None or not (stat.S_ISREG(st.st_mode) and st.st_nlink > 1) or base.decision == "deny":
         return base
     # Reaching the handler after this vote means the policy, or a person who was
     # told about the links, cleared it; the handler refuses links it did not see.
@@ -99,12 +99,12 @@ def vote(request: PermissionRequest) -> Vote | None:
                     f"directories", firm=True)
 
 
-def _is_session_output(real: Path, request: PermissionRequest) -> bool:
+def _is_session_output(real: str, request: PermissionRequest) -> bool:
     from ._checkpoints import sessions_root
 
     # computed, not taken from session.data_dir, which would create the folder on every vote
     folder = sessions_root() / request.session.id
-    return is_within(real, Path(os.path.realpath(folder)))
+    return is_within(Path(real), Path(os.path.realpath(folder)))
 
 
 class FsRuleMatcher:

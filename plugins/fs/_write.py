@@ -61,7 +61,7 @@ def _write_sync(ctx: ToolContext, real: Path, change: Change, must_exist: bool) 
             return ToolResult.error(f"{real} is not a regular file; {tool} only writes regular files.")
         if (why := tracker(ctx.state).refusal(real, st, tool)) is not None:
             return ToolResult.error(why)
-        if st.st_nlink > 1 and real not in ctx.state.get(HARDLINK_OK, set()):
+        if st.st_nlink > 1 and str(real) not in ctx.state.get(HARDLINK_OK, set()):
             return ToolResult.error(
                 f"{tool} refused: {real} has {st.st_nlink} hard links, and another of its names may lie outside "
                 f"the working directories. Nothing was written. Copy the file to a new name first if you "
@@ -81,7 +81,7 @@ def _write_sync(ctx: ToolContext, real: Path, change: Change, must_exist: bool) 
         store = CheckpointStore(ctx.session.data_dir / "checkpoints", max_bytes=cfg.max_checkpoint_bytes)
         store.save(real, old, tool, stat.S_IMODE(st.st_mode) if st is not None else None)
     try:
-        new_st = _safeio.atomic_write(real, data, allow_multilinked=real in ctx.state.get(HARDLINK_OK, set()))
+        new_st = _safeio.atomic_write(real, data, allow_multilinked=str(real) in ctx.state.get(HARDLINK_OK, set()))
     except _safeio.MultiplyLinked as exc:
         return ToolResult.error(f"{tool} refused: {exc}; another of its names may lie outside the working "
                                 f"directories. Nothing was written.")
