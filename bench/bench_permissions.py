@@ -187,6 +187,7 @@ def builtin_plugins() -> None:
         (root / "src").mkdir()
         (root / "src" / "a.py").write_text("print('hi')\n")
         (root / "gen7").mkdir()
+        (root / "gen7" / "old.py").write_text("a\n")  # Edit changes a file that exists (the hard-link look)
 
         from pegboard import PermissionRequest, Toolbox
 
@@ -198,6 +199,10 @@ def builtin_plugins() -> None:
             "Read inside, 200 deny rules checked": ("Read", {"file_path": str(root / "src" / "a.py")}),
             "Write a new file inside, allow rule": ("Write", {"file_path": str(root / "gen7" / "x.py"),
                                                               "content": "x"}),
+            "Write into a new folder, allow rule": ("Write", {"file_path": str(root / "gen8" / "x.py"),
+                                                              "content": "x"}),
+            "Edit a file inside, no rule": ("Edit", {"file_path": str(root / "gen7" / "old.py"),
+                                                     "old_string": "a", "new_string": "b"}),
             "WebFetch, allow rule": ("WebFetch", {"url": "https://host150.example.com/a", "prompt": "x"}),
         }
         print(f"built-in plugins (fs, shell, web), {RULES:,} rules loaded\n")

@@ -273,12 +273,13 @@ class PermissionRequest:
                                  f"{self.policy.name} confines writes to them")
         elif self.policy.allows_reads(inside):
             return _READ_INSIDE if inside else _READ_OUTSIDE
-        # Only an ask needs the rule to offer (and the stat it takes).
-        folder = os.path.dirname(real) if write or not os.path.isdir(real) else real
+        # Only an ask needs the rule to offer (and the stat it takes); a
+        # resolved path is absolute and clean, so its folder is a string cut.
+        folder = (real[:real.rfind("/")] or "/") if write or not os.path.isdir(real) else real
         suggest = (f"{tool}(/{folder}/**)",)
         if write and inside:
-            return Vote.ask(f"{tool} writes {real}", suggest=suggest)
-        return Vote.ask(f"{real} is outside the working directories", suggest=suggest)
+            return Vote("ask", f"{tool} writes {real}", False, suggest)
+        return Vote("ask", f"{real} is outside the working directories", False, suggest)
 
 
 # Votes are immutable: the common ones are made once, not per decision.

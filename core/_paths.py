@@ -31,7 +31,7 @@ def resolve_text(path: str | os.PathLike[str], root: Path | str) -> tuple[str, b
     # Plain strings rather than Path arithmetic: this runs for every decision.
     if text.startswith("~"):
         text = os.path.expanduser(text)
-    if not os.path.isabs(text):
+    if not text.startswith(os.sep) and not os.path.isabs(text):
         text = os.path.join(os.fspath(root), text)
     return _resolve(text)
 
@@ -39,37 +39,32 @@ def resolve_text(path: str | os.PathLike[str], root: Path | str) -> tuple[str, b
 # The C library's realpath(3) gives the same answer as os.path.realpath for a
 # path that exists, in a third to a half of the time (one call instead of a
 # Python loop over components); every permission decision resolves at least
-# one path. Whatever it cannot resolve (a missing file, a loop, another
-# platform) goes to os.path.realpath, which is the reference.
+# one path. Whether anything is at a path is asked with access(2), which
+# neither follows a final symlink nor raises (an exception costs more than
+# the system call); it looks as the real user, which is the effective one
+# since pegboard never runs set-uid. Whatever this cannot settle (a dangling
+# link, "..", a loop, another platform) goes to os.path.realpath, the reference.
 _libc_realpath = None
-if sys.platform.startswith(("linux", "darwin")):
+if sys.platform.startswith(("linux", "darwin")) and os.access in os.supports_follow_symlinks:
     try:
         _libc_realpath = ctypes.CDLL(None, use_errno=True).realpath
         _libc_realpath.argtypes = [ctypes.c_char_p, ctypes.c_char_p]
         _libc_realpath.restype = ctypes.c_char_p
     except (OSError, AttributeError):
         _libc_realpath = None
-# Whether anything is at a path, asked without following a final symlink and
-# without raising: an exception costs more than the system call.
-_CAN_PROBE = os.access in os.supports_follow_symlinks
+_ENCODING, _ERRORS = sys.getfilesystemencoding(), sys.getfilesystemencodeerrors()
 _buffers = threading.local()
 
 
-def _call_libc(path: str, buf: ctypes.Array[ctypes.c_char]) -> bytes | None:
+def _libc(path: str) -> str | None:
+    buf = getattr(_buffers, "buf", None)
+    if buf is None:
+        buf = _buffers.buf = ctypes.create_string_buffer(max(os.pathconf("/", "PC_PATH_MAX"), 4096) + 1)
     try:
-        return _libc_realpath(os.fsencode(path), buf)  # type: ignore[misc, no-any-return]
-    except (ValueError, OSError):
+        found = _libc_realpath(path.encode(_ENCODING, _ERRORS), buf)  # type: ignore[misc]
+    except (ValueError, OSError, UnicodeError):
         return None
-
-
-def _exists(path: str) -> bool:
-    if _CAN_PROBE:
-        return os.access(path, os.F_OK, follow_symlinks=False)
-    try:
-        os.lstat(path)
-    except (OSError, ValueError):
-        return False
-    return True
+    return None if found is None else found.decode(_ENCODING, _ERRORS)  # type: ignore[no-any-return]
 
 
 def _reference(path: str) -> tuple[str, bool]:
@@ -87,38 +82,33 @@ def _resolve(path: str) -> tuple[str, bool]:
     is there (see ``resolve_text``)."""
     if _libc_realpath is None:
         return _reference(path)
-    buf = getattr(_buffers, "buf", None)
-    if buf is None:
-        buf = _buffers.buf = ctypes.create_string_buffer(max(os.pathconf("/", "PC_PATH_MAX"), 4096) + 1)
-    # A file about to be written usually does not exist yet (nor, sometimes,
-    # its folder), and realpath(3) fails on it only after walking the whole
-    # path: look first. When nothing at all is at ``path`` and its missing
-    # ancestors (not even a dangling symlink, which must be followed to
-    # where a write would land), the nearest ancestor realpath(3) resolves
-    # plus the missing names is the answer: os.path.realpath, too, joins the
-    # names it cannot look up. Anything else realpath(3) cannot resolve (a
-    # dangling link, "..", a loop) goes to the reference.
-    if _exists(path):
-        found = _call_libc(path, buf)
-        if found is None:
-            return _reference(path)
-        return os.fsdecode(found), False
+    if os.access(path, os.F_OK, follow_symlinks=False):
+        found = _libc(path)
+        return (found, False) if found is not None else _reference(path)
+    # Nothing at ``path``: a file about to be written, maybe in a folder
+    # about to be made. Up to the nearest ancestor that exists, each name
+    # is missing (not even a dangling symlink, which a write would follow),
+    # so the answer is that ancestor resolved plus the missing names:
+    # os.path.realpath, too, joins the names it cannot look up. Looking
+    # before resolving spares a realpath(3) that fails only after walking
+    # the whole path.
     missing: list[str] = []
     current = path
     while True:
-        head, tail = os.path.split(current)
-        if not tail or tail in (".", "..") or head == current:
+        cut = current.rfind("/")
+        tail = current[cut + 1:]
+        if not tail or tail == "." or tail == ".." or cut < 0:
             return _reference(path)
         missing.append(tail)
-        current = head
-        found = _call_libc(current, buf)
-        if found is not None:
-            folder = os.fsdecode(found)
-            if len(missing) == 1:  # a new file in an existing folder: the usual case
-                return (folder + "/" if folder != "/" else "/") + tail, True
-            return os.path.join(folder, *reversed(missing)), True
-        if _exists(current):
-            return _reference(path)
+        current = current[:cut].rstrip("/") or "/"
+        if os.access(current, os.F_OK, follow_symlinks=False):
+            break
+    folder = _libc(current)
+    if folder is None:
+        return _reference(path)
+    if folder != "/":
+        folder += "/"
+    return folder + ("/".join(reversed(missing)) if len(missing) > 1 else tail), True
 
 
 def is_within(path: Path, directory: Path) -> bool:
