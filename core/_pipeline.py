@@ -15,6 +15,7 @@ import asyncio
 import inspect
 import itertools
 import json
+import os
 import re
 import weakref
 from collections.abc import Mapping, Sequence
@@ -275,10 +276,13 @@ _UNSAFE = re.compile(r"[^A-Za-z0-9_.-]+")
 
 
 def _spill(session: Session, tool: Tool, text: str, call_id: str) -> Path:
-    folder = session.data_dir / "results"
+    folder = session.data_dir / RESULTS_FOLDER
     folder.mkdir(exist_ok=True)
     path = folder / f"{_UNSAFE.sub('_', tool.name)}-{_UNSAFE.sub('_', call_id)}.txt"
-    path.write_text(text, encoding="utf-8")
+    # whole or not at all: the model is told to read this file in parts
+    tmp = path.with_name(f".{path.name}.tmp")
+    tmp.write_text(text, encoding="utf-8")
+    os.replace(tmp, path)
     return path
 
 
@@ -478,4 +482,4 @@ async def run_batch(session: Session, calls: Sequence[BatchCall]) -> list[ToolRe
 
 # At the end: _session imports this module's callers lazily, and importing it
 # here once (not inside each call) keeps an import statement off the hot path.
-from ._session import CallInfo, PreCall  # noqa: E402
+from ._session import RESULTS_FOLDER, CallInfo, PreCall  # noqa: E402

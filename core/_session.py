@@ -23,6 +23,8 @@ if TYPE_CHECKING:
 
 __all__ = ["CallInfo", "Grant", "PreCall", "Session"]
 
+RESULTS_FOLDER = "results"  # in the session's data_dir: tool output too long to return whole
+
 
 @dataclass
 class CallInfo:
@@ -149,9 +151,7 @@ class Session:
             try:
                 impl.function(*[kwargs[a] for a in impl.argnames])
             except Exception as exc:  # the host's bug must not break a tool
-                import sys
-
-                print(f"pegboard: event hook of {impl.plugin_name!r} failed: {exc!r}", file=sys.stderr)
+                _report(f"pegboard_event of plugin {impl.plugin_name!r}", exc)
 
     def file_read(self, path: str | os.PathLike[str], source: str) -> None:
         """Report a file shown to the model in full (counts as read for Edit)."""
@@ -159,8 +159,8 @@ class Session:
             kwargs = {"session": self, "path": Path(path), "source": source}
             try:
                 impl.function(*[kwargs[a] for a in impl.argnames])
-            except Exception:
-                continue
+            except Exception as exc:  # the tool that showed the file has done its work
+                _report(f"pegboard_file_read of plugin {impl.plugin_name!r}", exc)
 
     # --- grants ------------------------------------------------------------
 
@@ -219,20 +219,57 @@ class Session:
         return await run_batch(self, list(calls))
 
     async def aclose(self) -> None:
+        """Stop the session's tasks, call ``pegboard_session_closed``, and
+        delete the output spilled to files (it was only for this session's
+        model; the session's other files, such as checkpoints, stay)."""
         if self.closed:
             return
         self.closed = True
         await self.tasks.stop_all()
+        if self._data_dir is not None:
+            _delete_spilled(self._data_dir / RESULTS_FOLDER)
         for impl in self.toolbox.hook.pegboard_session_closed.get_hookimpls():
             try:
                 result = impl.function(*[{"session": self}[a] for a in impl.argnames])
                 if hasattr(result, "__await__"):
                     await result
-            except Exception:
-                continue
+            except Exception as exc:  # one plugin's cleanup must not skip the others'
+                _report(f"pegboard_session_closed of plugin {impl.plugin_name!r}", exc)
 
     async def __aenter__(self) -> Session:
         return self
 
     async def __aexit__(self, *exc: object) -> None:
         await self.aclose()
+
+
+def _report(what: str, exc: Exception) -> None:
+    """Something failed where nothing can be refused any more (a plugin's
+    hook after the work, a cleanup): say so on stderr, for the operator,
+    and carry on."""
+    import sys
+
+    from ._plugins import _short_error
+
+    print(f"pegboard: {what} failed: {_short_error(exc)}", file=sys.stderr)
+
+
+def _delete_spilled(folder: Path) -> None:
+    try:
+        names = os.listdir(folder)
+    except FileNotFoundError:
+        return
+    except OSError as exc:
+        _report(f"deleting the spilled output in {folder}", exc)
+        return
+    for name in names:
+        try:
+            os.unlink(folder / name)
+        except FileNotFoundError:
+            continue
+        except OSError as exc:
+            _report(f"deleting the spilled output in {folder}", exc)
+    try:
+        folder.rmdir()
+    except OSError as exc:
+        _report(f"deleting the spilled output in {folder}", exc)

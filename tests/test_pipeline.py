@@ -246,6 +246,11 @@ async def test_large_result_spills_to_a_file_with_preview(plugin_factory: Plugin
     assert len(shown) < 2_500
     assert result.structured_content is None  # as large as the text: dropped with it
     assert small.structured_content == {"text": text(small)}
+    assert [p.name for p in path.parent.iterdir()] == ["Huge-c_1.txt"]  # no temporary file left behind
+    # The saved output was for this session's model: closing the session deletes it, and only it.
+    (session.data_dir / "keep.txt").write_text("checkpoints and the like")
+    await session.aclose()
+    assert not path.parent.exists() and (session.data_dir / "keep.txt").is_file()
 
 
 async def test_default_limit_is_30000(plugin_factory: PluginFactory) -> None:

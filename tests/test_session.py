@@ -69,6 +69,35 @@ def pegboard_session_closed(session):
     assert toolbox.closed_ids == [session.id]  # type: ignore[attr-defined]
 
 
+async def test_failing_close_and_file_read_hooks_are_reported_and_the_rest_still_run(
+        plugin_factory: PluginFactory, capsys: pytest.CaptureFixture[str]) -> None:
+    plugin_factory.write("""
+from pegboard import hookimpl
+
+@hookimpl
+def pegboard_session_closed(session):
+    raise RuntimeError("cleanup broke")
+
+@hookimpl
+def pegboard_file_read(session, path, source):
+    raise RuntimeError("tracking broke")
+""", name="broken")
+    toolbox = plugin_factory(PIPETEST + """
+from pegboard import hookimpl
+
+@hookimpl
+def pegboard_session_closed(session):
+    session.toolbox.closed_ids = [session.id]
+""", also=("broken",))
+    session = toolbox.session("workspace")
+    session.file_read(session.root / "a.txt", "Bash")
+    await session.aclose()
+    assert toolbox.closed_ids == [session.id]  # type: ignore[attr-defined]
+    err = capsys.readouterr().err
+    assert "pegboard_session_closed of plugin 'broken' failed: RuntimeError: cleanup broke" in err
+    assert "pegboard_file_read of plugin 'broken' failed: RuntimeError: tracking broke" in err
+
+
 async def test_add_working_dir_refuses_a_non_directory(plugin_factory: PluginFactory) -> None:
     session = plugin_factory(PIPETEST).session("workspace")
     with pytest.raises(ValueError, match="not a directory"):
