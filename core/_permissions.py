@@ -47,8 +47,6 @@ if TYPE_CHECKING:
 __all__ = ["CompiledRule", "PermissionEngine", "SCOPES"]
 
 SCOPES = ("session", "project", "user")
-PREVIEW_FILE_LIMIT = 5_000  # files looked at when previewing a path rule
-_PATH_FIELDS = ("file_path", "path", "notebook_path")
 
 
 class _NameMatcher:
@@ -499,74 +497,10 @@ class PermissionEngine:
 
     def preview(self, rule_text: str, session: Session | None = None) -> str:
         """What a rule would allow besides the call at hand, in a sentence
-        for the person deciding whether to "always allow" it.
+        for the person deciding whether to "always allow" it (see ``_preview``)."""
+        from ._preview import preview
 
-        For a path rule, it counts the files in the working directories the
-        rule covers now and names a few; for a rule on a whole tool or MCP
-        server, it says so and lists the server's tools.
-        """
-        try:
-            rule = Rule.parse(rule_text, "allow", "preview", self.settings.root)
-            inactive_before = len(self.inactive)
-            compiled = self.compile(rule, "preview")
-            del self.inactive[inactive_before:]
-        except ValueError as exc:
-            return f"{rule_text} is not a valid rule: {exc}"
-        if compiled is None:
-            return f"{rule.text}: no loaded plugin provides {rule.tool}, so it would allow nothing now"
-        matcher = compiled.matcher
-        tools = [n for n in self.toolbox.tools if _NameMatcher(rule.tool).covers(n)]
-        parts = [f"{rule.text} would allow "]
-        describe = getattr(matcher, "describe", None)
-        if rule.specifier is None:
-            parts.append(_NameMatcher(rule.tool).describe())
-            if len(tools) > 1 or (tools and tools[0] != rule.tool):
-                parts.append(f" ({len(tools)} tools: {', '.join(tools[:8])}{', ...' if len(tools) > 8 else ''})")
-        else:
-            counted = self._preview_paths(compiled, session) if session is not None else None
-            if counted is not None:
-                parts.append(counted)
-            elif callable(describe):
-                try:
-                    parts.append(f"{rule.tool} {describe()}")
-                except Exception:
-                    parts.append(f"calls of {rule.tool} matching {rule.specifier!r}")
-            else:
-                parts.append(f"calls of {rule.tool} matching {rule.specifier!r}")
-        parts.append("; deny rules and protected paths still apply.")
-        return "".join(parts)
-
-    def _preview_paths(self, compiled: CompiledRule, session: Session) -> str | None:
-        tool = self.toolbox.tools.get(compiled.rule.tool)
-        if tool is None:
-            return None
-        fields = [f for f in _PATH_FIELDS if f in tool.schema.get("properties", {})]
-        if not fields:
-            return None
-        hits: list[str] = []
-        seen = 0
-        for base in session.working_dirs:
-            for folder, dirs, files in os.walk(base):
-                dirs[:] = [d for d in dirs if d != ".git"]
-                for name in files:
-                    seen += 1
-                    if seen > PREVIEW_FILE_LIMIT:
-                        break
-                    path = os.path.join(folder, name)
-                    probe = PermissionRequest(tool=tool, input={fields[0]: path}, session=session,
-                                              policy=session.policy)
-                    try:
-                        if compiled.matcher.matches(probe):
-                            hits.append(os.path.relpath(path, base))
-                    except Exception:
-                        continue
-        shown = ", ".join(hits[:5]) + (", ..." if len(hits) > 5 else "")
-        capped = f" (looked at the first {PREVIEW_FILE_LIMIT:,} files)" if seen > PREVIEW_FILE_LIMIT else ""
-        if not hits:
-            return (f"{tool.name} on paths matching {compiled.rule.specifier!r}: no file in the working "
-                    f"directories matches now{capped}, but files created there later would")
-        return (f"{tool.name} on {len(hits)} file{'s' if len(hits) != 1 else ''} in the working directories "
-                f"({shown}){capped}, and on any file matching {compiled.rule.specifier!r} later")
+        return preview(self, rule_text, session)
 
     def listing(self) -> list[dict[str, Any]]:
         """Every rule: behavior, rule, layer, file (None for non-file layers), active."""

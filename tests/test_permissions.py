@@ -5,6 +5,7 @@ the system policy, failing plugins, asking, and remembered grants."""
 from __future__ import annotations
 
 import asyncio
+import os
 import tomllib
 from pathlib import Path
 from typing import Any
@@ -623,6 +624,29 @@ def test_the_host_is_shown_suggestions_with_previews(project: Project) -> None:
     assert "every tool of MCP server 'srv'" in server and "mcp__srv__other" in server
     assert "fetches from *.example.com" in toolbox.permissions.preview("WebFetch(domain:*.example.com)")
     assert "not a valid rule" in toolbox.permissions.preview("Bash(")
+
+
+def test_a_path_preview_stops_walking_at_its_file_limit(project: Project, monkeypatch: pytest.MonkeyPatch) -> None:
+    import pegboard._preview as preview_module
+
+    for folder in ("a", "b", "c", "d"):
+        (project.root / folder).mkdir()
+        for name in ("1.md", "2.md"):
+            (project.root / folder / name).write_text("x")
+    monkeypatch.setattr(preview_module, "PREVIEW_FILE_LIMIT", 3)
+    walked: list[str] = []
+    real_walk = os.walk
+
+    def walk(top: Any, *args: Any, **kwargs: Any) -> Any:
+        for entry in real_walk(top, *args, **kwargs):
+            walked.append(entry[0])
+            yield entry
+
+    monkeypatch.setattr(preview_module.os, "walk", walk)
+    toolbox = project.load()
+    text = toolbox.permissions.preview("Write(**/*.md)", toolbox.session("default"))
+    assert "(looked at the first 3 files)" in text and "3 files" in text
+    assert len(walked) < 5  # the root and a few folders, not all four after the limit
 
 
 def test_firm_asks_and_ask_rules_never_reach_the_classifier(project: Project) -> None:
