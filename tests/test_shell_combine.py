@@ -198,7 +198,7 @@ CASES: list[tuple[list[str], str, str, int | None]] = [
     (["Bash(git:*)"], "allow", "git", 0),
     (["Bash(git:*)"], "deny", "gitx push", None),
     (["Bash(gitx:*)", "Bash(git:*)"], "allow", "git push", 1),
-    (["Bash(gitx:*)", "Bash(git:*)"], "allow", "git log", 0),  # read-only: the first allow rule
+    (["Bash(gitx:*)", "Bash(git:*)"], "allow", "git log", 1),  # read-only, and rule 1 names it
     (["Bash(git log:*)"], "allow", "'git'   \"log\"  -5", 0),
     (["Bash(git log:*)"], "allow", "'git log' -5", None),
     (["Bash('a b':*)"], "allow", "'a b' c", 0),
@@ -208,7 +208,8 @@ CASES: list[tuple[list[str], str, str, int | None]] = [
     (["Bash(make:*)"], "allow", "make build && rm -rf src", None),
     (["Bash(make:*)"], "allow", "make build && ls -la", 0),
     (["Bash(make:*)"], "allow", "make build && cat /etc/hostname", None),
-    (["Bash(rm:*)", "Bash(make:*)"], "allow", "ls", 0),  # read-only: any allow rule
+    (["Bash(rm:*)", "Bash(make:*)"], "allow", "ls", None),  # read-only, but no rule's doing: the vote's
+    (["Bash(rm:*)", "Bash(ls:*)"], "allow", "ls | head", 1),
     (["Bash(npm run *)"], "allow", "npm run", 0),
     (["Bash(npm run *)"], "allow", "npm running", None),
     (["Bash(npm run *)"], "allow", "npm   run    lint", 0),

@@ -176,6 +176,19 @@ def test_glob_rule(proj: Path, tmp_path: Path) -> None:
     assert decide(tb, "npm run lint && rm x").decision == "ask"
 
 
+def test_a_rule_is_named_only_for_a_line_it_takes_part_in(proj: Path, tmp_path: Path) -> None:
+    """A read-only line is the vote's doing, not an unrelated allow rule's: the
+    decision names who decided, and under meka's ``ask`` level (where only
+    rules skip the question) such a rule must not wave the line through."""
+    tb = toolbox(proj, tmp_path, allow=["Bash(npm run *)", "Bash(git log:*)"])
+    read_only = decide(tb, "ls src | head")
+    assert read_only.decision == "allow" and read_only.source == "plugin shell", read_only
+    named = decide(tb, "git log --oneline | head")
+    assert named.decision == "allow" and named.reason == "allowed by Bash(git log:*)", named
+    assert decide(tb, "ls src", mode="ask").decision == "ask"
+    assert decide(tb, "git log -3", mode="ask").decision == "allow"
+
+
 def test_part_cap_is_not_an_allow(proj: Path, tmp_path: Path) -> None:
     tb = toolbox(proj, tmp_path, allow=["Bash(npm test)"])
     assert decide(tb, " && ".join(["npm test"] * MAX_PARTS)).decision == "allow"

@@ -348,11 +348,15 @@ class BashRule:
         if argvs is None:
             return False  # nothing we cannot read word for word is allowed by a rule
         covered: set[int] = request.extra.setdefault(_COVERED, set())
+        hit = False
         for i, argv in enumerate(argvs):
             if self._hits(argv):
                 covered.add(i)
+                hit = True
+        # A rule allows a line it takes part in: one whose every part is
+        # read-only is not this rule's doing (the vote speaks for it).
         missing = [i for i in range(len(argvs)) if i not in covered]
-        return all(info.read_ok(request, i) for i in missing)
+        return hit and all(info.read_ok(request, i) for i in missing)
 
 
 class CombinedBashRules:
@@ -365,10 +369,11 @@ class CombinedBashRules:
     (the few whose literal start holds no blank are tried in turn).
 
     Allow rules share the ``request.extra`` record of covered parts, as
-    ``BashRule.matches`` does: rule ``j`` matches when every part is covered
-    by one of the rules up to ``j`` (or by a rule the engine asked earlier in
-    this request), or is read-only with its paths allowed; the record is
-    left as asking the rules one by one would leave it.
+    ``BashRule.matches`` does: rule ``j`` matches when it hits a part of the
+    line and every part is covered by one of the rules up to ``j`` (or by a
+    rule the engine asked earlier in this request), or is read-only with its
+    paths allowed; the record is left as asking the rules one by one would
+    leave it.
     """
 
     def __init__(self, matchers: list[BashRule]):
@@ -463,6 +468,9 @@ class CombinedBashRules:
             if not info.read_ok(request, i):
                 needed = first
                 break
+        # ... and rule j must hit a part itself: the first rule hitting any
+        # part, unless a part needs a later one (which then hits that part).
+        needed = max(needed, min(firsts, default=_NONE))
         if text <= needed:
             covered.update(i for i, f in enumerate(firsts) if f < text)
             return text if text != _NONE else None
