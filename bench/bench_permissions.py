@@ -49,7 +49,7 @@ def _rules(root: Path) -> str:
     return f"[permissions]\nallow = {arr(allow)}\ndeny = {arr(deny)}\nask = {arr(ask)}\n"
 
 
-def _per_call_pair(a: Any, b: Any, rounds: int = 15, batch: int = 300) -> tuple[float, float]:
+def _per_call_pair(a: Any, b: Any, rounds: int = 40, batch: int = 300) -> tuple[float, float]:
     """Seconds per call of ``a`` and of ``b``, measured in alternating
     batches and taking each one's best batch: the machine may be busy with
     other work, and alternating keeps a load spike from landing on one side
