@@ -285,3 +285,29 @@ async def test_sandbox_tmp_lasts_the_session_and_is_not_the_hosts(proj: Path, tm
     finally:
         host_file.unlink()
         await s.aclose()
+
+
+async def test_sandboxed_caches_go_to_the_boxs_own_tmp(proj: Path, tmp_path: Path) -> None:
+    """HOME is read-only in the box: pip, uv and npm caches still work."""
+    from pegboard.plugins.shell._sandbox import backend_for
+
+    if backend_for("auto") == "none":
+        pytest.skip("needs a sandbox")
+    tb = Toolbox.load(cwd=proj, plugins=["shell"], host=Host(), config=_config(tmp_path, 'sandbox = "auto"'))
+    s = tb.session(mode="acceptEdits")
+    try:
+        r = await bash(s, 'mkdir -p "$XDG_CACHE_HOME/pip" "$npm_config_cache" && echo cached > "$XDG_CACHE_HOME/pip/x" '
+                          '&& cat "$XDG_CACHE_HOME/pip/x" && touch "$HOME/.pegboard-probe" 2>/dev/null || echo home-ro')
+        assert not r.is_error, r.text_content()
+        assert r.text_content().split() == ["cached", "home-ro"]
+        again = await bash(s, 'cat "$XDG_CACHE_HOME/pip/x"')  # lasts the session
+        assert again.text_content().strip() == "cached"
+    finally:
+        await s.aclose()
+    unboxed = Toolbox.load(cwd=proj, plugins=["shell"], host=Host(), config=_config(tmp_path, 'sandbox = "off"'))
+    s = unboxed.session(mode="acceptEdits")
+    try:
+        # unconfined, HOME is writable and the caches are left where the tools put them
+        assert (await bash(s, 'echo "[${XDG_CACHE_HOME-unset}]"')).text_content().strip() == "[unset]"
+    finally:
+        await s.aclose()

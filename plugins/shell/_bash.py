@@ -37,6 +37,9 @@ def _config(ctx: ToolContext) -> ShellConfig:
     return cfg if isinstance(cfg, ShellConfig) else ShellConfig()
 
 
+_CACHES = (("XDG_CACHE_HOME", ".cache"), ("npm_config_cache", ".npm"))
+
+
 async def _prepare(ctx: ToolContext, command: str, disable: bool) -> tuple[Path, dict[str, str], Wrapper,
                                                                              Verdict, str]:
     """cwd, env, sandbox wrapper, classification, and a note for the model."""
@@ -53,6 +56,12 @@ async def _prepare(ctx: ToolContext, command: str, disable: bool) -> tuple[Path,
     # Under bwrap the session's tmp is mounted on /tmp; Landlock only lets TMPDIR point to it.
     tmp = plan.box.tmp if plan is not None and plan.backend == "landlock" else None
     env = base_env(dirs, cfg.env, cfg.pass_env, tmp)
+    if plan is not None:
+        # HOME is read-only in the box: caches (pip, uv, npm, go) go to the
+        # box's own tmp, which lasts the session, unless the operator set them.
+        inside_tmp = str(tmp) if tmp is not None else "/tmp"
+        for key, folder in _CACHES:
+            env.setdefault(key, f"{inside_tmp}/{folder}")
     verdict = classify(command, cwd)
     if verdict.read_only and verdict.uses_git:
         # Reading the repository's driver names runs git: not on the event loop.
