@@ -46,6 +46,7 @@ __all__ = ["MAX_PARALLEL", "RESERVED_PARAMETERS", "BatchCall", "run_batch", "run
 DEFAULT_TIMEOUT_S = 600.0
 MAX_PARALLEL = 10
 PREVIEW_CHARS = 2_000
+SCRATCHPAD_MAX_CHARS = 20_000_000  # all entries of one session together (held in memory)
 
 # One call of a batch: (name, arguments) or (name, arguments, call_id).
 BatchCall = tuple[str, Any] | tuple[str, Any, str]
@@ -293,6 +294,15 @@ def _shape(session: Session, tool: Tool, result: ToolResult, scratchpad: str | N
             # An error is what the model most needs to see; keep it inline.
             return result.with_text_appended(f"(Nothing was saved to scratchpad entry {scratchpad!r}.)")
         text = result.text_content()
+        held = sum(len(v) for k, v in session.scratchpad.items() if k != scratchpad)
+        if held + len(text) > SCRATCHPAD_MAX_CHARS:
+            # The scratchpad lives in memory: past its limit the output takes
+            # the ordinary way (inline, or saved to a file when long).
+            shaped = _shape(session, tool, result, None, call_id)
+            return shaped.with_text_appended(
+                f"(Not saved to scratchpad entry {scratchpad!r}: with it the scratchpad would hold "
+                f"{held + len(text):,} characters, over its {SCRATCHPAD_MAX_CHARS:,} limit. Saving again "
+                "under an existing entry's name replaces that entry.)")
         replaced = scratchpad in session.scratchpad
         session.scratchpad[scratchpad] = text
         others = [c for c in result.content if not isinstance(c, TextContent)]

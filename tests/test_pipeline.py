@@ -253,6 +253,24 @@ async def test_large_result_spills_to_a_file_with_preview(plugin_factory: Plugin
     assert not path.parent.exists() and (session.data_dir / "keep.txt").is_file()
 
 
+async def test_the_scratchpad_has_a_limit_and_output_past_it_is_still_given(
+        plugin_factory: PluginFactory, monkeypatch: pytest.MonkeyPatch) -> None:
+    import pegboard._pipeline as pipeline
+
+    monkeypatch.setattr(pipeline, "SCRATCHPAD_MAX_CHARS", 3_000)
+    session = load(plugin_factory, config="[results]\nmax_chars = 1000\n").session("workspace")
+    assert "Saved 2,000 characters" in text(await session.call("Huge", {"size": 2000, "scratchpad": "a"}))
+    over = await session.call("Huge", {"size": 2000, "scratchpad": "b"})
+    shown = text(over)
+    assert "Not saved to scratchpad entry 'b'" in shown and "4,000 characters, over its 3,000 limit" in shown
+    assert "The whole text is saved in" in shown  # longer than max_chars: spilled to a file, as without scratchpad
+    assert not over.is_error and list(session.scratchpad) == ["a"]
+    # replacing an entry counts only the new text
+    assert "Saved 2,500 characters" in text(await session.call("Huge", {"size": 2500, "scratchpad": "a"}))
+    assert len(session.scratchpad["a"]) == 2500
+    await session.aclose()
+
+
 async def test_default_limit_is_30000(plugin_factory: PluginFactory) -> None:
     session = load(plugin_factory).session("workspace")
     assert len(text(await session.call("Huge", {"size": 30_000}))) == 30_000
