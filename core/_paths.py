@@ -8,7 +8,7 @@ import sys
 import threading
 from pathlib import Path
 
-__all__ = ["is_within", "relative_posix", "resolve_path", "resolve_text", "rule_path"]
+__all__ = ["gitignore_form", "is_within", "relative_posix", "resolve_path", "resolve_text", "rule_path"]
 
 
 def resolve_path(path: str | os.PathLike[str], root: Path) -> Path:
@@ -140,3 +140,14 @@ def relative_posix(path: Path, directory: Path) -> str | None:
 def rule_path(path: Path) -> str:
     """A path as a permission rule writes it: ``//abs/path`` for absolute."""
     return "/" + path.as_posix()
+
+
+def gitignore_form(text: str) -> str:
+    """A path or pattern as gitignore matching must see it.
+
+    pathspec translates ``**`` to ``.*``, and ``.`` stops at a newline: a
+    deny rule ``Read(**/.env)`` would miss ``a<newline>b/.env``, a folder
+    anyone can make. A newline becomes NUL, which no path and no rule holds,
+    in patterns and paths alike.
+    """
+    return text.replace("\n", "\x00")

@@ -8,6 +8,7 @@ from collections.abc import Mapping
 import pathspec
 
 from ._config import DEFAULT_PROTECTED, Settings
+from ._paths import gitignore_form
 
 __all__ = ["ProtectedPaths", "path_matcher", "protected_patterns"]
 
@@ -36,6 +37,9 @@ def protected_patterns(settings: Settings) -> tuple[list[str], list[str]]:
             continue
         for entry in (e.strip() for e in entries):
             if not entry:
+                continue
+            if "\x00" in entry:
+                problems.append(f"{layer.label}: [permissions] protected_paths: {entry!r} contains a NUL byte")
                 continue
             if entry.startswith("!") and layer.name in ("project", "project grants"):
                 problems.append(f"{layer.label}: [permissions] protected_paths: {entry!r}: a project config "
@@ -74,6 +78,7 @@ class ProtectedPaths:
     __slots__ = ("names", "bodies", "regex", "spec", "_under")
 
     def __init__(self, patterns: list[str]) -> None:
+        patterns = [gitignore_form(p) for p in patterns]
         spec = pathspec.GitIgnoreSpec.from_lines(patterns)
         self.spec: pathspec.GitIgnoreSpec | None = None
         self.names: frozenset[str] = frozenset()
@@ -100,6 +105,7 @@ class ProtectedPaths:
 
     def __call__(self, rel: str) -> bool:
         """Whether ``rel``, a path relative to a base, is protected."""
+        rel = gitignore_form(rel)
         if self.spec is not None:
             return self.spec.match_file(rel)
         if self.names and not self.names.isdisjoint(rel.split("/")):
@@ -112,7 +118,9 @@ class ProtectedPaths:
         them). A bare name matches any component below a base, and every
         component lies below "/": the names are checked once, on the whole
         path; the other patterns are one expression with the bases in front."""
+        path = gitignore_form(path)
         if self.spec is not None:
+            bases = tuple(gitignore_form(b) for b in bases)
             return any(len(path) > len(b) and path.startswith(b) and self.spec.match_file(path[len(b):])
                        for b in bases)
         if self.names and not self.names.isdisjoint(path.split("/")):
@@ -125,7 +133,7 @@ class ProtectedPaths:
             regex = self._under[bases] = self._with_bases(bases)
         if regex is None:
             return any(len(path) > len(b) and path.startswith(b) and self.regex.search(path[len(b):])
-                       for b in bases)
+                       for b in map(gitignore_form, bases))
         return regex.match(path) is not None
 
     def _with_bases(self, bases: tuple[str, ...]) -> re.Pattern[str] | None:
@@ -134,7 +142,7 @@ class ProtectedPaths:
         rests = [_after_anchor(b) for b in self.bodies]
         if any(r is None for r in rests):
             return None
-        front = "|".join(re.escape(b) for b in bases)
+        front = "|".join(re.escape(gitignore_form(b)) for b in bases)
         return re.compile(f"(?:{front})(?=[\\s\\S])(?:{'|'.join(f'(?:{r})' for r in rests)})")
 
 

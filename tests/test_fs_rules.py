@@ -46,6 +46,29 @@ async def test_deny_read_rule_on_resolved_path(proj: Path, tmp_path: Path) -> No
     await s.aclose()
 
 
+async def test_a_newline_in_a_folder_name_does_not_slip_past_a_deny_rule(proj: Path, tmp_path: Path) -> None:
+    """gitignore's "**" in pathspec is ".*", which stops at a newline; a model
+    can make a folder named "a<newline>b" and put a .env under it."""
+    odd = proj / "a\nb"
+    odd.mkdir()
+    (odd / ".env").write_text("SECRET=1\n")
+    (odd / "id.pem").write_text("key\n")
+    deny = ["Read(**/.env)", "Read(*.pem)", "Read(a*/id.pem)"]
+    s = _load(proj, tmp_path, deny=deny).session(mode="default")
+    for raw in (str(odd / ".env"), "a\nb/.env", str(odd / "id.pem")):
+        r = await s.call("Read", {"file_path": raw})
+        assert r.is_error and "denied by Read(" in r.text_content(), raw
+        assert "SECRET" not in r.text_content()
+    # each rule alone as well: the engine combines rules of one kind into one lookup
+    for rule in deny:
+        alone = _load(proj, tmp_path, deny=[rule]).session(mode="default")
+        target = odd / (".env" if "env" in rule else "id.pem")
+        r = await alone.call("Read", {"file_path": str(target)})
+        assert r.is_error and f"denied by {rule}" in r.text_content(), rule
+        await alone.aclose()
+    await s.aclose()
+
+
 async def test_allow_edit_rule_lets_edits_run_in_default_mode(proj: Path, tmp_path: Path) -> None:
     s = _load(proj, tmp_path, allow=["Edit(docs/**)"]).session(mode="default")
     guide, app = proj / "docs" / "guide.md", proj / "src" / "app.py"

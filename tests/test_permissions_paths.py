@@ -11,7 +11,15 @@ import pathspec
 import pytest
 
 from pegboard._config import DEFAULT_PROTECTED
-from pegboard._paths import _realpath, _resolve, is_within, relative_posix, resolve_path, resolve_text
+from pegboard._paths import (
+    _realpath,
+    _resolve,
+    gitignore_form,
+    is_within,
+    relative_posix,
+    resolve_path,
+    resolve_text,
+)
 from pegboard._protected import path_matcher
 
 
@@ -140,3 +148,48 @@ def test_protected_bodies_join_the_bases_only_when_the_anchor_holds_for_all(body
     from pegboard._protected import _after_anchor
 
     assert _after_anchor(body) == rest
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_protected_under_bases_agrees_on_random_paths(seed: int) -> None:
+    """The joined expression against pathspec base by base, on random paths
+    built from names the patterns care about (and a few they do not)."""
+    import random
+
+    rng = random.Random(seed)
+    patterns = [*DEFAULT_PROTECTED, "*.tfstate", "infra/prod/**", "secrets/", "**/keys/*.pem", "a?c/**"]
+    fast = path_matcher(patterns)
+    spec = pathspec.GitIgnoreSpec.from_lines(patterns)
+    mapped = pathspec.GitIgnoreSpec.from_lines([gitignore_form(p) for p in patterns])
+    names = [".git", ".ssh", ".config", "fish", "infra", "prod", "x.tfstate", "secrets", "keys", "k.pem", "abc",
+             "src", "srv", "app", "home", "u", ".bashrc", ".mcp.json", ".pegboard", "a b", "new\nline", ".gitx"]
+    bases_choices = [("/srv/app/", "/home/u/", "/"), ("/srv/app/", "/"), ("/home/u/", "/srv/app/src/", "/")]
+    checked = 0
+    for _ in range(400):
+        bases = rng.choice(bases_choices)
+        start = rng.choice([*bases, "/"])
+        path = start + "/".join(rng.choice(names) for _ in range(rng.randint(0, 4)))
+        path = path.rstrip("/") or "/"
+        under = [path[len(b):] for b in bases if len(path) > len(b) and path.startswith(b)]
+        got = fast.matches_under(path, bases)
+        assert got == any(fast(rel) for rel in under), (path, bases)  # the same as one base at a time
+        # pathspec's own answer, with newlines as gitignore_form makes them
+        assert got == any(mapped.match_file(gitignore_form(rel)) for rel in under), (path, bases)
+        if any(spec.match_file(rel) for rel in under):
+            assert got, (path, bases)  # never less protective than pathspec on the raw text
+        checked += got
+    assert checked > 50  # the paths hit protected patterns often enough to mean something
+
+
+
+@pytest.mark.parametrize("negate", [False, True])
+def test_a_newline_in_a_folder_name_does_not_hide_a_protected_path(negate: bool) -> None:
+    """pathspec's "**" is ".*", which stops at a newline: anyone can make a
+    folder named "a<newline>b" and put a protected name or pattern under it."""
+    fast = path_matcher([*DEFAULT_PROTECTED, ".git", "**/keys/**", "*.tfstate", *(["!.mcp.json"] if negate else [])])
+    bases = ("/srv/app/", "/")
+    for path in ("/srv/app/a\nb/keys/k.pem", "/srv/app/a\nb/x.tfstate", "/srv/app/a\nb/.git/config",
+                 "/srv/app/x\n/.bashrc"):
+        assert fast.matches_under(path, bases), path
+        assert fast(path[len("/srv/app/"):]), path
+    assert not fast.matches_under("/srv/app/a\nb/x.tfstat", bases)

@@ -35,6 +35,8 @@ from typing import TYPE_CHECKING, Any
 import pathspec
 import pathspec.util
 
+from pegboard._paths import gitignore_form
+
 from ._vote import raw_path
 
 if TYPE_CHECKING:
@@ -102,8 +104,8 @@ def _key(pattern_text: str, body: str) -> str | None:
     head = "^" + re.escape(first)
     # after the component: a slash, or the end of the text (the
     # ``(?:(?:/)|$)`` / ``(?:/)`` endings of a pattern naming a file or
-    # a directory). ``$`` also matches before a final newline: a text with
-    # a newline is looked up without buckets (see ``_Anchor.search``).
+    # a directory). ``$`` would also match before a final newline, but the
+    # texts looked up are in ``gitignore_form``: they hold none.
     if body.startswith(head + "/") or body in (head + "(?:(?:/)|$)", head + "(?:/)"):
         return first
     return None
@@ -146,21 +148,14 @@ class _Anchor:
         self.loose = tuple(sorted(loose, key=lambda item: item[0]))
 
     def search(self, text: str) -> int | None:
-        """The lowest index of a rule whose pattern matches ``text``, or None."""
-        if "\n" in text:
-            # "$" also matches before a final newline: the first component
-            # does not pick the bucket then, so every bucket is tried
-            candidates: Any = self.keyed.values()
-        else:
-            regex = self.keyed.get(text.partition("/")[0]) if self.keyed else None
-            candidates = (regex,) if regex is not None else ()
+        """The lowest index of a rule whose pattern matches ``text`` (in
+        ``gitignore_form``: no newline in it), or None."""
+        regex = self.keyed.get(text.partition("/")[0]) if self.keyed else None
         best: int | None = None
-        for regex in candidates:
+        if regex is not None:
             hit = regex.match(text)
             if hit is not None:
-                index = int(hit.lastgroup[1:])
-                if best is None or index < best:
-                    best = index
+                best = int(hit.lastgroup[1:])
         if self.anchored is not None:
             hit = self.anchored.match(text)
             if hit is not None:
@@ -214,7 +209,7 @@ class PathRuleSet:
             prefix = anchor.prefix
             if not text.startswith(prefix) or double_root is not anchor.double_root or len(text) == len(prefix):
                 continue  # outside the anchor, or the anchor itself (".": no rule matches it)
-            rel = text[len(prefix):]
+            rel = gitignore_form(text[len(prefix):])
             hit = anchor.search(rel)
             if hit is not None and (best is None or hit < best):
                 best = hit

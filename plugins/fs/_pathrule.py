@@ -25,6 +25,8 @@ from pathlib import Path
 
 import pathspec
 
+from pegboard._paths import gitignore_form
+
 __all__ = ["PathRule"]
 
 _GLOB_CHARS = frozenset("*?[")
@@ -62,7 +64,7 @@ class PathRule:
             else:
                 self.anchor, pattern = Path(os.path.realpath(base)), spec
         try:
-            self._spec = pathspec.GitIgnoreSpec.from_lines([pattern])
+            self._spec = pathspec.GitIgnoreSpec.from_lines([gitignore_form(pattern)])
         except Exception as exc:  # pathspec raises several types for bad patterns
             raise ValueError(f"{spec!r} is not a valid path pattern: {exc}") from None
 
@@ -72,7 +74,7 @@ class PathRule:
             rel = path.relative_to(self.anchor)
         except ValueError:
             return False
-        text = rel.as_posix()
+        text = gitignore_form(rel.as_posix())
         if text == ".":
             return False
         if self._spec.match_file(text):
