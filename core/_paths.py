@@ -48,7 +48,8 @@ _libc_realpath = None
 if sys.platform.startswith(("linux", "darwin")) and os.access in os.supports_follow_symlinks:
     try:
         _libc_realpath = ctypes.CDLL(None, use_errno=True).realpath
-        _libc_realpath.argtypes = [ctypes.c_char_p, ctypes.c_char_p]
+        # no argtypes: converting them costs a tenth of the call; _libc passes
+        # only bytes and its own buffer, which ctypes hands over as char *
         _libc_realpath.restype = ctypes.c_char_p
     except (OSError, AttributeError):
         _libc_realpath = None
