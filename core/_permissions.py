@@ -263,6 +263,24 @@ class PermissionEngine:
             keys = self._key_cache[cache_key] = tuple(dict.fromkeys(found))
         return keys
 
+    def rule_for(self, behavior: str, tool: str, input: Mapping[str, Any], session: Session) -> CompiledRule | None:
+        """The first ``behavior`` rule covering a call of ``tool`` with
+        ``input`` (None also when no loaded plugin provides ``tool``).
+
+        For a plugin whose tool does what another's would: the shell asks
+        whether ``Read`` rules deny a file ``cat`` would print.
+        """
+        found = self.toolbox.tools.get(tool)
+        if found is None:
+            return None
+        return self._match(behavior, PermissionRequest(tool=found, input=input, session=session,
+                                                       policy=session.policy))
+
+    def rules_for(self, behavior: str, tool: str, session: Session) -> list[CompiledRule]:
+        """Every ``behavior`` rule written for ``tool`` by name: the config
+        layers' and the session's grants (not rules for an alias of it)."""
+        return [*self._index[behavior].get(tool, ()), *session.grant_index(behavior).get(tool, ())]
+
     def _match(self, behavior: str, request: PermissionRequest) -> CompiledRule | None:
         index = self._index[behavior]
         grants = request.session.grant_index(behavior)

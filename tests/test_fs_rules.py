@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 from pathlib import Path
 from typing import Any
 
@@ -164,3 +165,19 @@ async def test_deny_read_rule_keeps_grep_and_glob_out(proj: Path, tmp_path: Path
     r = await s.call("Glob", {"pattern": ".env"})
     assert ".env" not in r.text_content().replace("'.env'", "")
     await s.aclose()
+
+
+@pytest.mark.parametrize(("spec", "fixed"), [
+    ("./.env", ".env"), ("/secrets/", "secrets"), ("secrets/**", "secrets"), ("src/x.py", "src/x.py"),
+    ("./dir/sub/**", "dir/sub"), (".env", None), ("*.pem", None), ("docs/*.md", None), ("a/**/b", None),
+    ("//**", None), ("secrets/", None), ("x\\*y", None),
+])
+def test_a_rule_names_one_path_only_when_it_is_no_pattern(proj: Path, spec: str, fixed: str | None) -> None:
+    """What a sandbox can hide or guard: the one path a rule names (all below
+    it too), never a pattern, which matches names a mount cannot follow."""
+    from pegboard.plugins.fs._pathrule import PathRule
+
+    got = PathRule(spec, proj).fixed()
+    assert got == (None if fixed is None else proj / fixed)
+    assert PathRule("~/.aws/**", proj).fixed() == Path(os.path.realpath(os.path.expanduser("~/.aws")))
+    assert PathRule("//etc/passwd", proj).fixed() == Path(os.path.realpath("/etc/passwd"))

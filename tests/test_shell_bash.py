@@ -311,3 +311,49 @@ async def test_sandboxed_caches_go_to_the_boxs_own_tmp(proj: Path, tmp_path: Pat
         assert (await bash(s, 'echo "[${XDG_CACHE_HOME-unset}]"')).text_content().strip() == "[unset]"
     finally:
         await s.aclose()
+
+
+async def test_the_sandbox_hides_and_guards_what_file_deny_rules_name(proj: Path, tmp_path: Path) -> None:
+    """A command the vote cannot read word by word runs unasked in the box,
+    so the box itself keeps the files deny rules name: empty to read, and
+    not to be changed."""
+    from pegboard.plugins.shell._sandbox import backend_for
+
+    if backend_for("bubblewrap") != "bubblewrap":
+        pytest.skip("needs bubblewrap")
+    (proj / ".env").write_text("SECRET=hunter2\n")
+    (proj / "secrets").mkdir()
+    (proj / "secrets" / "k.txt").write_text("SECRET=key\n")
+    (proj / "locked.txt").write_text("keep\n")
+    cfg = _config(tmp_path, 'sandbox = "bubblewrap"\n\n[permissions]\n'
+                            'deny = ["Read(./.env)", "Read(secrets/**)", "Edit(./locked.txt)"]')
+    host = Host()
+    tb = Toolbox.load(cwd=proj, plugins=["shell", "fs"], host=host, config=cfg)
+    s = tb.session(mode="acceptEdits")
+    try:
+        script = ("import pathlib\n"
+                  "def read(name):\n"
+                  "    try:\n"
+                  "        return repr(pathlib.Path(name).read_text())\n"
+                  "    except OSError as exc:\n"
+                  "        return type(exc).__name__\n"
+                  "def write(name):\n"
+                  "    try:\n"
+                  "        pathlib.Path(name).write_text('changed')\n"
+                  "        return 'written'\n"
+                  "    except OSError as exc:\n"
+                  "        return type(exc).__name__\n"
+                  "print(read('.env'), sorted(x.name for x in pathlib.Path('secrets').iterdir()), write('locked.txt'))")
+        (proj / "probe.py").write_text(script)
+        r = await bash(s, "python3 probe.py; grep -rs SECRET . ; echo done")
+        out = r.text_content()
+        assert host.asked == [], host.asked  # ran unasked: the box enforces the rules
+        first = out.splitlines()[0]
+        # .env reads as nothing or not at all, secrets/ is an empty folder, locked.txt stays as it is
+        assert first.split(" ", 1)[0] in ("''", "PermissionError"), out
+        assert "[]" in first and "written" not in first and "done" in out, out
+        assert "hunter2" not in out and "SECRET=key" not in out, out
+        assert (proj / "locked.txt").read_text() == "keep\n"
+        assert (proj / ".env").read_text() == "SECRET=hunter2\n"  # hidden in the box, untouched outside
+    finally:
+        await s.aclose()

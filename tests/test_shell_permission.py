@@ -303,3 +303,54 @@ def test_deciding_runs_no_program_from_the_working_dirs(proj: Path, tmp_path: Pa
     monkeypatch.setenv("PATH", f"{fake}:{os.environ['PATH']}")
     decide(toolbox(proj, tmp_path), "git status")
     assert not marker.exists()
+
+
+def _with_fs(proj: Path, tmp_path: Path, sandbox: str, deny: list[str]) -> Toolbox:
+    cfg = tmp_path / "fs-rules.toml"
+    cfg.write_text(f'[plugins.shell]\nsandbox = "{sandbox}"\n\n[permissions]\ndeny = {json.dumps(deny)}\n')
+    return Toolbox.load(cwd=proj, plugins=["shell", "fs"], config=cfg)
+
+
+@pytest.mark.parametrize("mode", ["default", "acceptEdits", "bypassPermissions"])
+def test_file_deny_rules_hold_for_the_files_a_command_names(proj: Path, tmp_path: Path, mode: str) -> None:
+    """``Read(./.env)`` denies ``cat .env`` as it denies Read; ``Edit(...)``
+    denies the file commands that would change what it names."""
+    (proj / ".env").write_text("SECRET=1\n")
+    (proj / "docs").mkdir()
+    tb = _with_fs(proj, tmp_path, "off", ["Read(./.env)", "Edit(docs/**)", "Read(*.pem)"])
+    (proj / "k.pem").write_text("key\n")
+    for command in ("cat .env", "head -1 .env", "ls && cat src/a.py .env", "cat *.pem", "cp .env /tmp/x"):
+        d = decide(tb, command, mode=mode)
+        assert d.decision == "deny" and "denies" in d.reason and d.source == "plugin shell", (command, d)
+    for command in ("touch docs/new.md", "mkdir docs/sub", "cp src/a.py docs/"):
+        d = decide(tb, command, mode=mode)
+        assert d.decision == "deny" and "Edit(docs/**) denies" in d.reason, (command, d)
+    assert decide(tb, "cat src/a.py", mode=mode).decision == "allow"
+
+
+def test_the_sandbox_enforces_file_deny_rules_or_does_not_run_unasked(proj: Path, tmp_path: Path) -> None:
+    from pegboard.plugins.shell._config import ShellConfig
+    from pegboard.plugins.shell._permission import sandbox_plan
+
+    (proj / ".env").write_text("SECRET=1\n")
+    (proj / "locked.txt").write_text("keep\n")
+    named = _with_fs(proj, tmp_path, "bubblewrap", ["Read(./.env)", "Edit(./locked.txt)", "Read(~/.aws/**)"])
+    session = named.session("acceptEdits")
+    plan = sandbox_plan(session, ShellConfig(sandbox="bubblewrap"), disable=False)
+    if plan is None:
+        pytest.skip("needs bubblewrap")
+    assert plan.unenforced is None and proj / ".env" in plan.box.hidden and proj / "locked.txt" in plan.box.readonly
+    assert Path(os.path.realpath(os.path.expanduser("~/.aws"))) in plan.box.hidden
+    assert decide(named, "python3 -c 1", mode="acceptEdits").decision == "allow"
+    # a pattern names no path a mount could cover: no command runs unasked then
+    pattern = _with_fs(proj, tmp_path, "bubblewrap", ["Read(*.pem)"])
+    d = decide(pattern, "python3 -c 1", mode="acceptEdits")
+    assert d.decision == "ask" and "cannot enforce Read(*.pem)" in d.reason, d
+    # an Edit rule on a file not there yet: nothing to mount over, so the same
+    missing = _with_fs(proj, tmp_path, "bubblewrap", ["Edit(./not-yet.txt)"])
+    assert "cannot enforce Edit(./not-yet.txt)" in decide(missing, "python3 -c 1", mode="acceptEdits").reason
+    from pegboard.plugins.shell._sandbox import landlock_abi
+
+    if landlock_abi() >= 1:  # Landlock cannot take a path back from reading
+        landlock = _with_fs(proj, tmp_path, "landlock", ["Read(./.env)"])
+        assert "cannot enforce Read(./.env)" in decide(landlock, "python3 -c 1", mode="acceptEdits").reason

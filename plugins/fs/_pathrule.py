@@ -35,7 +35,7 @@ _GLOB_CHARS = frozenset("*?[")
 class PathRule:
     """One compiled path specifier. ``ValueError`` for a specifier that cannot be used."""
 
-    __slots__ = ("specifier", "anchor", "_spec")
+    __slots__ = ("specifier", "anchor", "pattern", "_spec")
 
     def __init__(self, specifier: str, base_dir: Path | str | None) -> None:
         spec = specifier.strip()
@@ -63,6 +63,7 @@ class PathRule:
                 self.anchor, pattern = _anchored(base, spec)
             else:
                 self.anchor, pattern = Path(os.path.realpath(base)), spec
+        self.pattern = pattern
         try:
             self._spec = pathspec.GitIgnoreSpec.from_lines([gitignore_form(pattern)])
         except Exception as exc:  # pathspec raises several types for bad patterns
@@ -82,6 +83,19 @@ class PathRule:
         # ``dir/**`` should cover the directory itself too, so that a Grep or
         # Glob over a folder is covered by the rule offered for that folder.
         return path.is_dir() and self._spec.match_file(text + "/")
+
+    def fixed(self) -> Path | None:
+        """The one path the rule names (``./.env``, ``secrets/**``,
+        ``~/.aws/**``; it covers everything below that path too), or None
+        for a rule that matches by pattern (``*.pem``; ``.env``, at any
+        depth). A sandbox can hide or guard a fixed path, not a pattern."""
+        if not self.pattern.startswith("/"):
+            return None
+        body = self.pattern[1:]
+        body = body[:-3] if body.endswith("/**") else body.rstrip("/")
+        if not body or _GLOB_CHARS & set(body) or "\\" in body:
+            return None
+        return self.anchor / body
 
     def __repr__(self) -> str:
         return f"PathRule({self.specifier!r}, anchor={str(self.anchor)!r})"

@@ -129,6 +129,11 @@ class FsRuleMatcher:
                 raise ValueError(f"{type(matcher).__name__} is not a plain FsRuleMatcher")
         return CombinedFsRules(matchers)
 
+    def fixed_path(self) -> Path | None:
+        """The one path this rule names, everything below it included, or
+        None: what a sandbox can enforce (see ``PathRule.fixed``)."""
+        return self.path_rule.fixed()
+
     def matches(self, request: PermissionRequest) -> bool:
         name = request.tool.name
         if name not in self.covers:

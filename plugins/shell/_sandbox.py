@@ -58,6 +58,8 @@ class Box:
     session's scratch directory (bwrap mounts it on /tmp; Landlock lets
     TMPDIR point there); None gives bwrap an empty tmpfs. ``unix_sockets``:
     let the command create AF_UNIX sockets (docker.sock, D-Bus, agents).
+    ``hidden``: paths it may not read at all (what ``Read`` deny rules name):
+    bwrap puts an empty file or folder over each; Landlock cannot.
     """
 
     writable: tuple[Path, ...]
@@ -65,6 +67,7 @@ class Box:
     network: bool
     tmp: Path | None = None
     unix_sockets: bool = False
+    hidden: tuple[Path, ...] = ()
 
 
 @lru_cache(maxsize=1)
@@ -158,6 +161,11 @@ def wrap(backend: Backend, box: Box, argv: Sequence[str]) -> Wrapped:
         for path in box.readonly:
             if path.exists():
                 args += ["--ro-bind", str(path), str(path)]
+        for path in box.hidden:
+            if path.is_dir():
+                args += ["--tmpfs", str(path), "--remount-ro", str(path)]
+            elif path.exists():
+                args += ["--ro-bind", "/dev/null", str(path)]
         return [*args, "--", *argv], fds
     if backend == "landlock":
         args = [sys.executable, "-I", "-S", str(_LAUNCHER)]
