@@ -248,7 +248,7 @@ def vote(request: PermissionRequest, config: ShellConfig) -> Vote:
 def _path_votes(request: PermissionRequest, parts: Iterable[PartVerdict]) -> Iterable[Vote]:
     """The core's path vote for each path a part reads or writes, and a deny
     where a rule for the file tools denies it: ``Read(./.env)`` denies
-    ``cat .env`` too, and ``Edit(docs/**)`` denies ``rm docs/x``."""
+    ``cat .env`` too, and ``Edit(docs/**)`` denies ``touch docs/x``."""
     engine = request.session.toolbox.permissions
     for part in parts:
         for path in part.reads:
