@@ -354,3 +354,43 @@ def test_the_sandbox_enforces_file_deny_rules_or_does_not_run_unasked(proj: Path
     if landlock_abi() >= 1:  # Landlock cannot take a path back from reading
         landlock = _with_fs(proj, tmp_path, "landlock", ["Read(./.env)"])
         assert "cannot enforce Read(./.env)" in decide(landlock, "python3 -c 1", mode="acceptEdits").reason
+
+
+@pytest.mark.parametrize("sandbox", ["off", "bubblewrap"])
+def test_a_command_reading_a_whole_folder_asks_while_a_deny_rule_may_cover_files_there(
+        proj: Path, tmp_path: Path, sandbox: str) -> None:
+    """``grep -r`` prints files it was never given by name: where a Read deny
+    rule may cover one and the box will not hide it, a person decides
+    (firmly: no allow rule, and no bypassPermissions, waves it through)."""
+    from pegboard.plugins.shell._sandbox import backend_for
+
+    if sandbox == "bubblewrap" and backend_for("bubblewrap") != "bubblewrap":
+        pytest.skip("needs bubblewrap")
+    (proj / ".env").write_text("SECRET=1\n")
+    named = _with_fs(proj, tmp_path, sandbox, ["Read(./.env)"])
+    for command in ("grep -r SECRET .", "grep -rin SECRET", "rg SECRET", "diff -r . src", "git grep SECRET"):
+        d = decide(named, command, mode="acceptEdits")
+        if sandbox == "off":
+            assert d.decision == "ask" and d.firm and "Read(./.env)" in d.reason, (command, d)
+            assert decide(named, command, mode="bypassPermissions").decision == "deny"
+        else:
+            assert d.decision == "allow", (command, d)  # the box hides .env: nothing to ask
+    # folders below which the rule names nothing, and commands that list names only
+    for command in ("grep -rn SECRET src", "ls -la", "find . -name '*.py'", "grep SECRET src/a.py"):
+        assert decide(named, command, mode="acceptEdits").decision == "allow", command
+    pattern = _with_fs(proj, tmp_path, sandbox, ["Read(*.pem)"])
+    d = decide(pattern, "grep -rn KEY src", mode="acceptEdits")
+    assert d.decision == "ask" and d.firm and "pattern" in d.reason, d
+
+
+@pytest.mark.parametrize(("argv", "program"), [
+    (("grep", "-r", "x"), "grep"), (("grep", "-rn", "x"), "grep"), (("grep", "-nR", "x"), "grep"),
+    (("grep", "--recursive", "x"), "grep"), (("grep", "-d", "recurse", "x"), "grep"), (("rg", "x"), "rg"),
+    (("/usr/bin/rg", "x"), "rg"), (("timeout", "5", "rg", "x"), "rg"), (("git", "grep", "x"), "git grep"),
+    (("diff", "-ru", "a", "b"), "diff"), (("grep", "x", "f"), None), (("ls", "-R"), None), (("cat", "f"), None),
+    (("diff", "a", "b"), None), (("git", "log"), None),
+])
+def test_which_programs_read_a_whole_folder(argv: tuple[str, ...], program: str | None) -> None:
+    from pegboard.plugins.shell._filerules import reads_tree
+
+    assert reads_tree(argv) == program

@@ -31,7 +31,6 @@ exactly as asking each rule in turn would, covered parts included.
 
 from __future__ import annotations
 
-import operator
 import os
 import re
 import shlex
@@ -39,12 +38,12 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from pegboard._decisions import RANK, Vote
-from pegboard._paths import is_within
 
 from ._classify import PartVerdict, Verdict, classify
+from ._filerules import box_paths, named_file_vote, tree_read_vote
 from ._parse import all_command_words, parse_command
 from ._sandbox import Backend, Box, backend_for, private_tmp, protected_inside, protects_inside
 
@@ -138,64 +137,10 @@ def sandbox_plan(session: Session, config: ShellConfig, disable: bool, *,
         (Path(os.path.realpath(session.root)) / ".pegboard").mkdir(exist_ok=True)
     readonly = protected_inside(dirs, extra) if writes else ()
     writable = dirs if writes else ()
-    hidden, guarded, unenforced = _denied_paths(session, backend, writable)
+    hidden, guarded, unenforced = box_paths(session, backend, writable)
     tmp = private_tmp(session.data_dir) if prepare else None
     return SandboxPlan(backend, Box(writable, (*readonly, *guarded), config.allow_network, tmp,
                                     unix_sockets=config.allow_unix_sockets, hidden=hidden), unenforced)
-
-
-_FIXED = "shell.deny_fixed_paths"
-
-
-def _denied_paths(session: Session, backend: Backend,
-                  writable: tuple[Path, ...]) -> tuple[tuple[Path, ...], tuple[Path, ...], str | None]:
-    """What the deny rules on files make of the box: paths ``Read`` rules
-    name (hidden), paths ``Edit``/``Write`` rules name that a writable
-    folder would expose (kept read-only), and the first rule it cannot
-    enforce (None: every one is).
-
-    A rule's matcher names its one path through the optional
-    ``fixed_path()`` (the fs plugin's do, for ``./.env``, ``secrets/**``);
-    a rule without one matches by pattern, and no mount can follow that.
-    """
-    engine = session.toolbox.permissions
-    rules = [(tool, c) for tool in ("Read", "Edit", "Write") for c in engine.rules_for("deny", tool, session)]
-    if not rules:
-        return (), (), None
-    # the fixed paths per rule set: the rules change only by being added or revoked
-    state = session.plugin_state("shell")
-    key = [c for _, c in rules]  # the rule objects themselves: an id could be reused after a revoke
-    cached = state.get(_FIXED)
-    if not (isinstance(cached, tuple) and len(cached[0]) == len(key) and all(map(operator.is_, cached[0], key))):
-        cached = state[_FIXED] = (key, [(tool, c.rule.text, _fixed_path(c)) for tool, c in rules])
-    hidden: list[Path] = []
-    guarded: list[Path] = []
-    unenforced: str | None = None
-    for tool, text, path in cached[1]:
-        if path is None:
-            unenforced = unenforced or text
-        elif tool == "Read":
-            if backend != "bubblewrap":
-                unenforced = unenforced or text  # Landlock cannot take a path back from reading
-            hidden.append(path)
-        elif any(is_within(path, d) or is_within(d, path) for d in writable):
-            if backend != "bubblewrap" or not path.exists():
-                # Landlock cannot carve a path out of a writable folder, and a
-                # mount needs something to mount over
-                unenforced = unenforced or text
-            guarded.append(path)
-    return tuple(dict.fromkeys(hidden)), tuple(dict.fromkeys(guarded)), unenforced
-
-
-def _fixed_path(compiled: Any) -> Path | None:
-    fixed = getattr(compiled.matcher, "fixed_path", None)
-    if not callable(fixed):
-        return None
-    try:
-        path = fixed()
-    except Exception:  # a plugin's bug: treat the rule as one no mount can follow
-        return None
-    return Path(os.path.realpath(path)) if isinstance(path, (str, Path)) else None
 
 
 # --- the vote -----------------------------------------------------------------
@@ -217,8 +162,13 @@ def vote(request: PermissionRequest, config: ShellConfig) -> Vote:
     verdict = analysis(request, command).verdict(_request_cwd(request))
     if _names_config(command, session):
         return Vote.ask("the command names pegboard's configuration", suggest=suggestions(command))
+    plan = sandbox_plan(session, config, disable=False)
     if verdict.read_only or verdict.file_edit:
         votes = list(_path_votes(request, verdict.parts))
+        hidden = frozenset(plan.box.hidden) if plan is not None and plan.backend == "bubblewrap" else frozenset()
+        tree = tree_read_vote(request, verdict.parts, hidden)
+        if tree is not None:
+            votes.append(tree)
         if verdict.uses_git:
             from ._git import git_toplevels
 
@@ -236,7 +186,6 @@ def vote(request: PermissionRequest, config: ShellConfig) -> Vote:
         if verdict.read_only:
             # A read outside: the sandbox does not narrow reads, so it does not help.
             return Vote.ask(worst.reason, suggest=suggestions(command))
-    plan = sandbox_plan(session, config, disable=False)
     if plan is not None and plan.safe and config.auto_allow_if_sandboxed and not session.policy.read_only_tools:
         return Vote.allow(f"runs inside the {plan.backend} sandbox")
     if plan is not None and plan.unenforced is not None and config.auto_allow_if_sandboxed:
@@ -247,20 +196,17 @@ def vote(request: PermissionRequest, config: ShellConfig) -> Vote:
 
 def _path_votes(request: PermissionRequest, parts: Iterable[PartVerdict]) -> Iterable[Vote]:
     """The core's path vote for each path a part reads or writes, and a deny
-    where a rule for the file tools denies it: ``Read(./.env)`` denies
-    ``cat .env`` too, and ``Edit(docs/**)`` denies ``touch docs/x``."""
-    engine = request.session.toolbox.permissions
+    where a rule for the file tools denies it (see ``_filerules``)."""
     for part in parts:
         for path in part.reads:
-            hit = engine.rule_for("deny", "Read", {"file_path": str(path)}, request.session)
-            if hit is not None:
-                yield Vote.deny(f"it reads {path}, which {hit.rule.text} denies ({hit.rule.source})")
+            denied = named_file_vote(request, path, write=False)
+            if denied is not None:
+                yield denied
             yield request.path_vote(path, write=False)
         for path in part.writes:
-            # Write's rules are its own and Edit's (it declares them in rule_names)
-            hit = engine.rule_for("deny", "Write", {"file_path": str(path), "content": ""}, request.session)
-            if hit is not None:
-                yield Vote.deny(f"it changes {path}, which {hit.rule.text} denies ({hit.rule.source})")
+            denied = named_file_vote(request, path, write=True)
+            if denied is not None:
+                yield denied
             yield request.path_vote(path, write=True)
 
 
