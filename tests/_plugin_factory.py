@@ -32,7 +32,7 @@ import pytest
 
 from pegboard import Toolbox
 
-__all__ = ["PIPETEST", "PluginFactory", "anyio_backend", "plugin_factory"]
+__all__ = ["PIPETEST", "PluginFactory", "plugin_factory"]
 
 
 class PluginFactory:
@@ -94,7 +94,3 @@ PIPETEST = """
 from _pipetest_tools import pegboard_permission, pegboard_register_tools
 """
 
-
-@pytest.fixture
-def anyio_backend() -> str:
-    return "asyncio"

@@ -18,3 +18,9 @@ def isolated_env(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.M
     for name in ("PEGBOARD_CONFIG", "PEGBOARD_PLUGINS", "PEGBOARD_WEB_SEARCH_API_KEY"):
         monkeypatch.delenv(name, raising=False)
     return home
+
+
+@pytest.fixture
+def anyio_backend() -> str:
+    """Async tests run on asyncio, as pegboard does."""
+    return "asyncio"

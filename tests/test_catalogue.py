@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from _plugin_factory import PIPETEST, PluginFactory, anyio_backend, plugin_factory  # noqa: F401
+from _plugin_factory import PIPETEST, PluginFactory, plugin_factory  # noqa: F401
 from _pipetest_tools import LONG_DESCRIPTION
 from pegboard import Toolbox
 

@@ -21,10 +21,6 @@ pytestmark = pytest.mark.anyio
 SECRET = "SECRET-CONTENT"
 
 
-@pytest.fixture
-def anyio_backend() -> str:
-    return "asyncio"
-
 
 @pytest.fixture
 def world(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> dict[str, Path]:

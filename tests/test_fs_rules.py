@@ -15,10 +15,6 @@ from pegboard._config import ConfigError
 pytestmark = pytest.mark.anyio
 
 
-@pytest.fixture
-def anyio_backend() -> str:
-    return "asyncio"
-
 
 @pytest.fixture
 def proj(tmp_path: Path) -> Path:

@@ -17,10 +17,6 @@ RG = find_rg(None)
 needs_rg = pytest.mark.skipif(RG is None, reason="ripgrep (rg) is not installed")
 
 
-@pytest.fixture
-def anyio_backend() -> str:
-    return "asyncio"
-
 
 @pytest.fixture
 def tree(tmp_path: Path) -> Path:

@@ -19,10 +19,6 @@ from pegboard._tools import ImageContent, ToolResult
 pytestmark = pytest.mark.anyio
 
 
-@pytest.fixture
-def anyio_backend() -> str:
-    return "asyncio"
-
 
 @pytest.fixture
 def proj(tmp_path: Path) -> Path:

@@ -17,10 +17,6 @@ from pegboard.plugins.mcp._manager import ServerConnection, ServerUnavailable, T
 pytestmark = pytest.mark.anyio
 
 
-@pytest.fixture
-def anyio_backend() -> str:
-    return "asyncio"
-
 
 def stdio_spec(tmp_path: Path, name: str = "ks", **extra: object) -> ServerSpec:
     cfg = ServerConfig(command=sys.executable, args=[str(KITCHEN_SINK)], **extra)  # type: ignore[arg-type]

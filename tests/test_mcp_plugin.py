@@ -18,10 +18,6 @@ from pegboard._hookspecs import hookimpl
 pytestmark = pytest.mark.anyio
 
 
-@pytest.fixture
-def anyio_backend() -> str:
-    return "asyncio"
-
 
 def write_config(root: Path, servers: dict[str, dict[str, Any]], extra: str = "") -> Path:
     lines = []

@@ -22,10 +22,6 @@ PEGBOARD = Path(sys.executable).parent / "pegboard"
 Elicit = Callable[[Any, Any], Awaitable[ElicitResult]]
 
 
-@pytest.fixture
-def anyio_backend() -> str:
-    return "asyncio"
-
 
 @pytest.fixture
 def project(tmp_path: Path) -> Path:

@@ -13,7 +13,7 @@ from typing import Any
 
 import pytest
 
-from _plugin_factory import PIPETEST, PluginFactory, anyio_backend, plugin_factory  # noqa: F401
+from _plugin_factory import PIPETEST, PluginFactory, plugin_factory  # noqa: F401
 from pegboard import Session, ToolResult, hookimpl
 
 pytestmark = pytest.mark.anyio

@@ -8,7 +8,7 @@ import asyncio
 
 import pytest
 
-from _plugin_factory import PIPETEST, PluginFactory, anyio_backend, plugin_factory  # noqa: F401
+from _plugin_factory import PIPETEST, PluginFactory, plugin_factory  # noqa: F401
 
 pytestmark = pytest.mark.anyio
 

@@ -15,10 +15,6 @@ from pegboard._decisions import Answer
 pytestmark = pytest.mark.anyio
 
 
-@pytest.fixture
-def anyio_backend() -> str:
-    return "asyncio"
-
 
 class Host:
     """Says yes to every ask and records events and shown files."""

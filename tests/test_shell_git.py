@@ -14,10 +14,6 @@ from pegboard import Toolbox
 pytestmark = pytest.mark.anyio
 
 
-@pytest.fixture
-def anyio_backend() -> str:
-    return "asyncio"
-
 
 def git(cwd: Path, *args: str) -> str:
     return subprocess.run(["git", "-c", "user.email=t@e", "-c", "user.name=t", *args], cwd=cwd, check=True,

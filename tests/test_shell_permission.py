@@ -249,10 +249,6 @@ def test_a_line_that_is_not_simple_suggests_its_exact_text(proj: Path, tmp_path:
     assert decide(tb, "echo $(rm -rf src) > stamp.txt").decision == "ask"
 
 
-@pytest.fixture
-def anyio_backend() -> str:
-    return "asyncio"
-
 
 @pytest.mark.anyio
 async def test_remembering_an_answer_never_grants_the_whole_tool(proj: Path, tmp_path: Path) -> None:

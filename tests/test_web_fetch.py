@@ -35,10 +35,6 @@ from pegboard.plugins.web._webfetch import run_fetch
 pytestmark = [pytest.mark.anyio, pytest.mark.timeout(60)]
 
 
-@pytest.fixture
-def anyio_backend() -> str:
-    return "asyncio"
-
 
 def allow(*hosts: str) -> list[Any]:
     return [SimpleNamespace(tool="WebFetch", specifier=f"domain:{h}", behavior="allow", source="/cfg/config.toml")

@@ -22,10 +22,6 @@ RESULTS = [
 ]
 
 
-@pytest.fixture
-def anyio_backend() -> str:
-    return "asyncio"
-
 
 def tavily(results: list[dict[str, object]] | None = None, status: int = 200) -> Callable[[Handler], None]:
     def route(h: Handler) -> None:

@@ -22,10 +22,6 @@ from pegboard.plugins.web._webfetch import run_fetch
 pytestmark = [pytest.mark.anyio, pytest.mark.timeout(60)]
 
 
-@pytest.fixture
-def anyio_backend() -> str:
-    return "asyncio"
-
 
 def rule(spec: str | None, behavior: str = "allow", source: str = "/cfg/config.toml") -> Any:
     return SimpleNamespace(tool="WebFetch", specifier=spec, behavior=behavior, source=source)

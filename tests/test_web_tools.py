@@ -18,10 +18,6 @@ from pegboard.plugins.web._cache import shared_cache
 pytestmark = [pytest.mark.timeout(60)]
 
 
-@pytest.fixture
-def anyio_backend() -> str:
-    return "asyncio"
-
 
 @pytest.fixture(autouse=True)
 def fresh_cache() -> None:
