@@ -1,26 +1,27 @@
 """pegboard: tools for LLM agents, delivered through plugins.
 
-The public surface is what ``__all__`` lists; everything in an
-underscore-prefixed module is private. Names are imported on first use so
-that ``import pegboard`` (and the CLI's quick paths) stay cheap.
+The public API is what ``__all__`` lists here and in the public submodules
+``pegboard.paths`` (path helpers, pegboard's folders) and ``pegboard.cli``
+(plugin commands); everything in an underscore-prefixed module is private.
+Names are imported on first use so that ``import pegboard`` (and the CLI's
+quick paths) stay cheap.
 """
 
-from __future__ import annotations
-
-from typing import TYPE_CHECKING, Any
+import typing as _typing
 
 from ._hookspecs import hookimpl, hookspec
 
-if TYPE_CHECKING:
+if _typing.TYPE_CHECKING:
     from ._catalogue import Catalogue, CatalogueTool
     from ._config import ConfigError, Settings
-    from ._decisions import Answer, Decision, PermissionRequest, Rule, Vote
+    from ._decisions import Answer, Decision, PermissionRequest, Rule, RuleMatcher, Vote
     from ._doctor import Check
+    from ._matchers import InputFieldMatcher
     from ._plugins import PluginContext
     from ._policy import Policy, clamp_policy, policy_for
     from ._session import CallInfo, Grant, PreCall, Session
     from ._toolbox import Toolbox
-    from ._tools import ImageContent, ResourceContent, TextContent, Tool, ToolContext, ToolResult
+    from ._tools import Content, ImageContent, ResourceContent, TextContent, Tool, ToolContext, ToolResult
 
 _LAZY = {
     "Answer": "_decisions",
@@ -29,15 +30,18 @@ _LAZY = {
     "CatalogueTool": "_catalogue",
     "Check": "_doctor",
     "ConfigError": "_config",
+    "Content": "_tools",
     "Decision": "_decisions",
     "Grant": "_session",
     "ImageContent": "_tools",
+    "InputFieldMatcher": "_matchers",
     "PermissionRequest": "_decisions",
     "PluginContext": "_plugins",
     "Policy": "_policy",
     "PreCall": "_session",
     "ResourceContent": "_tools",
     "Rule": "_decisions",
+    "RuleMatcher": "_decisions",
     "Session": "_session",
     "Settings": "_config",
     "TextContent": "_tools",
@@ -53,13 +57,13 @@ _LAZY = {
 __all__ = sorted([*_LAZY, "hookimpl", "hookspec"])
 
 
-def __getattr__(name: str) -> Any:
+def __getattr__(name: str) -> _typing.Any:
     module = _LAZY.get(name)
     if module is None:
         raise AttributeError(f"module 'pegboard' has no attribute {name!r}")
     import importlib
 
-    value = getattr(importlib.import_module(f"pegboard.{module}"), name)
+    value = vars(importlib.import_module(f"pegboard.{module}"))[name]
     globals()[name] = value
     return value
 

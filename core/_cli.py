@@ -4,88 +4,25 @@ from __future__ import annotations
 
 import json
 import sys
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import click
 
 from ._hookspecs import hookimpl
-from ._policy import POLICY_NAMES, policy_for
+from ._policy import policy_for
+from ._cli_shared import JSON, MODE, fail_config, global_options
+from ._cli_shared import CLIState as _CLIState
+from ._cli_shared import current_state as _state
 
 if TYPE_CHECKING:
-    from ._config import ConfigError
     from ._decisions import Answer, Decision, PermissionRequest
 
-__all__ = ["CLIState", "main"]
+__all__ = ["cli", "main"]
 
-
-@dataclass
-class CLIState:
-    """What every command shares: the global options and, once needed, the toolbox.
-
-    Plugin commands reach it as ``click.get_current_context().find_object(CLIState)``.
-    """
-
-    cwd: Path | None = None
-    config: Path | None = None
-    _toolboxes: dict[tuple[Any, ...], Any] = field(default_factory=dict)
-
-    def toolbox(self, *, inventory: bool = False, host: object | None = None) -> Any:
-        # Keyed on the options too: finding plugin commands loads a toolbox
-        # before options written after the command name are parsed.
-        key = (self.cwd, self.config, inventory, host)
-        if key not in self._toolboxes:
-            from ._config import ConfigError
-            from ._toolbox import Toolbox
-
-            try:
-                self._toolboxes[key] = Toolbox.load(cwd=self.cwd, config=self.config, inventory=inventory,
-                                                    host=host)
-            except ConfigError as exc:
-                fail_config(exc)
-        return self._toolboxes[key]
-
-
-def fail_config(exc: ConfigError) -> None:
-    click.echo("pegboard: configuration problems:", err=True)
-    for line in exc.problems:
-        click.echo(f"  {line}", err=True)
-    sys.exit(2)
-
-
-def _state() -> CLIState:
-    ctx = click.get_current_context()
-    state = ctx.find_object(CLIState)
-    if state is None:
-        state = ctx.ensure_object(CLIState)
-    return state
-
-
-def _set_cwd(ctx: click.Context, _: click.Parameter, value: Path | None) -> None:
-    if value is not None:
-        ctx.ensure_object(CLIState).cwd = value
-
-
-def _set_config(ctx: click.Context, _: click.Parameter, value: Path | None) -> None:
-    if value is not None:
-        ctx.ensure_object(CLIState).config = value
-
-
-def global_options(fn: Any) -> Any:
-    """``--config`` and ``--cwd``, accepted before or after the subcommand."""
-    fn = click.option("--cwd", type=click.Path(file_okay=False, path_type=Path), callback=_set_cwd,
-                      expose_value=False, is_eager=True,
-                      help="Project root and working directory.")(fn)
-    fn = click.option("--config", type=click.Path(dir_okay=False, path_type=Path), callback=_set_config,
-                      expose_value=False, is_eager=True, envvar="PEGBOARD_CONFIG",
-                      help="Extra config file, above the user and project files.")(fn)
-    return fn
-
-
-MODE = click.option("--mode", type=click.Choice(POLICY_NAMES), default=None,
-                    help="Permission mode or level (default: [permissions] mode).")
-JSON = click.option("--json", "as_json", is_flag=True, help="Print JSON.")
+# Moved to the public module pegboard.cli; the old address answers for one
+# release (docs/plugins.md taught it), with a warning naming the new one.
+_MOVED = {"CLIState": "pegboard.cli.CLIState"}
 
 
 class _PegboardGroup(click.Group):
@@ -98,7 +35,7 @@ class _PegboardGroup(click.Group):
             group = click.Group()
             self._plugin_group = group
             try:
-                toolbox = ctx.ensure_object(CLIState).toolbox()
+                toolbox = ctx.ensure_object(_CLIState).toolbox()
                 for impl in toolbox.hook.pegboard_register_commands.get_hookimpls():
                     try:
                         impl.function(group)
@@ -122,7 +59,7 @@ class _PegboardGroup(click.Group):
 @click.pass_context
 def cli(ctx: click.Context) -> None:
     """pegboard: tools for LLM agents, through plugins."""
-    ctx.ensure_object(CLIState)
+    ctx.ensure_object(_CLIState)
 
 
 def _emit_json(data: Any) -> None:
@@ -528,3 +465,11 @@ def doctor() -> None:
 
 def main() -> None:
     cli(prog_name="pegboard")
+
+
+def __getattr__(name: str) -> Any:
+    if name in _MOVED:
+        from ._deprecation import moved
+
+        return moved(__name__, name, _MOVED[name], _CLIState)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

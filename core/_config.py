@@ -49,10 +49,12 @@ DEFAULT_PROTECTED = (
 
 
 def config_dir() -> Path:
+    """pegboard's user config folder (``config.toml``, ``granted.toml``, ``descriptions/``)."""
     return Path(platformdirs.user_config_dir("pegboard"))
 
 
 def data_dir() -> Path:
+    """pegboard's user data folder (sessions' files, plugins' stores)."""
     return Path(platformdirs.user_data_dir("pegboard"))
 
 

@@ -2,31 +2,171 @@
 
 from __future__ import annotations
 
+import ast
+import importlib
 import re
+import types
+import typing
 from pathlib import Path
 
+import pytest
+
 import pegboard
+import pegboard.cli
+import pegboard.paths
 from pegboard import _hookspecs
 
 ROOT = Path(__file__).parent.parent
 
 
+PUBLIC_MODULES = ("pegboard", "pegboard.paths", "pegboard.cli")
+
+
 def test_exported_names() -> None:
     assert pegboard.__all__ == sorted([
-        "Answer", "CallInfo", "Catalogue", "CatalogueTool", "Check", "ConfigError", "Decision", "Grant",
-        "ImageContent", "PermissionRequest", "PluginContext", "Policy", "PreCall", "ResourceContent", "Rule",
-        "Session", "Settings", "TextContent", "Tool", "ToolContext", "ToolResult", "Toolbox", "Vote",
-        "clamp_policy", "hookimpl", "hookspec", "policy_for",
+        "Answer", "CallInfo", "Catalogue", "CatalogueTool", "Check", "ConfigError", "Content", "Decision",
+        "Grant", "ImageContent", "InputFieldMatcher", "PermissionRequest", "PluginContext", "Policy", "PreCall",
+        "ResourceContent", "Rule", "RuleMatcher", "Session", "Settings", "TextContent", "Tool", "ToolContext",
+        "ToolResult", "Toolbox", "Vote", "clamp_policy", "hookimpl", "hookspec", "policy_for",
     ])
-    for name in pegboard.__all__:
-        assert getattr(pegboard, name) is not None
-    assert set(dir(pegboard)) >= set(pegboard.__all__)
+    assert pegboard.paths.__all__ == sorted([
+        "config_dir", "data_dir", "gitignore_form", "is_within", "relative_posix", "resolve_path",
+    ])
+    assert pegboard.cli.__all__ == sorted([
+        "CLIState", "JSON", "MODE", "current_state", "fail_config", "global_options",
+    ])
+
+
+@pytest.mark.parametrize("name", PUBLIC_MODULES)
+def test_exported_members(name: str) -> None:
+    """As httpx's test: ``__all__`` is exactly the module's public namespace
+    (submodules aside), so nothing public is unlisted or listed but absent."""
+    module = importlib.import_module(name)
+    for member in module.__all__:
+        assert getattr(module, member) is not None
+    public = {member for member in dir(module)
+              if not member.startswith("_") and not isinstance(getattr(module, member), types.ModuleType)}
+    assert sorted(public) == module.__all__
 
 
 def test_exported_names_are_defined_in_private_modules() -> None:
-    for name in pegboard.__all__:
-        module = getattr(getattr(pegboard, name), "__module__", "pegboard._")
-        assert module.startswith("pegboard._") or module.startswith("pluggy."), (name, module)
+    """The public modules only name things: the definitions live in private modules."""
+    for module_name in PUBLIC_MODULES:
+        module = importlib.import_module(module_name)
+        for name in module.__all__:
+            value = getattr(module, name)
+            if typing.get_origin(value) is typing.Annotated:  # Content: a type alias
+                value = typing.get_args(value)[0]
+                defined = {getattr(arg, "__module__", "") for arg in typing.get_args(value)}
+                assert all(m.startswith("pegboard._") for m in defined), (name, defined)
+                continue
+            if isinstance(value, type) or callable(value):
+                # (JSON and MODE are click options, made in pegboard._cli_shared)
+                assert value.__module__.startswith(("pegboard._", "pluggy.", "click.")), (name, value.__module__)
+
+
+def _private_imports(path: Path, package: str) -> list[str]:
+    """Every import in ``path`` of a private pegboard module, as ``file:line module``;
+    ``package`` is the file's own package, for relative imports."""
+    found = []
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"), str(path))):
+        if isinstance(node, ast.Import):
+            modules = [alias.name for alias in node.names]
+        elif isinstance(node, ast.ImportFrom):
+            if node.level:
+                base = package.split(".")
+                if node.level > len(base):
+                    found.append(f"{path}:{node.lineno} relative import above the top level")
+                    continue
+                base = base[:len(base) - node.level + 1]
+                modules = [".".join([*base, node.module] if node.module else base)]
+            else:
+                modules = [node.module or ""]
+            modules += [f"{modules[0]}.{alias.name}" for alias in node.names]
+        elif (isinstance(node, ast.Call) and getattr(node.func, "attr", getattr(node.func, "id", "")) in (
+                "import_module", "__import__") and node.args and isinstance(node.args[0], ast.Constant)):
+            modules = [str(node.args[0].value)]
+        else:
+            continue
+        private = [m for m in modules if m.split(".")[0] == "pegboard" and m.split(".")[1:2] != []
+                   and m.split(".")[1].startswith("_")]
+        if private:
+            found.append(f"{path.relative_to(ROOT)}:{node.lineno} {private[0]}")
+    return found
+
+
+def test_plugins_and_examples_import_only_the_public_api() -> None:
+    """A built-in plugin is written exactly as a third party's would be:
+    no ``pegboard._x`` import anywhere under plugins/ or examples/, not even
+    for type checking."""
+    files = [(path, "pegboard.plugins." + ".".join(path.relative_to(ROOT / "plugins").parts[:-1]))
+             for path in (ROOT / "plugins").rglob("*.py")]
+    files += [(path, ".".join(path.relative_to(ROOT / "examples").parts[:-1]))
+              for path in (ROOT / "examples").rglob("*.py")]
+    assert len(files) > 50
+    offending = [line for path, package in files for line in _private_imports(path, package)]
+    assert offending == []
+
+
+def test_the_private_import_check_catches_each_form(tmp_path: Path) -> None:
+    source = tmp_path / "plugins" / "demo" / "_x.py"
+    source.parent.mkdir(parents=True)
+    source.write_text("from pegboard._tools import Tool\n"
+                      "import pegboard._paths\n"
+                      "from pegboard import _config\n"
+                      "from ... import _session\n"
+                      "importlib.import_module('pegboard._cli')\n"
+                      "from pegboard import Tool\n"
+                      "from pegboard.paths import is_within\n"
+                      "from . import _own\n")
+    global ROOT
+    saved, ROOT = ROOT, tmp_path
+    try:
+        found = _private_imports(source, "pegboard.plugins.demo")
+    finally:
+        ROOT = saved
+    assert [line.split(":")[1] for line in found] == ["1 pegboard._tools", "2 pegboard._paths",
+                                                       "3 pegboard._config", "4 pegboard._session",
+                                                       "5 pegboard._cli"]
+
+
+@pytest.mark.parametrize(("old", "name", "new"), [
+    ("pegboard._cli", "CLIState", "pegboard.cli.CLIState"),
+    ("pegboard._decisions", "InputFieldMatcher", "pegboard.InputFieldMatcher"),
+])
+def test_what_the_docs_taught_still_imports_with_a_warning(old: str, name: str, new: str) -> None:
+    module = importlib.import_module(old)
+    with pytest.warns(DeprecationWarning, match=re.escape(f"import {new} instead")) as caught:
+        value = getattr(module, name)
+    assert caught[0].filename == __file__  # points at the importer, not at pegboard
+    public_module, _, public_name = new.rpartition(".")
+    assert value is getattr(importlib.import_module(public_module), public_name)
+    with pytest.raises(AttributeError):
+        getattr(module, "NoSuchName")
+
+
+def test_vote_strongest_weighs_votes_as_the_engine_does() -> None:
+    allow, ask, deny = pegboard.Vote.allow("a"), pegboard.Vote.ask("b"), pegboard.Vote.deny("c")
+    assert pegboard.Vote.strongest([]) is None
+    assert pegboard.Vote.strongest([allow, ask]) is ask
+    assert pegboard.Vote.strongest([ask, deny, allow]) is deny
+    second_ask = pegboard.Vote.ask("d")
+    assert pegboard.Vote.strongest(iter([allow, ask, second_ask])) is ask  # the first of equals
+
+
+def test_the_plugin_guide_gives_the_public_import_of_every_name() -> None:
+    """docs/plugins.md's table names each public name with the import that
+    gets it, and teaches no private module outside its deprecation note."""
+    guide = (ROOT / "docs" / "plugins.md").read_text()
+    table = guide.split("## The public API", 1)[1].split("\n## ", 1)[0]
+    taught: dict[str, set[str]] = {}
+    rows = "\n".join(line for line in table.splitlines() if line.startswith("|"))
+    for module, names in re.findall(r"`from (pegboard(?:\.\w+)?) import ([^`]+)`", rows):
+        taught.setdefault(module, set()).update(n.strip() for n in names.split(","))
+    assert {module: sorted(names) for module, names in taught.items()} == {
+        name: importlib.import_module(name).__all__ for name in PUBLIC_MODULES}
+    outside = guide.replace(table, "")
+    assert "pegboard._" not in outside
 
 
 def hook_names() -> list[str]:

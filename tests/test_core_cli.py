@@ -7,6 +7,7 @@ import os
 import shutil
 import subprocess
 import sys
+import warnings
 from pathlib import Path
 
 import pytest
@@ -188,12 +189,17 @@ def test_call_asks_the_person_at_a_terminal(project: Path, plugin_factory: Plugi
     assert code == 0 and out.strip() == "again"
 
 
+@pytest.mark.parametrize("imports", [
+    "from pegboard.cli import CLIState, global_options",
+    # what docs/plugins.md taught before pegboard.cli existed: still works, with a warning
+    "from pegboard._cli import CLIState, global_options",
+])
 def test_plugin_command_sees_options_given_after_its_name(plugin_factory: PluginFactory, tmp_path: Path,
-                                                          monkeypatch: pytest.MonkeyPatch) -> None:
+                                                          monkeypatch: pytest.MonkeyPatch, imports: str) -> None:
     plugin_factory.write('''
 import click
 from pegboard import hookimpl
-from pegboard._cli import CLIState, global_options
+''' + imports + '''
 
 @hookimpl
 def pegboard_register_commands(cli):
@@ -206,14 +212,19 @@ def pegboard_register_commands(cli):
     monkeypatch.setenv("PEGBOARD_PLUGINS", "wherecmd")
     other = tmp_path / "elsewhere"
     other.mkdir()
-    result = CliRunner().invoke(cli, ["where", "--cwd", str(other)], catch_exceptions=False)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        result = CliRunner().invoke(cli, ["where", "--cwd", str(other)], catch_exceptions=False)
     assert result.exit_code == 0 and result.output.strip() == str(other.resolve())
+    deprecations = [str(w.message) for w in caught if issubclass(w.category, DeprecationWarning)]
+    assert deprecations == (["pegboard._cli.CLIState is private and will be removed in the next release; "
+                             "import pegboard.cli.CLIState instead"] if "._cli" in imports else [])
 
 
 def test_cli_module_stays_light() -> None:
     """A warm `tools list` answers from the inventory cache; that only helps
     if importing the CLI does not already pull in pydantic models and asyncio."""
-    code = ("import sys, pegboard._cli; "
+    code = ("import sys, pegboard._cli, pegboard.cli; "
             "print(sorted(m for m in ('pegboard._tools', 'pegboard._toolbox', 'pegboard._decisions', 'pydantic.main', 'asyncio', 'ctypes') "
             "if m in sys.modules))")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)

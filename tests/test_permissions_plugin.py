@@ -38,7 +38,7 @@ import pathspec
 from pydantic import BaseModel
 
 from pegboard import Tool, Vote, hookimpl
-from pegboard._decisions import InputFieldMatcher
+from pegboard import InputFieldMatcher
 
 FILE_COMMANDS = {"touch", "mkdir", "mv", "cp"}
 READ_COMMANDS = {"ls", "cat", "pwd"}

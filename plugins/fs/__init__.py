@@ -10,8 +10,7 @@ import functools
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from pegboard._hookspecs import hookimpl
-from pegboard._tools import Tool
+from pegboard import Tool, hookimpl
 
 from ._config import FsConfig
 
@@ -20,9 +19,7 @@ if TYPE_CHECKING:
 
     import click
 
-    from pegboard._decisions import PermissionRequest, Rule, Vote
-    from pegboard._plugins import PluginContext
-    from pegboard._session import Session
+    from pegboard import PermissionRequest, PluginContext, Rule, Session, Vote
 
 __all__ = ["FsConfig", "list_checkpoints", "restore_checkpoint"]
 
@@ -117,7 +114,7 @@ def pegboard_doctor(config: Any) -> list[Any]:
     """Say which Grep/Glob engine runs, since results are the same but speed is not."""
     import shutil
 
-    from pegboard._doctor import Check
+    from pegboard import Check
 
     cfg = config if isinstance(config, FsConfig) else FsConfig()
     if cfg.search_backend == "python":

@@ -53,7 +53,7 @@ class Checkpoint:
 
 
 def sessions_root() -> Path:
-    from pegboard._config import data_dir
+    from pegboard.paths import data_dir
 
     return data_dir() / "sessions"
 

@@ -35,12 +35,12 @@ from typing import TYPE_CHECKING, Any
 import pathspec
 import pathspec.util
 
-from pegboard._paths import gitignore_form
+from pegboard.paths import gitignore_form
 
 from ._vote import raw_path
 
 if TYPE_CHECKING:
-    from pegboard._decisions import PermissionRequest
+    from pegboard import PermissionRequest
 
     from ._pathrule import PathRule
     from ._vote import FsRuleMatcher

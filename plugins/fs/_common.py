@@ -6,14 +6,14 @@ from __future__ import annotations
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from pegboard._paths import is_within, resolve_path
-from pegboard._tools import ToolResult
+from pegboard import ToolResult
+from pegboard.paths import is_within, resolve_path
 
 from ._config import FsConfig
 from ._tracking import tracker
 
 if TYPE_CHECKING:
-    from pegboard._tools import ToolContext
+    from pegboard import ToolContext
 
 __all__ = ["HARDLINK_OK", "PathError", "bind_checked", "config_of", "finish", "record_check"]
 

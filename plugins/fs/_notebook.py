@@ -7,12 +7,12 @@ import re
 import secrets
 from typing import TYPE_CHECKING, Any, BinaryIO
 
-from pegboard._tools import Content, ImageContent, TextContent, ToolResult
+from pegboard import Content, ImageContent, TextContent, ToolResult
 
 from ._models import NotebookEditInput
 
 if TYPE_CHECKING:
-    from pegboard._tools import ToolContext
+    from pegboard import ToolContext
 
     from ._config import FsConfig
 

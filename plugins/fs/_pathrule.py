@@ -25,7 +25,7 @@ from pathlib import Path
 
 import pathspec
 
-from pegboard._paths import gitignore_form
+from pegboard.paths import gitignore_form
 
 __all__ = ["PathRule"]
 

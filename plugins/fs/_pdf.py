@@ -5,7 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import BinaryIO
 
-from pegboard._tools import ToolResult
+from pegboard import ToolResult
 
 __all__ = ["parse_pages", "render_pdf"]
 

@@ -9,7 +9,7 @@ import stat
 from pathlib import Path
 from typing import TYPE_CHECKING, BinaryIO
 
-from pegboard._tools import ImageContent, TextContent, ToolResult
+from pegboard import ImageContent, TextContent, ToolResult
 
 from . import _safeio
 from ._common import PathError, bind_checked, config_of, finish
@@ -18,7 +18,7 @@ from ._text import SNIFF_BYTES, read_window, sniff
 from ._tracking import tracker
 
 if TYPE_CHECKING:
-    from pegboard._tools import ToolContext
+    from pegboard import ToolContext
 
 __all__ = ["read"]
 

@@ -10,7 +10,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from pegboard._tools import ToolResult
+from pegboard import ToolResult
 
 from ._common import PathError, bind_checked, config_of, finish
 from ._grep import GrepError, GrepQuery, find_rg, grep_python, grep_rg
@@ -18,7 +18,7 @@ from ._models import GlobInput, GrepInput
 from ._walk import glob_regex, walk_files
 
 if TYPE_CHECKING:
-    from pegboard._tools import ToolContext
+    from pegboard import ToolContext
 
     from ._config import FsConfig
 
@@ -44,7 +44,7 @@ def deny_check(ctx: ToolContext) -> Callable[[Path], bool] | None:
     Without it, a Grep over the project, or with ``glob: ".env"``, would show
     exactly what the rule forbids Read to show.
     """
-    from pegboard._decisions import PermissionRequest
+    from pegboard import PermissionRequest
 
     session = ctx.session
     names = ("Read", ctx.tool.name)

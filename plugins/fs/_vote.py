@@ -13,14 +13,14 @@ import stat
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from pegboard._decisions import Vote
-from pegboard._paths import is_within
+from pegboard import Vote
+from pegboard.paths import is_within
 
 from ._common import HARDLINK_OK, record_check
 from ._pathrule import PathRule
 
 if TYPE_CHECKING:
-    from pegboard._decisions import PermissionRequest, Rule
+    from pegboard import PermissionRequest, Rule
 
     from ._combine import CombinedFsRules
 

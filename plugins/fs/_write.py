@@ -14,7 +14,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from pegboard._tools import ToolResult
+from pegboard import ToolResult
 
 from . import _safeio
 from ._checkpoints import CheckpointStore
@@ -24,7 +24,7 @@ from ._text import decode_for_edit, encode_like
 from ._tracking import tracker
 
 if TYPE_CHECKING:
-    from pegboard._tools import ToolContext
+    from pegboard import ToolContext
 
 __all__ = ["edit", "write", "write_checked", "HARDLINK_OK"]
 

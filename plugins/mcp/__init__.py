@@ -12,9 +12,7 @@ import re
 from collections.abc import Callable
 from typing import Any
 
-from pegboard._decisions import PermissionRequest, Rule, Vote
-from pegboard._hookspecs import hookimpl
-from pegboard._tools import Tool
+from pegboard import PermissionRequest, Rule, Tool, Vote, hookimpl
 
 from ._config import McpConfig, ServerSpec, collect_servers, split_tool_name, tool_name
 from ._store import Approvals, ToolCache
@@ -152,7 +150,7 @@ def pegboard_doctor(config: McpConfig, context: Any) -> list[Any]:
     """Per server: approved, tools known, command found. Starts nothing."""
     import shutil
 
-    from pegboard._doctor import Check
+    from pegboard import Check
 
     specs, problems = collect_servers(config, context.root, context.settings)
     checks = [Check("mcp config", "fail", line) for line in problems]

@@ -12,10 +12,9 @@ __all__ = ["add_commands"]
 
 
 def _state() -> Any:
-    from pegboard._cli import CLIState
+    from pegboard.cli import current_state
 
-    ctx = click.get_current_context()
-    return ctx.find_object(CLIState) or ctx.ensure_object(CLIState)
+    return current_state()
 
 
 def _toolbox() -> Any:
@@ -94,7 +93,7 @@ async def _refresh(toolbox: Any, names: list[str]) -> dict[str, str]:
 
 
 def add_commands(cli: click.Group) -> None:
-    from pegboard._cli import JSON, MODE, global_options
+    from pegboard.cli import JSON, MODE, global_options
 
     @cli.group("mcp")
     def mcp_group() -> None:

@@ -10,7 +10,7 @@ import json
 from collections.abc import Iterable
 from typing import Any
 
-from pegboard._tools import Content, ImageContent, ResourceContent, TextContent, ToolResult
+from pegboard import Content, ImageContent, ResourceContent, TextContent, ToolResult
 
 __all__ = ["resource_contents", "to_tool_result"]
 

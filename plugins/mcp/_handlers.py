@@ -9,7 +9,7 @@ from __future__ import annotations
 import json
 from typing import TYPE_CHECKING, Any
 
-from pegboard._tools import TextContent, ToolContext, ToolResult
+from pegboard import TextContent, ToolContext, ToolResult
 
 from ._config import collect_servers
 from ._content import resource_contents, to_tool_result

@@ -36,9 +36,7 @@ import anyio
 import mcp_types as types
 from mcp.server import Server
 from mcp.server.context import ServerRequestContext
-from pegboard._decisions import Answer, Decision, PermissionRequest
-from pegboard._hookspecs import hookimpl
-from pegboard._tools import ImageContent, ResourceContent, TextContent, ToolResult
+from pegboard import Answer, Decision, ImageContent, PermissionRequest, ResourceContent, TextContent, ToolResult, hookimpl
 
 __all__ = ["AskingHost", "SessionRegistry", "build_server", "parse_address", "run_serve", "to_call_result"]
 
@@ -355,8 +353,8 @@ async def serve_http(toolbox: Any, mode: str | None, host: str, port: int) -> No
 
 
 def run_serve(toolbox: Any, *, mode: str | None, address: tuple[str, int] | None) -> None:
-    from pegboard._cli import fail_config
-    from pegboard._config import ConfigError
+    from pegboard import ConfigError
+    from pegboard.cli import fail_config
 
     toolbox.add_host(AskingHost(toolbox), name="mcp-serve")
     try:

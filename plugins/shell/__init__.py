@@ -8,17 +8,14 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from pegboard._hookspecs import hookimpl
-from pegboard._tools import Tool
+from pegboard import Tool, hookimpl
 
 from ._config import ShellConfig
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Iterable
 
-    from pegboard._decisions import PermissionRequest, Rule, Vote
-    from pegboard._doctor import Check
-    from pegboard._session import Session
+    from pegboard import Check, PermissionRequest, Rule, Session, Vote
 
 __all__ = ["ShellConfig"]
 
@@ -58,7 +55,7 @@ def pegboard_register_tools(register: Callable[[Tool], None], config: Any) -> No
 def pegboard_permission(request: PermissionRequest) -> Vote | None:
     if request.tool.plugin != "shell":
         return None
-    from pegboard._decisions import Vote
+    from pegboard import Vote
 
     if request.tool.name in _ALLOWED:
         return Vote.allow(f"{request.tool.name} is always allowed")

@@ -8,8 +8,8 @@ import tempfile
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from pegboard._paths import is_within
-from pegboard._tools import ToolResult
+from pegboard import ToolResult
+from pegboard.paths import is_within
 
 from ._classify import Verdict, classify
 from ._git import git_safe_env
@@ -19,7 +19,7 @@ from ._runner import DRAIN_GRACE_S, Outcome, Wrapper, base_env, bash_argv, kill_
 from ._sandbox import wrap
 
 if TYPE_CHECKING:
-    from pegboard._tools import ToolContext
+    from pegboard import ToolContext
 
     from ._config import ShellConfig
 

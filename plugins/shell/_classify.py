@@ -25,7 +25,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Literal
 
-from pegboard._paths import is_within
+from pegboard.paths import is_within
 
 from ._git import GIT_NESTED, GIT_SUBCOMMANDS
 from ._parse import Parsed, Part, Word, parse_command

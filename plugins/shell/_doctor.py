@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import shutil
 
-from pegboard._doctor import Check
+from pegboard import Check
 
 from ._config import ShellConfig
 from ._sandbox import backend_for, bwrap_works, describe, landlock_abi

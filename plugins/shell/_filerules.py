@@ -27,12 +27,11 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from pegboard._decisions import Vote
-from pegboard._paths import is_within
+from pegboard import Vote
+from pegboard.paths import is_within
 
 if TYPE_CHECKING:
-    from pegboard._decisions import PermissionRequest
-    from pegboard._session import Session
+    from pegboard import PermissionRequest, Session
 
     from ._classify import PartVerdict
     from ._sandbox import Backend

@@ -40,7 +40,7 @@ from functools import lru_cache
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from pegboard._decisions import RANK, Vote
+from pegboard import Vote
 
 from ._classify import PartVerdict, Verdict, classify
 from ._filerules import box_paths, named_file_vote, tree_read_vote
@@ -48,8 +48,7 @@ from ._parse import all_command_words, parse_command
 from ._sandbox import Backend, Box, backend_for, private_tmp, protected_inside, protects_inside
 
 if TYPE_CHECKING:
-    from pegboard._decisions import PermissionRequest, Rule
-    from pegboard._session import Session
+    from pegboard import PermissionRequest, Rule, Session
 
     from ._config import ShellConfig
 
@@ -125,7 +124,7 @@ def sandbox_plan(session: Session, config: ShellConfig, disable: bool, *,
         return None
     writes = policy.offers in ("workspace", "unrestricted") and not policy.read_only_tools
     dirs = tuple(Path(os.path.realpath(d)) for d in session.working_dirs)
-    from pegboard._config import config_dir
+    from pegboard.paths import config_dir
 
     cwd = shell_cwd(session)
     extra = [Path(os.path.realpath(config_dir()))]
@@ -177,7 +176,7 @@ def vote(request: PermissionRequest, config: ShellConfig) -> Vote:
             dirs = [Path(os.path.realpath(d)) for d in request.working_dirs]
             path = sanitized_path(os.environ.get("PATH", ""), dirs)
             votes.extend(request.path_vote(top, write=False) for top in git_toplevels(verdict.cwds, path))
-        worst = max(votes, key=lambda v: RANK[v.decision]) if votes else None
+        worst = Vote.strongest(votes)
         if worst is None or worst.decision == "allow":
             what = "read-only command" if verdict.read_only else "file commands"
             return Vote.allow(f"{what} inside the working directories")
@@ -215,7 +214,7 @@ def _names_config(command: str, session: Session) -> bool:
         return True
     if "pegboard" not in command:
         return False  # the config dir's path names pegboard: no need to work it out
-    from pegboard._config import config_dir
+    from pegboard.paths import config_dir
 
     return str(config_dir()) in command
 

@@ -23,7 +23,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from pegboard._paths import is_within
+from pegboard.paths import is_within
 
 __all__ = ["Outcome", "Wrapper", "base_env", "bash_argv", "kill_group", "run", "spawn", "spill_name"]
 

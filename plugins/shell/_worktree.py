@@ -19,7 +19,7 @@ import secrets
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from pegboard._tools import ToolResult
+from pegboard import ToolResult
 
 from ._git import git_safe_env
 from ._models import EnterWorktreeInput, ExitWorktreeInput
@@ -27,7 +27,7 @@ from ._permission import shell_cwd
 from ._runner import base_env
 
 if TYPE_CHECKING:
-    from pegboard._tools import ToolContext
+    from pegboard import ToolContext
 
 __all__ = ["enter_worktree", "exit_worktree"]
 

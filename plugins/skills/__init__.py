@@ -15,15 +15,12 @@ from typing import TYPE_CHECKING, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from pegboard._decisions import PermissionRequest, Rule, Vote
-from pegboard._hookspecs import hookimpl
-from pegboard._plugins import PluginContext
-from pegboard._tools import Tool
+from pegboard import PermissionRequest, PluginContext, Rule, Tool, Vote, hookimpl
 
 if TYPE_CHECKING:
     import click
 
-    from pegboard._session import Session
+    from pegboard import Session
 
 __all__ = ["SkillsConfig"]
 

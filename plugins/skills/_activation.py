@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from pegboard._decisions import Rule
+from pegboard import Rule
 
 from ._skill import Skill, SourceKind
 

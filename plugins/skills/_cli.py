@@ -6,7 +6,7 @@ import json
 
 import click
 
-from pegboard._config import config_dir
+from pegboard.paths import config_dir
 
 from ._catalog import PRECEDENCE, Catalog, default_sources, load_catalog, plugin_skill_dirs
 
@@ -14,13 +14,9 @@ __all__ = ["skills_group"]
 
 
 def _catalog() -> Catalog:
-    ctx = click.get_current_context()
-    from pegboard._cli import CLIState
+    from pegboard.cli import current_state
 
-    state = ctx.find_object(CLIState)
-    toolbox = state.toolbox() if state is not None else None
-    if toolbox is None:  # pragma: no cover - the core's CLI always provides it
-        raise click.ClickException("no toolbox: run this through the pegboard command")
+    toolbox = current_state().toolbox()
     dirs, broken = plugin_skill_dirs(toolbox.hook)
     catalog = load_catalog(default_sources(config_dir(), toolbox.settings.root, dirs))
     catalog.broken[:0] = broken

@@ -7,8 +7,7 @@ from typing import Any
 
 from pydantic import ValidationError
 
-from pegboard._doctor import Check
-from pegboard._plugins import PluginContext
+from pegboard import Check, PluginContext
 
 from ._catalog import Catalog, default_sources, listing, load_catalog, plugin_skill_dirs
 

@@ -15,8 +15,8 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from pegboard._config import config_dir
-from pegboard._tools import TextContent, ToolContext, ToolResult
+from pegboard import TextContent, ToolContext, ToolResult
+from pegboard.paths import config_dir
 
 from ._activation import activate, active, deactivate
 from ._catalog import Catalog, default_sources, load_catalog, plugin_skill_dirs

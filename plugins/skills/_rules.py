@@ -16,7 +16,7 @@ import re
 from dataclasses import dataclass
 from typing import Any
 
-from pegboard._decisions import PermissionRequest, Rule
+from pegboard import PermissionRequest, Rule
 
 __all__ = ["NAME_KEYS", "ScriptMatcher", "SkillNameMatcher", "compile_rule"]
 

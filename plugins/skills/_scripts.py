@@ -19,7 +19,7 @@ from pathlib import Path
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from pegboard._tools import ToolContext, ToolResult
+from pegboard import ToolContext, ToolResult
 
 from ._activation import active
 

@@ -19,7 +19,7 @@ from typing import Any, Literal
 
 import yaml
 
-from pegboard._decisions import Rule
+from pegboard import Rule
 
 __all__ = [
     "LOAD_NAME_RE",

@@ -10,18 +10,14 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
-from pegboard._decisions import Vote
-from pegboard._doctor import Check
-from pegboard._hookspecs import hookimpl
-from pegboard._tools import Tool
+from pegboard import Check, Tool, Vote, hookimpl
 
 from ._models import WebConfig
 
 if TYPE_CHECKING:
     from pydantic import BaseModel
 
-    from pegboard._decisions import PermissionRequest, Rule, RuleMatcher
-    from pegboard._plugins import PluginContext
+    from pegboard import PermissionRequest, PluginContext, Rule, RuleMatcher
 
 __all__ = ["WebConfig"]
 
@@ -86,7 +82,7 @@ def pegboard_permission(request: PermissionRequest) -> Vote | None:
 def pegboard_doctor(config: Any, context: PluginContext) -> list[Check]:
     import importlib.util
 
-    from pegboard._decisions import Rule
+    from pegboard import Rule
 
     from ._rules import explicitly_allowed_hosts
     from ._websearch import ENV_KEY, api_key

@@ -11,7 +11,7 @@ from ._addresses import canonical_host
 from ._urls import request_host
 
 if TYPE_CHECKING:
-    from pegboard._decisions import PermissionRequest
+    from pegboard import PermissionRequest
 
 __all__ = [
     "DomainMatcher",

@@ -4,14 +4,14 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from pegboard._decisions import Vote
+from pegboard import Vote
 
 from ._addresses import blocked_reason, ip_literal
 from ._rules import unlocked_hosts
 from ._urls import BadURL, checked_url
 
 if TYPE_CHECKING:
-    from pegboard._decisions import PermissionRequest
+    from pegboard import PermissionRequest
 
 __all__ = ["fetch_vote"]
 

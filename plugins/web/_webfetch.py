@@ -18,7 +18,7 @@ from ._transport import Refused, Resolver, VettingBackend, vet_host
 from ._urls import BadURL, check_url
 
 if TYPE_CHECKING:
-    from pegboard._tools import ToolContext, ToolResult
+    from pegboard import ToolContext, ToolResult
 
 __all__ = ["run_fetch", "web_fetch"]
 
@@ -52,7 +52,7 @@ async def run_fetch(
     exist so tests can map names to addresses and prove that refused
     addresses are never dialled, without any traffic leaving 127.0.0.1.
     """
-    from pegboard._tools import ToolResult
+    from pegboard import ToolResult
 
     try:
         target = check_url(args.url)
@@ -141,7 +141,7 @@ async def _answer(
     notes: list[str],
     summarizer: Any,
 ) -> ToolResult:
-    from pegboard._tools import ToolResult
+    from pegboard import ToolResult
 
     total = len(page.text)
     if args.offset and args.offset >= total:

@@ -17,7 +17,7 @@ from ._models import WebConfig, WebSearchInput
 from ._urls import host_of
 
 if TYPE_CHECKING:
-    from pegboard._tools import ToolContext, ToolResult
+    from pegboard import ToolContext, ToolResult
 
 __all__ = ["ENV_KEY", "api_key", "run_search", "web_search"]
 
@@ -65,7 +65,7 @@ def _under(host: str, domains: list[str]) -> bool:
 
 async def run_search(args: WebSearchInput, config: WebConfig) -> ToolResult:
     import httpx
-    from pegboard._tools import ToolResult
+    from pegboard import ToolResult
 
     from ._transport import ssl_context
 

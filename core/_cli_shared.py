@@ -1,0 +1,100 @@
+"""What every command shares: the global options and the toolbox they
+select. Public as ``pegboard.cli``.
+
+This module stays light: importing it imports click and nothing of the
+engine (a warm ``pegboard tools list`` must not pay for pydantic models).
+"""
+
+from __future__ import annotations
+
+import sys
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, NoReturn
+
+import click
+
+from ._policy import POLICY_NAMES
+
+if TYPE_CHECKING:
+    from ._config import ConfigError
+    from ._toolbox import Toolbox
+
+__all__ = ["CLIState", "JSON", "MODE", "current_state", "fail_config", "global_options"]
+
+
+@dataclass
+class CLIState:
+    """What every command shares: the global options and, once needed, the toolbox.
+
+    ``current_state()`` finds it from inside a command.
+    """
+
+    cwd: Path | None = None
+    config: Path | None = None
+    _toolboxes: dict[tuple[Any, ...], Any] = field(default_factory=dict)
+
+    def toolbox(self, *, inventory: bool = False, host: object | None = None) -> Toolbox:
+        """The toolbox for ``--cwd`` and ``--config``, loaded once; a config
+        an operator must fix ends the command through ``fail_config``."""
+        # Keyed on the options too: finding plugin commands loads a toolbox
+        # before options written after the command name are parsed.
+        key = (self.cwd, self.config, inventory, host)
+        if key not in self._toolboxes:
+            from ._config import ConfigError
+            from ._toolbox import Toolbox
+
+            try:
+                self._toolboxes[key] = Toolbox.load(cwd=self.cwd, config=self.config, inventory=inventory,
+                                                    host=host)
+            except ConfigError as exc:
+                fail_config(exc)
+        return self._toolboxes[key]  # type: ignore[no-any-return]
+
+
+def current_state() -> CLIState:
+    """The running command's ``CLIState`` (made on first use)."""
+    ctx = click.get_current_context()
+    state = ctx.find_object(CLIState)
+    if state is None:
+        state = ctx.ensure_object(CLIState)
+    return state
+
+
+def fail_config(exc: ConfigError) -> NoReturn:
+    """End the command as pegboard does for configuration an operator must
+    fix: each problem on stderr (file, key, what was expected), exit 2."""
+    click.echo("pegboard: configuration problems:", err=True)
+    for line in exc.problems:
+        click.echo(f"  {line}", err=True)
+    sys.exit(2)
+
+
+def _set_cwd(ctx: click.Context, _: click.Parameter, value: Path | None) -> None:
+    if value is not None:
+        ctx.ensure_object(CLIState).cwd = value
+
+
+def _set_config(ctx: click.Context, _: click.Parameter, value: Path | None) -> None:
+    if value is not None:
+        ctx.ensure_object(CLIState).config = value
+
+
+def global_options(fn: Any) -> Any:
+    """``--config`` and ``--cwd`` on a command, so they may come after its
+    name as well as before it (they set ``current_state()``, not arguments)."""
+    fn = click.option("--cwd", type=click.Path(file_okay=False, path_type=Path), callback=_set_cwd,
+                      expose_value=False, is_eager=True,
+                      help="Project root and working directory.")(fn)
+    fn = click.option("--config", type=click.Path(dir_okay=False, path_type=Path), callback=_set_config,
+                      expose_value=False, is_eager=True, envvar="PEGBOARD_CONFIG",
+                      help="Extra config file, above the user and project files.")(fn)
+    return fn
+
+
+MODE = click.option("--mode", type=click.Choice(POLICY_NAMES), default=None,
+                    help="Permission mode or level (default: [permissions] mode).")
+"""``--mode``: a permission mode or level name, passed as ``mode`` (None: the config's)."""
+
+JSON = click.option("--json", "as_json", is_flag=True, help="Print JSON.")
+"""``--json``: passed as ``as_json``."""
