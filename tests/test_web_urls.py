@@ -309,7 +309,7 @@ def test_plugin_import_stays_light() -> None:
     code = (
         "import sys, pegboard.plugins.web as w\n"
         "w.pegboard_config_model()\n"
-        "heavy = [m for m in ('httpx', 'httpcore', 'markdownify', 'bs4', 'anyio') if m in sys.modules]\n"
+        "heavy = [m for m in ('httpx', 'httpcore', 'html_to_markdown', 'anyio') if m in sys.modules]\n"
         "print(','.join(heavy))\n"
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)

@@ -1,7 +1,7 @@
 """The web plugin: WebFetch (read a page) and WebSearch (Tavily), safe against SSRF.
 
 Kept light on purpose: this module is imported whenever pegboard starts, so it
-uses only the stdlib, pydantic and pegboard. httpx, httpcore and markdownify
+uses only the stdlib, pydantic and pegboard. httpx, httpcore and html-to-markdown
 are imported by the handler modules, when a tool actually runs.
 """
 
@@ -90,11 +90,11 @@ def pegboard_doctor(config: Any, context: PluginContext) -> list[Check]:
     cfg = config if isinstance(config, WebConfig) else WebConfig()
     checks: list[Check] = []
     # find_spec locates without importing: doctor should stay as light as start-up.
-    missing = [m for m in ("httpx", "httpcore", "markdownify", "bs4") if importlib.util.find_spec(m) is None]
+    missing = [m for m in ("httpx", "httpcore", "html_to_markdown") if importlib.util.find_spec(m) is None]
     checks.append(
         Check("libraries", "fail", f"missing {', '.join(missing)}: WebFetch cannot run")
         if missing
-        else Check("libraries", "ok", "httpx, httpcore, markdownify and bs4 are installed")
+        else Check("libraries", "ok", "httpx, httpcore and html-to-markdown are installed")
     )
     if api_key(cfg) is not None:
         checks.append(Check("search", "ok", f"WebSearch is offered (Tavily API at {cfg.search_base_url})"))

@@ -1,8 +1,9 @@
 """Turning a downloaded body into text the model can read.
 
-HTML becomes Markdown through markdownify (imported here, never by the
-plugin's ``__init__``); other text passes through; anything else is binary
-and is described rather than shown.
+HTML becomes Markdown through html-to-markdown (native code, imported here,
+never by the plugin's ``__init__``), with a plain-text fallback for what it
+cannot convert whole; other text passes through; anything else is binary and
+is described rather than shown.
 """
 
 from __future__ import annotations
@@ -11,7 +12,6 @@ import codecs
 import re
 from dataclasses import dataclass
 from typing import Literal
-from urllib.parse import urljoin
 
 __all__ = ["Converted", "convert", "media_type"]
 
@@ -35,17 +35,27 @@ _TEXT_TYPES = frozenset(
     }
 )
 _HTML_TYPES = frozenset({"text/html", "application/xhtml+xml"})
-# Elements whose content is never prose a reader would want.
-_DROP_TAGS = ("head", "script", "style", "noscript", "template", "svg", "iframe", "object", "embed", "canvas")
-# Raw-text and invisible blocks, removed before parsing: on real pages inline
-# scripts, styles and SVG are often most of the bytes, and feeding them through
-# html.parser and BeautifulSoup only to throw them away is the slowest part of
-# a fetch. The tree pass below still drops anything this misses.
+# Elements whose content is never prose a reader would want. The converter
+# already drops head, script, style, noscript and template; these it would
+# render as links or base64 images.
+_EXCLUDED = ("svg", "iframe", "object", "embed", "canvas")
+# The plain-text fallback skips these (raw text, or invisible).
+_DROP_TAGS = ("head", "script", "style", "noscript", "template", *_EXCLUDED)
 _PRESTRIP = re.compile(
     r"<!--.*?-->|<(script|style|svg|noscript|template)\b[^>]*>.*?</\1\s*>",
     re.IGNORECASE | re.DOTALL,
 )
+# A link inside <pre> would come out as Markdown link syntax in the middle of
+# the code block (rustdoc and Sphinx link every type in a signature); the code
+# reads right only with the text of the link.
+_PRE_BLOCK = re.compile(r"<pre\b.*?</pre\s*>", re.IGNORECASE | re.DOTALL)
+_ANCHOR_TAG = re.compile(r"</?a\b[^>]*>", re.IGNORECASE)
+_TITLE = re.compile(r"<title\b[^>]*>(.*?)</title\s*>", re.IGNORECASE | re.DOTALL)
 _META_CHARSET = re.compile(rb"""<meta[^>]+charset\s*=\s*["']?\s*([A-Za-z0-9_.:\-]+)""", re.IGNORECASE)
+
+
+class NotConverted(Exception):
+    """The converter failed, or left out part of the page (nesting past its depth limit)."""
 
 
 @dataclass(frozen=True)
@@ -114,38 +124,74 @@ def _decode(body: bytes, charset: str | None, kind: Kind) -> str:
 
 
 def html_to_markdown(html: str, base_url: str) -> tuple[str, str | None]:
-    """Markdown and the page title; links are made absolute so the model can fetch them."""
-    from bs4 import BeautifulSoup
-    from markdownify import MarkdownConverter
+    """Markdown and the page title; links are made absolute so the model can fetch them.
 
-    soup = BeautifulSoup(_PRESTRIP.sub(" ", html), "html.parser")
-    title_tag = soup.find("title")
-    title = " ".join(title_tag.get_text().split()) if title_tag else None
-    # One pass each (find_all with a list), not one per tag name: on a 1 MB
-    # page every extra walk of the tree costs tens of milliseconds.
-    for el in soup.find_all(list(_DROP_TAGS)):
-        el.decompose()
-    for el in soup.find_all(["a", "img"]):
-        attr = "href" if el.name == "a" else "src"
-        value = el.get(attr)
-        if isinstance(value, str) and value and not value.startswith(("#", "data:", "javascript:")):
-            try:
-                el[attr] = urljoin(base_url, value)
-            except ValueError:
-                pass  # a malformed link is left as written rather than dropping the page
-    # No escaping of _ and *: the reader is a model, and snake\_case noise costs
-    # tokens while a stray emphasis marker costs nothing.
-    converter = MarkdownConverter(
-        heading_style="ATX", bullets="-", escape_misc=False, escape_underscores=False, escape_asterisks=False
+    Raises NotConverted when the converter fails or reports that it skipped
+    part of the page, so the caller can fall back instead of showing less.
+    """
+    from html_to_markdown import ConversionOptions, PreprocessingOptions
+    from html_to_markdown import convert as convert_html
+
+    options = ConversionOptions(
+        heading_style="atx",
+        bullets="-",
+        compact_tables=True,
+        # No escaping of _ and *: the reader is a model, and snake\_case noise
+        # costs tokens while a stray emphasis marker costs nothing.
+        escape_asterisks=False,
+        escape_underscores=False,
+        escape_misc=False,
+        # The title is read below; the YAML front matter this would add is noise.
+        extract_metadata=False,
+        # Navigation and forms stay: a docs sidebar is often what the prompt asks about.
+        preprocessing=PreprocessingOptions(enabled=True, remove_navigation=False, remove_forms=False),
+        # Text a reader can reach (an inactive tab, a collapsed <details>) stays.
+        hidden_content="reachable",
+        exclude_selectors=list(_EXCLUDED),
+        # An image inline as a data: URL shows its alt text, not kilobytes of base64.
+        inline_data_media="alt_text_only",
+        base_url=base_url,
     )
-    text = converter.convert_soup(soup)
-    text = re.sub(r"[ \t]+\n", "\n", text)
-    text = re.sub(r"\n{3,}", "\n\n", text).strip()
-    return text, title or None
+    html = _PRE_BLOCK.sub(lambda m: _ANCHOR_TAG.sub("", m.group(0)), _cut_unterminated_raw_text(html))
+    try:
+        result = convert_html(html, options)
+    except Exception as exc:  # the binding's errors, and a Rust panic raised as PanicError
+        raise NotConverted(f"the Markdown converter failed ({type(exc).__name__}: {exc})") from exc
+    if any(str(w.kind).rsplit(".", 1)[-1].lower() == "depth_limit_exceeded" for w in result.warnings):
+        raise NotConverted("it nests its elements too deeply for the Markdown converter")
+    return (result.content or "").strip(), _title(html)
+
+
+def _cut_unterminated_raw_text(html: str) -> str:
+    """The page up to a <script> or <style> that is never closed.
+
+    A browser treats the rest of such a page as script and shows none of
+    it; the converter would show it as text.
+    """
+    lowered = html.lower()
+    for tag in ("<script", "<style"):
+        start = lowered.rfind(tag)
+        after = lowered[start + len(tag) : start + len(tag) + 1]
+        if start >= 0 and after in (">", "/", " ", "\t", "\n", "\r", "\f") and lowered.find("</" + tag[1:], start) < 0:
+            html, lowered = html[:start], lowered[:start]
+    return html
+
+
+def _title(html: str) -> str | None:
+    import html as entities
+
+    m = _TITLE.search(html)
+    if m is None:
+        return None
+    return " ".join(entities.unescape(m.group(1)).split()) or None
 
 
 def convert(body: bytes, content_type: str | None, url: str) -> Converted:
-    """Classify and convert one body. Pure and CPU-bound: run it in a thread."""
+    """Classify and convert one body. Pure and CPU-bound: run it in a thread.
+
+    The Markdown converter is native code and releases the GIL, so the other
+    calls of a batch go on while a large page converts.
+    """
     mtype, charset = media_type(content_type)
     kind = _kind_for(mtype, body)
     if kind == "binary":
@@ -154,12 +200,13 @@ def convert(body: bytes, content_type: str | None, url: str) -> Converted:
     if kind == "html":
         try:
             markdown, title = html_to_markdown(text, url)
-        except RecursionError:
-            # BeautifulSoup and markdownify recurse once per nesting level; a
-            # page of thousands of nested elements (hostile or generated)
-            # would crash the call. Plain text still answers most prompts.
+        except NotConverted as why:
+            # The converter skips what lies past its depth limit (a hostile
+            # or generated page): showing less than the page without saying
+            # so is worse than showing all of it plainly. Plain text has no
+            # depth limit.
             plain, title = _plain_text(text)
-            note = "[WebFetch: this page nests its elements too deeply to convert to Markdown; plain text follows.]"
+            note = f"[WebFetch: this page is shown as plain text, not Markdown: {why}.]"
             return Converted("html", f"{note}\n\n{plain}", title)
         return Converted("html", markdown, title)
     return Converted("text", text)
