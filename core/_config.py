@@ -245,7 +245,9 @@ def load_settings(root: Path, explicit: Path | None = None) -> Settings:
         core = CoreConfig.model_validate(merged)
     except ValidationError as exc:
         raise ConfigError(describe_errors(exc, provenance)) from None
-    problems: list[str] = []
+    problems = _enabled_problems(merged, provenance)
+    if problems:
+        raise ConfigError(problems)
     for layer in layers:
         mode = layer.data.get("permissions", {}).get("mode") if isinstance(layer.data.get("permissions"), Mapping) \
             else None
@@ -261,6 +263,18 @@ def load_settings(root: Path, explicit: Path | None = None) -> Settings:
         )
         raise ConfigError(problems)
     return Settings(root, layers, merged, provenance, core, problems)
+
+
+def _enabled_problems(merged: Mapping[str, Any], provenance: Mapping[tuple[str, ...], str]) -> list[str]:
+    """``[plugins.<name>] enabled`` is the core's own key: true or false, nothing
+    else (``"false"`` or ``0`` must not leave a plugin on)."""
+    problems = []
+    for name, table in merged.get("plugins", {}).items():
+        if isinstance(table, Mapping) and "enabled" in table and not isinstance(table["enabled"], bool):
+            loc = ("plugins", name, "enabled")
+            problems.append(f"{_source(loc, provenance)}: {format_key(loc)}: expected true or false, "
+                            f"not {table['enabled']!r}")
+    return problems
 
 
 def _apply_policy(merged: dict[str, Any], policy: Layer) -> None:

@@ -1,28 +1,54 @@
-"""``granted.toml``: rules remembered from a person's approvals."""
+"""``granted.toml``: rules remembered from a person's approvals; and
+``update_toml``, the locked read-change-write of the small TOML files
+pegboard keeps for the person (grants, trusted folders)."""
 
 from __future__ import annotations
 
 import fcntl
-import json
 import os
 import tomllib
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-__all__ = ["append_grant"]
+import tomli_w
+
+__all__ = ["append_grant", "update_toml"]
 
 _GRANT_KEYS = ("allow", "ask", "deny")
 
 
-def append_grant(path: Path, rule_text: str) -> None:
-    """Add an allow rule to ``granted.toml`` (created if missing), under a
-    lock so that two sessions remembering at once both keep their rule."""
+def update_toml(path: Path, change: Callable[[dict[str, Any]], dict[str, Any] | None], header: str) -> None:
+    """Read ``path`` (empty when missing), let ``change`` return the new
+    content (None: leave the file as it is), write it atomically with a
+    real TOML writer. Under a lock beside the file, so that two processes
+    changing it at once both keep their change. A file that does not parse
+    raises ``ValueError`` naming it, and is left alone."""
     path.parent.mkdir(parents=True, exist_ok=True)
     with open(path.with_name(f".{path.name}.lock"), "a") as lock:
         fcntl.flock(lock, fcntl.LOCK_EX)
         data: dict[str, Any] = {}
         if path.is_file():
-            data = tomllib.loads(path.read_text(encoding="utf-8"))
+            try:
+                data = tomllib.loads(path.read_text(encoding="utf-8"))
+            except (tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:
+                raise ValueError(f"{path}: not valid TOML ({exc}); fix or remove it by hand") from None
+        new = change(data)
+        if new is None:
+            return
+        body = "".join(f"# {line}\n" if line else "#\n" for line in header.splitlines()) + tomli_w.dumps(new)
+        tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+        try:
+            tmp.write_text(body, encoding="utf-8")
+            os.replace(tmp, path)
+        finally:
+            tmp.unlink(missing_ok=True)
+
+
+def append_grant(path: Path, rule_text: str, header: str = "") -> None:
+    """Add an allow rule to ``granted.toml`` (created if missing)."""
+
+    def add(data: dict[str, Any]) -> dict[str, Any] | None:
         perms = data.get("permissions", {})
         extra = set(data) - {"permissions"} | (set(perms) - set(_GRANT_KEYS) if isinstance(perms, dict) else set())
         if extra:
@@ -30,12 +56,9 @@ def append_grant(path: Path, rule_text: str) -> None:
                              "add the rule to [permissions] allow by hand")
         lists = {k: [str(r) for r in perms.get(k, [])] for k in _GRANT_KEYS}
         if rule_text in lists["allow"]:
-            return
+            return None
         lists["allow"].append(rule_text)
-        body = "# Rules remembered from approvals (pegboard rewrites this file). Edit freely.\n[permissions]\n"
-        for key in _GRANT_KEYS:
-            if lists[key] or key == "allow":
-                body += f"{key} = [\n" + "".join(f"    {json.dumps(r)},\n" for r in lists[key]) + "]\n"
-        tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
-        tmp.write_text(body, encoding="utf-8")  # a JSON string is a valid TOML basic string
-        os.replace(tmp, path)
+        return {"permissions": {k: v for k, v in lists.items() if v or k == "allow"}}
+
+    intro = "Rules remembered from approvals (pegboard rewrites this file). Edit freely."
+    update_toml(path, add, f"{intro}\n{header}" if header else intro)

@@ -67,10 +67,10 @@ class _NameMatcher:
         return isinstance(declared, (list, tuple)) and self.name in declared
 
     def covers(self, name: str) -> bool:
-        return name == self.name or (self.name.startswith("mcp__") and name.startswith(self.name + "__"))
+        return name == self.name or (_is_server_name(self.name) and name.startswith(self.name + "__"))
 
     def describe(self) -> str:
-        if self.name.startswith("mcp__") and self.name.count("__") == 1:
+        if _is_server_name(self.name):
             return f"every call of every tool of MCP server {self.name[5:]!r}"
         return f"every call of {self.name}, whatever its input"
 
@@ -232,10 +232,12 @@ class PermissionEngine:
     @staticmethod
     def _keys(name: str) -> Iterable[str]:
         yield name
-        # mcp__server__tool is also covered by rules for mcp__server.
-        parts = name.split("__")
-        for n in range(len(parts) - 1, 1, -1):
-            yield "__".join(parts[:n])
+        # mcp__server__tool is also covered by rules for mcp__server, and by
+        # no other name: mcp__srv__read is one tool, not a prefix of
+        # mcp__srv__read__delete_all (a server name holds no "__").
+        server, sep, _ = name[len("mcp__"):].partition("__")
+        if server and sep:
+            yield "mcp__" + server
 
     def _units(self, behavior: str, key: str) -> list[CompiledRule | _Group]:
         plans = self._plans[behavior]
@@ -534,6 +536,11 @@ class PermissionEngine:
         rows += [{"behavior": r.behavior, "rule": r.text, "layer": layer, "file": r.source, "active": False,
                   "why": why} for r, layer, why in self.inactive]
         return rows
+
+
+def _is_server_name(name: str) -> bool:
+    """``mcp__server``: a rule for every tool of an MCP server (its tools are ``mcp__server__<tool>``)."""
+    return name.startswith("mcp__") and len(name) > 5 and "__" not in name[5:]
 
 
 def _suggestions(votes: list[tuple[str, Vote]]) -> tuple[str, ...]:

@@ -193,7 +193,8 @@ async def test_changed_tool_asks_again_firmly(tmp_path: Path) -> None:
         first = await session.call("mcp__ks__echo", {"text": "hi"})
         # The allow rule let the call through before anyone knew; the tool was not run.
         assert first.is_error and "definition changed" in first.text_content()
-        assert "third party" in first.text_content()
+        # The new description is for a person to review, not for the model to read first.
+        assert "third party" not in first.text_content()
         assert any(kind == "mcp.tools_changed" and "echo" in data["changed"] for kind, data in events)
         assert host.asked == []
         second = await session.call("mcp__ks__echo", {"text": "hi"})
@@ -219,7 +220,11 @@ async def test_changed_tool_known_from_cache_asks_before_starting(tmp_path: Path
     variant.write_text("Changed.")
     await warm_cache(tmp_path, config)  # the change is now in the cache, not yet approved
     host = Host(allow=False)
-    async with load(tmp_path, config, host).session() as session:
+    toolbox = load(tmp_path, config, host)
+    # The catalogue does not carry the unreviewed description either.
+    described = toolbox.description(toolbox.tools["mcp__ks__echo"])
+    assert "Changed." not in described and "definition changed" in described
+    async with toolbox.session() as session:
         result = await session.call("mcp__ks__echo", {"text": "hi"})
         assert result.is_error and host.asked and "changed" in host.asked[0][1]
 

@@ -60,7 +60,12 @@ def _server_tools(spec: ServerSpec, cache: ToolCache, problems: list[str]) -> li
             name=name,
             handler=f"{HANDLERS}:call_server_tool",
             input_schema=cached.input_schema or {"type": "object"},
-            description=cached.description or f"Tool {cached.name} of MCP server {spec.name}.",
+            # A changed definition is the server's new words, not yet reviewed
+            # by a person: the model gets them only once the change is approved.
+            description=(f"Tool {cached.name} of MCP server {spec.name}. Its definition changed since the "
+                         "user approved it; the new description is shown once they approve the change "
+                         "(calling the tool asks them)." if cached.changed else
+                         cached.description or f"Tool {cached.name} of MCP server {spec.name}."),
             # A server's annotations are its own claims: never trusted to make a tool read-only.
             read_only=False,
             loading="always" if cached.name in cfg.eager_load_tools else "deferred",

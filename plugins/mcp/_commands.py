@@ -51,7 +51,7 @@ def server_rows(toolbox: Any) -> list[dict[str, Any]]:
             state = "approved, tools not yet listed (run `pegboard mcp refresh`)"
         else:
             state = "ready"
-        changed = [t.name for t in listing.tools if t.changed] if listing else []
+        changed = [t for t in listing.tools if t.changed] if listing else []
         rows.append({
             "name": spec.name,
             "source": spec.source,
@@ -59,7 +59,9 @@ def server_rows(toolbox: Any) -> list[dict[str, Any]]:
             "target": spec.config.url or " ".join([spec.config.command or "", *spec.config.args]),
             "state": state,
             "tools": [t.name for t in listing.tools] if listing else None,
-            "changed_tools": changed,
+            "changed_tools": [t.name for t in changed],
+            # For the person to review before approving (the model is not shown it).
+            "changed_descriptions": {t.name: t.description for t in changed},
             "project_defined": spec.project_defined,
         })
     return rows
@@ -116,6 +118,8 @@ def add_commands(cli: click.Group) -> None:
             click.echo(f"{'':<20} from {r['source']}")
             if r["changed_tools"]:
                 click.echo(f"{'':<20} changed since approved: {', '.join(r['changed_tools'])}")
+                for name, text in r["changed_descriptions"].items():
+                    click.echo(f"{'':<22}{name}: {text or '(no description)'}")
 
     @mcp_group.command("approve")
     @global_options

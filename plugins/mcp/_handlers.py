@@ -6,7 +6,6 @@ imports the SDK) is imported on the first call that needs a server.
 
 from __future__ import annotations
 
-import json
 from typing import TYPE_CHECKING, Any
 
 from pegboard import TextContent, ToolContext, ToolResult
@@ -62,11 +61,12 @@ async def call_server_tool(args: dict[str, Any], ctx: ToolContext) -> ToolResult
             # approved for what the tool is now. Record the change; the next
             # call asks about the new definition.
             ctx.emit("mcp.tool_changed", {"server": server, "tool": tool, "hash": live.hash})
+            # The new description and schema are the server's words, unreviewed:
+            # a person sees them before the model does (`pegboard tools show`).
             return ToolResult.error(
-                f"{ctx.tool.name} was not run: its definition changed since it was approved.\n"
-                f"New description: {live.description or '(none)'}\n"
-                f"New input schema: {json.dumps(live.input_schema)}\n"
-                "Check your arguments against it; calling the tool again asks the user to approve the change.")
+                f"{ctx.tool.name} was not run: its definition changed since it was approved, and a person "
+                "must review the new definition first. Calling the tool again asks the user to approve the "
+                "change (`pegboard mcp list` shows them the new description).")
         pool.approve_tool(server, live)
     try:
         result = await conn.call_tool(tool, args)
