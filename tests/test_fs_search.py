@@ -72,6 +72,17 @@ QUERIES: list[dict[str, Any]] = [
     {"pattern": "crlf", "mode": "content"},
     {"pattern": "caf\u00e9", "mode": "content"},
     {"pattern": "nothing-matches-this"},
+    # The Python engine searches a whole file at once, then per line only where
+    # that could differ: anchors, empty matches, lines that all match, and a
+    # match that would run across a line end must all come out as ripgrep's.
+    {"pattern": "^$", "mode": "count"},
+    {"pattern": "^", "mode": "content"},
+    {"pattern": "x*", "mode": "count"},
+    {"pattern": r"\w+$", "mode": "content"},
+    {"pattern": r"^\s*return", "mode": "content"},
+    {"pattern": r"handler\s+\w+", "mode": "content"},
+    {"pattern": r"os\b", "mode": "count", "ignore_case": True},
+    {"pattern": r"\Ahandler", "mode": "content"},
 ]
 
 
@@ -86,6 +97,19 @@ async def test_python_engine_matches_ripgrep(tree: Path, spec: dict[str, Any]) -
     q = _q(tree, spec)
     expected = await grep_rg(RG, q, None)
     assert grep_python(q, None) == expected
+
+
+@needs_rg
+@pytest.mark.parametrize("pattern", ["^", "$", "^$", "a*", r"\s", "b$", "^a"])
+@pytest.mark.parametrize("mode", ["files_with_matches", "count", "content"])
+async def test_engines_agree_on_files_with_odd_endings(tmp_path: Path, pattern: str, mode: str) -> None:
+    assert RG is not None
+    files = {"empty.txt": "", "blank.txt": "\n\n", "no_end.txt": "a\nb", "dense.txt": "a\n" * 40 + "b\n",
+             "spaces.txt": "a \n \n", "one.txt": "a"}
+    for name, text in files.items():
+        (tmp_path / name).write_text(text)
+    q = GrepQuery(pattern=pattern, root=tmp_path, mode=mode)  # type: ignore[arg-type]
+    assert grep_python(q, None) == await grep_rg(RG, q, None)
 
 
 @needs_rg

@@ -182,6 +182,50 @@ def _compile(q: GrepQuery) -> re.Pattern[str]:
         raise GrepError(f"invalid regular expression {q.pattern!r}: {exc}") from None
 
 
+# Constructs whose meaning changes when a line is searched inside its whole
+# file rather than on its own: string anchors, lookarounds (they would see
+# past the line's end) and flags switched off inside the pattern.
+_LINE_BOUND = ("\\A", "\\Z", "(?=", "(?!", "(?<=", "(?<!", "(?-")
+
+
+def _whole_file(q: GrepQuery, rx: re.Pattern[str]) -> re.Pattern[str] | None:
+    """``rx`` to run over a whole file at once, with ^ and $ at line ends;
+    None where that could find other lines than a search line by line."""
+    if q.multiline or any(mark in q.pattern for mark in _LINE_BOUND):
+        return None
+    return re.compile(rx.pattern, rx.flags | re.MULTILINE)
+
+
+def _lines_hit(whole: re.Pattern[str], text: str, first_only: bool) -> list[int] | None:
+    """The numbers (from 0) of the lines ``whole`` matches, found without
+    splitting ``text``; None when a match ran across a line end, where only a
+    search line by line can tell which lines match on their own (and when
+    most lines match, where that search is also the cheaper).
+
+    Exact otherwise: each search starts at the line after the last hit and
+    finds the leftmost match, so a line it passes over has no match in it.
+    """
+    hits: list[int] = []
+    line = counted = pos = 0
+    while True:
+        m = whole.search(text, pos)
+        if m is None:
+            return hits
+        start, end = m.span()
+        if text.find("\n", start, end) != -1:
+            return None
+        if start == len(text) and (not text or text.endswith("\n")):
+            return hits  # an empty match after the final newline: no line there
+        line += text.count("\n", counted, start)
+        counted = start
+        hits.append(line)
+        if len(hits) >= 16 and line < 8 * len(hits):
+            return None  # hits on most lines: one search per line is cheaper than this loop
+        pos = text.find("\n", start) + 1
+        if first_only or pos == 0:
+            return hits
+
+
 def _matched_lines(rx: re.Pattern[str], text: str, lines: list[str], multiline: bool) -> list[int]:
     if not multiline:
         return [i for i, line in enumerate(lines) if rx.search(line)]
@@ -199,6 +243,7 @@ def _matched_lines(rx: re.Pattern[str], text: str, lines: list[str], multiline: 
 def grep_python(q: GrepQuery, limit: int | None, stop: threading.Event | None = None) -> tuple[list[str], bool]:
     """The Python engine. ``stop``: set when the call is cancelled, since a thread cannot be killed."""
     rx = _compile(q)
+    whole = _whole_file(q, rx)
     out: list[str] = []
     files = _files(q)
     for found in files:
@@ -213,10 +258,18 @@ def grep_python(q: GrepQuery, limit: int | None, stop: threading.Event | None = 
         if b"\x00" in data:
             continue  # ripgrep skips binary files it finds while walking
         text = data.decode("utf-8", errors="replace")
-        lines = text.split("\n")
-        if lines and lines[-1] == "":
-            lines.pop()
-        hits = _matched_lines(rx, text, lines, q.multiline)
+        # Most files of a search have no match: one pass over the whole text
+        # finds that, without splitting it into lines.
+        hits = None if whole is None else _lines_hit(whole, text, q.mode == "files_with_matches")
+        if not hits and hits is not None:
+            continue
+        lines: list[str] = []
+        if hits is None or q.mode == "content":
+            lines = text.split("\n")
+            if lines and lines[-1] == "":
+                lines.pop()
+        if hits is None:
+            hits = _matched_lines(rx, text, lines, q.multiline)
         if not hits:
             continue
         name = os.fspath(path)
