@@ -20,6 +20,7 @@ if _typing.TYPE_CHECKING:
     from ._plugins import PluginContext
     from ._policy import Policy, clamp_policy, policy_for
     from ._session import CallInfo, Grant, PreCall, Session
+    from ._store import PluginStore, StoreError, StoreSchema
     from ._toolbox import Toolbox
     from ._tools import Content, ImageContent, ResourceContent, TextContent, Tool, ToolContext, ToolResult
 
@@ -37,6 +38,7 @@ _LAZY = {
     "InputFieldMatcher": "_matchers",
     "PermissionRequest": "_decisions",
     "PluginContext": "_plugins",
+    "PluginStore": "_store",
     "Policy": "_policy",
     "PreCall": "_session",
     "ResourceContent": "_tools",
@@ -44,6 +46,8 @@ _LAZY = {
     "RuleMatcher": "_decisions",
     "Session": "_session",
     "Settings": "_config",
+    "StoreError": "_store",
+    "StoreSchema": "_store",
     "TextContent": "_tools",
     "Tool": "_tools",
     "ToolContext": "_tools",

@@ -460,7 +460,16 @@ def doctor() -> None:
                 line(check.status, f"{record.name}: {check.name}", check.detail)
         except Exception as exc:
             line("fail", f"{record.name}: health check", f"{type(exc).__name__}: {exc}")
+    from ._cli_store import store_checks
+
+    for check in store_checks(toolbox):
+        line(check.status, check.name, check.detail)
     sys.exit(1 if failed else 0)
+
+
+from ._cli_store import store_group  # noqa: E402  (its commands use the helpers above)
+
+cli.add_command(store_group)
 
 
 def main() -> None:

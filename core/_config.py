@@ -108,11 +108,34 @@ class ResultsConfig(_Strict):
     max_chars: int = Field(default=30_000, ge=1_000)
 
 
+class StoreConfig(_Strict):
+    """``[store]`` (user scope): where durable state lives (docs/store.md)."""
+
+    url: str | None = None
+    session_max_age_days: float = Field(default=30, ge=0)
+
+
+class AuditConfig(_Strict):
+    """``[audit]`` (user scope): the record of permission decisions (docs/store.md)."""
+
+    enabled: bool = False
+    preview_chars: int = Field(default=200, ge=0, le=10_000)
+    max_age_days: float = Field(default=90, ge=0)
+    max_rows: int = Field(default=1_000_000, ge=0)
+
+
+# Tables only the user (and the system policy) may set: a checkout must not
+# point pegboard at another database or switch the audit off.
+USER_SCOPE_TABLES = ("store", "audit")
+
+
 class CoreConfig(_Strict):
     tools: ToolsConfig = Field(default_factory=ToolsConfig)
     permissions: PermissionsConfig = Field(default_factory=PermissionsConfig)
     background: BackgroundConfig = Field(default_factory=BackgroundConfig)
     results: ResultsConfig = Field(default_factory=ResultsConfig)
+    store: StoreConfig = Field(default_factory=StoreConfig)
+    audit: AuditConfig = Field(default_factory=AuditConfig)
     plugins: dict[str, dict[str, Any]] = Field(default_factory=dict)
 
 
@@ -256,6 +279,12 @@ def load_settings(root: Path, explicit: Path | None = None) -> Settings:
             # be able to switch every prompt off for whoever opens it.
             raise ConfigError([f"{layer.label}: [permissions] mode = {mode!r}: a project's config cannot choose "
                                "a mode without prompts; choose it in your user config or with --mode"])
+        if layer.name.startswith("project"):
+            for table in USER_SCOPE_TABLES:
+                if isinstance(layer.data.get(table), Mapping) and layer.data[table]:
+                    keys = ", ".join(sorted(layer.data[table]))
+                    raise ConfigError([f"{layer.label}: [{table}] {keys}: user-scope settings; a project's config "
+                                       f"cannot set them (set them in {config_dir() / 'config.toml'})"])
     if core.permissions.disable_bypass_permissions and core.permissions.mode in ("bypassPermissions", "unrestricted"):
         problems.append(
             f"{provenance.get(('permissions', 'mode'), 'defaults')}: [permissions] mode = "

@@ -14,6 +14,7 @@ Hooks come in three groups, following the design:
 
 plus the call pipeline (``pegboard_before_call``, ``pegboard_after_call``,
 ``pegboard_event``, ``pegboard_file_read``, ``pegboard_session_closed``),
+durable state (``pegboard_store_schema``),
 services for other plugins (``pegboard_summarize``, ``pegboard_skill_dirs``)
 and the operator surface (``pegboard_doctor``, ``pegboard_register_commands``).
 """
@@ -34,6 +35,7 @@ if TYPE_CHECKING:
     from ._decisions import Answer, Decision, PermissionRequest, Rule, RuleMatcher, Vote
     from ._plugins import PluginContext
     from ._session import CallInfo, PreCall, Session
+    from ._store import StoreSchema
     from ._tools import Tool, ToolResult
     from ._doctor import Check
 
@@ -156,6 +158,17 @@ def pegboard_file_read(session: Session, path: Path, source: str) -> None:
 @hookspec
 def pegboard_session_closed(session: Session) -> None:
     """The session ends: stop child processes, flush state."""
+
+
+# --- durable state -------------------------------------------------------------
+
+
+@hookspec
+def pegboard_store_schema(context: PluginContext) -> StoreSchema | None:
+    """Declare this plugin's tables in the store: a ``StoreSchema`` with its
+    own ``sqlalchemy.MetaData`` (table names start with ``<plugin>_``), its
+    version and the upgrade steps from older versions. Called only when the
+    store is used; import SQLAlchemy inside the hook, not at module level."""
 
 
 # --- services a host or plugin provides to other plugins ---------------------

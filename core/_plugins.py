@@ -11,14 +11,18 @@ from dataclasses import dataclass, field
 from importlib.metadata import EntryPoint, entry_points
 from pathlib import Path
 from types import ModuleType
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import pluggy
 from pydantic import BaseModel, ValidationError
 
 from . import _hookspecs
 from ._config import Settings, config_dir, data_dir, describe_errors
+from ._store import CORE_COMPONENT, StoreError, StoreSchema, Stores
 from ._tools import Tool
+
+if TYPE_CHECKING:
+    from ._store import PluginStore
 
 __all__ = ["PluginContext", "PluginRecord", "Plugins", "ENTRY_POINT_GROUP"]
 
@@ -38,6 +42,16 @@ class PluginContext:
     hook: Any = field(default=None, compare=False, repr=False)
     """The plugin manager's hook relay, for plugins that call other hooks."""
     watched: list[Path] = field(default_factory=list, compare=False)
+    stores: Any = field(default=None, compare=False, repr=False)
+
+    @property
+    def store(self) -> PluginStore:
+        """This plugin's way into the store: its tables (declared by
+        ``pegboard_store_schema``), transactions, ``await store.run(fn)``
+        for async code. Opened on first use (docs/store.md)."""
+        if self.stores is None:
+            raise RuntimeError(f"plugin {self.name!r}: this context has no store")
+        return self.stores(self.name)  # type: ignore[no-any-return]
 
     def watch(self, path: Path) -> None:
         """Declare that this plugin's tool list depends on ``path`` (beyond
@@ -98,6 +112,7 @@ class Plugins:
         self.inventory: dict[str, Tool] = {}
         self._inventory = inventory
         self._contexts: dict[str, PluginContext] = {}
+        self.stores = Stores(settings, self.store_schema)
         if only is None and os.environ.get("PEGBOARD_PLUGINS"):
             only = [n.strip() for n in os.environ["PEGBOARD_PLUGINS"].split(",") if n.strip()]
         self.only = set(only) if only is not None else None
@@ -113,6 +128,7 @@ class Plugins:
                 data_dir=data_dir(),
                 settings=self.settings,
                 hook=self.pm.hook,
+                stores=self.stores,
             )
             self._contexts[record.name] = context
         return context
@@ -233,6 +249,35 @@ class Plugins:
                 self.settings.problems.append(
                     f"{self.settings.source_of('plugins', name)}: [plugins.{name}]: "
                     f"no installed plugin is called {name!r}")
+
+    def store_schema(self, component: str) -> StoreSchema | None:
+        """The tables ``component`` declares (``pegboard_store_schema``); the
+        core's own for ``"pegboard"``."""
+        if component == CORE_COMPONENT:
+            from ._tables import core_schema
+
+            return core_schema()
+        record = self.records.get(component)
+        if record is None or record.obj is None:
+            return None
+        try:
+            schema = call_impl(self.pm, record.obj, "pegboard_store_schema", context=self.context(record))
+        except Exception as exc:
+            raise StoreError(f"plugin {component!r} failed to declare its store schema: {_short_error(exc)}") \
+                from None
+        if schema is not None and not isinstance(schema, StoreSchema):
+            raise StoreError(f"plugin {component!r}: pegboard_store_schema returned {type(schema).__name__}, "
+                             "not a StoreSchema")
+        return schema
+
+    def schemas(self) -> dict[str, StoreSchema]:
+        """Every loaded component's declared schema, the core's first."""
+        found = {}
+        for name in [CORE_COMPONENT, *self.records]:
+            schema = self.store_schema(name)
+            if schema is not None:
+                found[name] = schema
+        return found
 
     def plugin_object(self, name: str) -> object | None:
         return self.pm.get_plugin(name)

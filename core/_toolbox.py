@@ -59,7 +59,7 @@ class Toolbox:
         self._descriptions: dict[str, str] = {}
         self._levels: dict[tuple[str, str], Level] = {}
         self._core_context = PluginContext(CORE_PLUGIN, "pegboard", settings.root, config_dir(), data_dir(),
-                                           settings, hook=plugins.pm.hook)
+                                           settings, hook=plugins.pm.hook, stores=plugins.stores)
         tools_cfg = settings.core.tools
         registered = dict(plugins.tools)
         for tool in core_tools(settings.core.background.enabled, set(registered)):

@@ -198,6 +198,12 @@ class ToolContext:
         return self.session.working_dirs
 
     @property
+    def store(self) -> Any:
+        """This plugin's ``PluginStore`` (as ``context.store``): its tables,
+        transactions, ``await ctx.store.run(fn)``."""
+        return self.session.toolbox.plugins.stores(self.tool.plugin)
+
+    @property
     def state(self) -> dict[str, Any]:
         """This plugin's state in this session (never shared across sessions)."""
         return self.session.plugin_state(self.tool.plugin)

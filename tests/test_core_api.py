@@ -25,8 +25,9 @@ PUBLIC_MODULES = ("pegboard", "pegboard.paths", "pegboard.cli")
 def test_exported_names() -> None:
     assert pegboard.__all__ == sorted([
         "Answer", "CallInfo", "Catalogue", "CatalogueTool", "Check", "ConfigError", "Content", "Decision",
-        "Grant", "ImageContent", "InputFieldMatcher", "PermissionRequest", "PluginContext", "Policy", "PreCall",
-        "ResourceContent", "Rule", "RuleMatcher", "Session", "Settings", "TextContent", "Tool", "ToolContext",
+        "Grant", "ImageContent", "InputFieldMatcher", "PermissionRequest", "PluginContext", "PluginStore", "Policy",
+        "PreCall", "ResourceContent", "Rule", "RuleMatcher", "Session", "Settings", "StoreError", "StoreSchema",
+        "TextContent", "Tool", "ToolContext",
         "ToolResult", "Toolbox", "Vote", "clamp_policy", "hookimpl", "hookspec", "policy_for",
     ])
     assert pegboard.paths.__all__ == sorted([

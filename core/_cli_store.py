@@ -1,0 +1,124 @@
+"""``pegboard store``: where durable state lives, and bringing it up to date."""
+
+from __future__ import annotations
+
+import json
+import sys
+from typing import Any
+
+import click
+
+from ._cli_shared import JSON, global_options
+from ._cli_shared import current_state as _state
+
+__all__ = ["store_checks", "store_group", "store_report"]
+
+
+@click.group("store")
+def store_group() -> None:
+    """The database behind sessions, the audit log and plugins' state."""
+
+
+def store_report(toolbox: Any) -> dict[str, Any]:
+    """URL (redacted), backend, and each component's schema version in the
+    database against the version this code knows. Creates nothing."""
+    from ._store import StoreError
+
+    store = toolbox.plugins.stores.store
+    report: dict[str, Any] = {"url": store.redacted_url, "source": store.source, "backend": store.backend,
+                              "reachable": None, "error": None, "components": []}
+    try:
+        schemas = toolbox.plugins.schemas()
+    except StoreError as exc:
+        report["error"] = str(exc)
+        return report
+    found: dict[str, int] = {}
+    if store.exists():
+        try:
+            found = store.versions()
+            report["reachable"] = True
+        except StoreError as exc:
+            report["reachable"], report["error"] = False, str(exc)
+        except Exception as exc:  # the driver's own errors: the database is down or refuses us
+            report["reachable"], report["error"] = False, store.describe_error(exc)
+    for name, schema in schemas.items():
+        have = found.get(name)
+        if have is None:
+            state = "not created yet (created on first use)"
+        elif have == schema.version:
+            state = "current"
+        elif have < schema.version:
+            state = f"needs upgrade to {schema.version} (pegboard store migrate; also done on first use)"
+        else:
+            state = f"newer than this pegboard ({schema.version}): upgrade pegboard"
+        report["components"].append({"component": name, "database": have, "code": schema.version,
+                                     "state": state})
+    return report
+
+
+def store_checks(toolbox: Any) -> list[Any]:
+    """``pegboard doctor``'s lines for the store: reachable, schemas current."""
+    from ._doctor import Check
+
+    report = store_report(toolbox)
+    where = f"{report['url']} ({report['backend']}, from {report['source']})"
+    if report["error"]:
+        return [Check("store", "fail", f"{where}: {report['error']}")]
+    if report["reachable"] is None:
+        return [Check("store", "ok", f"{where}: not created yet (made when something first uses it)")]
+    checks = [Check("store", "ok", f"{where}: reachable")]
+    for row in report["components"]:
+        if row["database"] is None or row["state"] == "current":
+            continue
+        status = "warn" if row["database"] < row["code"] else "fail"
+        checks.append(Check(f"store schema {row['component']}", status,
+                            f"database {row['database']}, code {row['code']}: {row['state']}"))
+    if len(checks) == 1:
+        checks[0] = Check("store", "ok", f"{where}: reachable, every schema current")
+    return checks
+
+
+@store_group.command("info")
+@global_options
+@JSON
+def store_info(as_json: bool) -> None:
+    """The store's URL (password hidden), backend, and each schema's version."""
+    report = store_report(_state().toolbox())
+    if as_json:
+        click.echo(json.dumps(report, indent=2))
+        return
+    click.echo(f"url      {report['url']}   (from {report['source']})")
+    click.echo(f"backend  {report['backend']}")
+    if report["error"]:
+        click.echo(f"error    {report['error']}")
+    for row in report["components"]:
+        have = row["database"] if row["database"] is not None else "-"
+        click.echo(f"schema   {row['component']:<12} database {have:<4} code {row['code']:<4} {row['state']}")
+    sys.exit(1 if report["error"] else 0)
+
+
+@store_group.command("migrate")
+@global_options
+def store_migrate() -> None:
+    """Create missing tables and upgrade older schemas, for every component."""
+    from ._store import StoreError
+
+    toolbox = _state().toolbox()
+    store = toolbox.plugins.stores.store
+    try:
+        before = store.versions() if store.exists() else {}
+        schemas = toolbox.plugins.schemas()
+        for name in schemas:
+            toolbox.plugins.stores(name).ready()
+        after = store.versions()
+    except StoreError as exc:
+        click.echo(f"pegboard: {exc}", err=True)
+        sys.exit(1)
+    except Exception as exc:
+        click.echo(f"pegboard: {store.describe_error(exc)}", err=True)
+        sys.exit(1)
+    click.echo(f"store {store.redacted_url}")
+    for name in schemas:
+        was, now = before.get(name), after.get(name)
+        change = "created" if was is None else ("current" if was == now else f"upgraded from {was}")
+        click.echo(f"  {name:<12} version {now}  {change}")

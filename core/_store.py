@@ -1,0 +1,426 @@
+"""The store: durable state on SQLAlchemy, shared by the core and plugins.
+
+One database per ``[store] url`` (default: a SQLite file in pegboard's data
+dir). The core and every plugin own their own tables, each set declared as a
+``StoreSchema`` with a version and the steps that bring an older database up
+to it (a small versioned-steps helper rather than Alembic: Alembic keeps one
+version per database and a script folder per application, where pegboard
+needs one version per plugin, upgrades that ship inside each plugin's wheel,
+and nothing imported until the store is used).
+
+Nothing here imports SQLAlchemy until a database is really opened, so a
+toolbox that never touches the store costs a small object, not an import.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import re
+import threading
+import time
+from collections.abc import Callable, Iterator, Mapping
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, TypeVar
+
+if TYPE_CHECKING:
+    from sqlalchemy import Connection, Engine, MetaData
+
+    from ._config import Settings
+
+__all__ = ["CORE_COMPONENT", "PluginStore", "Store", "StoreError", "StoreSchema", "Stores", "dispose_all",
+           "redact_url", "store_for"]
+
+T = TypeVar("T")
+
+CORE_COMPONENT = "pegboard"
+SCHEMA_TABLE = "pegboard_schema"
+DEFAULT_FILE = "pegboard.db"
+SQLITE_BUSY_TIMEOUT_MS = 30_000
+
+
+class StoreError(Exception):
+    """The store cannot be opened, or its schema does not fit this pegboard.
+    The message names the (redacted) URL and what to do."""
+
+
+@dataclass(frozen=True)
+class StoreSchema:
+    """The tables one component (a plugin, or the core) keeps in the store.
+
+    ``metadata``: the component's own ``sqlalchemy.MetaData``; every table's
+    name starts with ``<plugin>_``. ``version``: the schema these tables
+    have now (start at 1). ``upgrades[n]``: a function taking a connection
+    (inside the upgrade's transaction) from version ``n - 1`` to ``n``; one
+    is needed for every version above 1. Tables new in a version need no
+    step: whatever ``metadata`` holds and the database lacks is created
+    after the steps ran.
+
+    A table with a ``session_id`` column holds rows that belong to a
+    session: deleting the session deletes them (after telling the plugin
+    through ``pegboard_session_deleted``).
+    """
+
+    metadata: MetaData
+    version: int = 1
+    upgrades: Mapping[int, Callable[[Connection], None]] = field(default_factory=dict)
+
+    def problems(self, component: str) -> list[str]:
+        found = []
+        if not isinstance(self.version, int) or self.version < 1:
+            found.append(f"version must be an integer of at least 1, not {self.version!r}")
+        else:
+            missing = [n for n in range(2, self.version + 1) if n not in self.upgrades]
+            if missing:
+                found.append(f"no upgrade step for version {', '.join(map(str, missing))}")
+        prefix = f"{component}_"
+        for name in getattr(self.metadata, "tables", {}):
+            if not name.startswith(prefix):
+                found.append(f"table {name!r} must be named {prefix}...")
+        return found
+
+
+_PASSWORD_IN_URL = re.compile(r"(://[^:/@\s]*:)([^@\s]*)@")
+_PASSWORD_IN_QUERY = re.compile(r"((?:^|[?&])password=)[^&\s]*", re.I)
+
+
+def redact_url(url: str) -> str:
+    """The URL with any password replaced by ``***`` (in the authority and
+    in a ``password=`` query parameter), for everything that is printed."""
+    return _PASSWORD_IN_QUERY.sub(r"\1***", _PASSWORD_IN_URL.sub(r"\1***@", url))
+
+
+def _normalise(url: str) -> str:
+    # Without a driver SQLAlchemy picks psycopg2, which pegboard does not use.
+    for bare in ("postgresql://", "postgres://"):
+        if url.startswith(bare):
+            return "postgresql+psycopg://" + url[len(bare):]
+    return url
+
+
+def default_url() -> str:
+    from ._config import data_dir
+
+    return f"sqlite:///{data_dir() / DEFAULT_FILE}"
+
+
+class Store:
+    """One database: the engine (made on first use), and which schemas this
+    process has already brought up to date.
+
+    ``Store`` objects are shared per URL within a process (``store_for``), so
+    every toolbox and session of a process uses one connection pool.
+    """
+
+    def __init__(self, url: str, source: str = "defaults"):
+        self.url = _normalise(url)
+        self.source = source
+        self._engine: Engine | None = None
+        self._lock = threading.Lock()
+        self._current: set[str] = set()
+
+    def __repr__(self) -> str:
+        return f"Store({redact_url(self.url)!r})"
+
+    @property
+    def redacted_url(self) -> str:
+        return redact_url(self.url)
+
+    @property
+    def backend(self) -> str:
+        """``"sqlite"``, ``"postgresql"``, or the dialect's name."""
+        scheme = self.url.split(":", 1)[0]
+        return scheme.split("+", 1)[0]
+
+    @property
+    def sqlite_path(self) -> Path | None:
+        if self.backend != "sqlite":
+            return None
+        rest = self.url.split(":///", 1)
+        if len(rest) != 2 or not rest[1] or rest[1].startswith(":memory:"):
+            return None
+        return Path(rest[1].split("?", 1)[0])
+
+    def exists(self) -> bool:
+        """False for a SQLite file not created yet (a server database is
+        assumed to exist: only connecting can tell)."""
+        path = self.sqlite_path
+        return path is None or path.exists()
+
+    # --- the engine ----------------------------------------------------------
+
+    @property
+    def engine(self) -> Engine:
+        if self._engine is None:
+            with self._lock:
+                if self._engine is None:
+                    self._engine = self._create_engine()
+        return self._engine
+
+    def _create_engine(self) -> Engine:
+        try:
+            import sqlalchemy
+            from sqlalchemy import event
+        except ImportError as exc:  # pragma: no cover - a declared dependency
+            raise StoreError(f"the store needs SQLAlchemy: {exc}") from None
+        kwargs: dict[str, Any] = {}
+        if self.backend == "sqlite":
+            path = self.sqlite_path
+            if path is not None:
+                path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
+            kwargs["connect_args"] = {"timeout": SQLITE_BUSY_TIMEOUT_MS / 1000, "check_same_thread": False}
+        elif self.backend == "postgresql":
+            kwargs["pool_pre_ping"] = True
+            kwargs["connect_args"] = {"connect_timeout": 5}
+        try:
+            engine = sqlalchemy.create_engine(self.url, **kwargs)
+        except ImportError as exc:
+            hint = " (pip install 'pegboard[postgresql]' for psycopg)" if self.backend == "postgresql" else ""
+            raise StoreError(f"{self.redacted_url} (from {self.source}): its driver is not installed: "
+                             f"{exc}{hint}") from None
+        except Exception as exc:
+            raise StoreError(f"{self.redacted_url} (from {self.source}): not a usable database URL: "
+                             f"{redact_url(str(exc))}") from None
+        if self.backend == "sqlite":
+            _tune_sqlite(engine, event)
+        return engine
+
+    def dispose(self) -> None:
+        if self._engine is not None:
+            self._engine.dispose()
+            self._engine = None
+            self._current.clear()
+
+    def describe_error(self, exc: BaseException) -> str:
+        """An exception from the database, as one line an operator can act on
+        (never with the password)."""
+        text = str(getattr(exc, "orig", None) or exc).strip().splitlines()
+        first = text[0] if text else type(exc).__name__
+        return redact_url(f"{self.redacted_url}: {type(exc).__name__}: {first}").replace(
+            self.url, self.redacted_url)
+
+    # --- transactions --------------------------------------------------------
+
+    @contextmanager
+    def begin(self, *, read_only: bool = False) -> Iterator[Connection]:
+        """A connection inside one transaction: committed when the block
+        ends, rolled back when it raises. On SQLite a writing transaction
+        takes the write lock at its start (``BEGIN IMMEDIATE``), so two
+        processes never deadlock upgrading a read to a write."""
+        conn = self.engine.connect()
+        try:
+            if read_only:
+                conn = conn.execution_options(pegboard_read_only=True)
+            with conn.begin():
+                yield conn
+        finally:
+            conn.close()
+
+    # --- schemas -------------------------------------------------------------
+
+    def ensure(self, component: str, schema: StoreSchema) -> None:
+        """Create the component's tables, or upgrade them, once per process.
+
+        Under a lock (PostgreSQL: an advisory lock; SQLite: the write lock),
+        so processes starting together upgrade once. A database newer than
+        this code is refused: running old code on it could lose data."""
+        if component in self._current:
+            return
+        problems = schema.problems(component)
+        if problems:
+            raise StoreError(f"the store schema of {component!r} is not valid: {'; '.join(problems)}")
+        from sqlalchemy import select, update
+
+        table = _schema_table()
+        with self.begin() as conn:
+            self._lock_schemas(conn)
+            table.create(conn, checkfirst=True)
+            found = conn.execute(select(table.c.version).where(table.c.component == component)).scalar()
+            if found is not None and found > schema.version:
+                raise StoreError(f"{self.redacted_url}: {component} tables are at schema version {found}, "
+                                 f"newer than this pegboard knows ({schema.version}); upgrade pegboard")
+            if found is not None and found < schema.version:
+                for step in range(found + 1, schema.version + 1):
+                    schema.upgrades[step](conn)
+            schema.metadata.create_all(conn, checkfirst=True)
+            if found is None:
+                conn.execute(table.insert().values(component=component, version=schema.version,
+                                                   updated_at=time.time()))
+            elif found != schema.version:
+                conn.execute(update(table).where(table.c.component == component)
+                             .values(version=schema.version, updated_at=time.time()))
+        self._current.add(component)
+
+    def versions(self) -> dict[str, int]:
+        """Each component's schema version in the database (empty when the
+        store holds no tables yet)."""
+        from sqlalchemy import inspect, select
+
+        table = _schema_table()
+        with self.begin(read_only=True) as conn:
+            if not inspect(conn).has_table(SCHEMA_TABLE):
+                return {}
+            return {c: v for c, v in conn.execute(select(table.c.component, table.c.version))}
+
+    def _lock_schemas(self, conn: Connection) -> None:
+        if self.backend == "postgresql":
+            from sqlalchemy import text
+
+            conn.execute(text("SELECT pg_advisory_xact_lock(:key)"), {"key": _LOCK_KEY})
+
+
+# Any fixed number: the advisory lock that serialises schema upgrades.
+_LOCK_KEY = 0x7065_6762
+
+
+def _tune_sqlite(engine: Engine, event: Any) -> None:
+    """WAL (readers never wait for the writer), a busy timeout (writers wait
+    for each other instead of failing), and transactions that begin as the
+    caller asked (pysqlite's own BEGIN handling is switched off)."""
+
+    @event.listens_for(engine, "connect")
+    def _on_connect(dbapi_connection: Any, _record: Any) -> None:
+        dbapi_connection.isolation_level = None
+        cursor = dbapi_connection.cursor()
+        cursor.execute(f"PRAGMA busy_timeout = {SQLITE_BUSY_TIMEOUT_MS}")
+        cursor.execute("PRAGMA journal_mode = WAL")
+        cursor.execute("PRAGMA synchronous = NORMAL")
+        cursor.execute("PRAGMA foreign_keys = ON")
+        cursor.close()
+
+    @event.listens_for(engine, "begin")
+    def _on_begin(conn: Any) -> None:
+        read_only = conn.get_execution_options().get("pegboard_read_only", False)
+        conn.exec_driver_sql("BEGIN" if read_only else "BEGIN IMMEDIATE")
+
+
+_SCHEMA_TABLE: Any = None
+
+
+def _schema_table() -> Any:
+    global _SCHEMA_TABLE
+    if _SCHEMA_TABLE is None:
+        from sqlalchemy import Column, Float, Integer, MetaData, String, Table
+
+        _SCHEMA_TABLE = Table(SCHEMA_TABLE, MetaData(),
+                              Column("component", String(100), primary_key=True),
+                              Column("version", Integer, nullable=False),
+                              Column("updated_at", Float, nullable=False))
+    return _SCHEMA_TABLE
+
+
+_stores: dict[str, Store] = {}
+_stores_lock = threading.Lock()
+
+
+def dispose_all() -> None:
+    """Close every pool this process opened (tests; a host shutting down)."""
+    with _stores_lock:
+        stores = list(_stores.values())
+        _stores.clear()
+    for store in stores:
+        store.dispose()
+
+
+def store_for(settings: Settings) -> Store:
+    """The process's ``Store`` for ``[store] url`` (made, not opened)."""
+    configured = settings.core.store.url
+    url = _normalise(configured) if configured else default_url()
+    source = settings.source_of("store", "url") if configured else "defaults"
+    with _stores_lock:
+        store = _stores.get(url)
+        if store is None:
+            store = _stores[url] = Store(url, source)
+    return store
+
+
+class PluginStore:
+    """One component's way into the store: ``context.store`` for a plugin,
+    ``ctx.store`` in a tool handler.
+
+    Its tables (from ``pegboard_store_schema``) are created or upgraded the
+    first time ``engine``, ``begin`` or ``run`` is used. The engine is
+    synchronous; async code uses ``await store.run(fn)``, which runs
+    ``fn(connection)`` in one transaction on a worker thread so the event
+    loop never waits on the database.
+    """
+
+    def __init__(self, store: Store, component: str, schema: Callable[[], StoreSchema | None]):
+        self._store = store
+        self.component = component
+        self._schema_of = schema
+        self._schema: tuple[StoreSchema | None] | None = None
+        self._ready = False
+
+    def __repr__(self) -> str:
+        return f"PluginStore({self.component!r}, {self._store.redacted_url!r})"
+
+    @property
+    def backend(self) -> str:
+        """``"sqlite"`` or ``"postgresql"`` (or another SQLAlchemy dialect's name)."""
+        return self._store.backend
+
+    @property
+    def url(self) -> str:
+        """The store's URL with any password hidden: safe to show."""
+        return self._store.redacted_url
+
+    @property
+    def schema(self) -> StoreSchema | None:
+        """What ``pegboard_store_schema`` declared (None: no tables)."""
+        if self._schema is None:
+            self._schema = (self._schema_of(),)
+        return self._schema[0]
+
+    def ready(self) -> None:
+        """Create or upgrade this component's tables now (else on first use)."""
+        if not self._ready:
+            schema = self.schema
+            if schema is not None:
+                self._store.ensure(self.component, schema)
+            self._ready = True
+
+    @property
+    def engine(self) -> Engine:
+        self.ready()
+        return self._store.engine
+
+    @contextmanager
+    def begin(self, *, read_only: bool = False) -> Iterator[Connection]:
+        """``with store.begin() as conn:``: one transaction, committed at the
+        end of the block, rolled back if it raises. ``read_only=True`` lets
+        SQLite readers run beside a writer."""
+        self.ready()
+        with self._store.begin(read_only=read_only) as conn:
+            yield conn
+
+    async def run(self, fn: Callable[..., T], *args: Any, read_only: bool = False) -> T:
+        """``fn(connection, *args)`` in one transaction, on a worker thread."""
+
+        def work() -> T:
+            with self.begin(read_only=read_only) as conn:
+                return fn(conn, *args)
+
+        return await asyncio.to_thread(work)
+
+
+class Stores:
+    """A toolbox's way to the store: each component's ``PluginStore``, made
+    on first use; nothing is opened (or imported) before that."""
+
+    def __init__(self, settings: Settings, schema_of: Callable[[str], StoreSchema | None]):
+        self._settings = settings
+        self._schema_of = schema_of
+        self._handles: dict[str, PluginStore] = {}
+
+    @property
+    def store(self) -> Store:
+        return store_for(self._settings)
+
+    def __call__(self, component: str) -> PluginStore:
+        handle = self._handles.get(component)
+        if handle is None:
+            handle = self._handles[component] = PluginStore(self.store, component,
+                                                            lambda: self._schema_of(component))
+        return handle
