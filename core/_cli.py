@@ -192,18 +192,29 @@ def _parse_input(text: str) -> Any:
 @global_options
 @click.argument("tool")
 @click.option("--input", "input_json", default="{}", help="The tool's arguments as a JSON object.")
+@click.option("--session", "session_id", default=None,
+              help="Run in this durable session (created if new): its scratchpad and plugins' state last.")
 @MODE
 @JSON
-def call(tool: str, input_json: str, mode: str | None, as_json: bool) -> None:
-    """Run one tool through the whole pipeline in a fresh session."""
+def call(tool: str, input_json: str, session_id: str | None, mode: str | None, as_json: bool) -> None:
+    """Run one tool through the whole pipeline in a fresh session (or in the
+    durable session --session names)."""
     import asyncio
 
     arguments = _parse_input(input_json)
     host = _TerminalHost() if sys.stdin.isatty() else None
     toolbox = _state().toolbox(host=host)
+    try:
+        session = toolbox.session(mode, session_id=session_id)
+    except ValueError as exc:
+        raise click.UsageError(f"--session: {exc}") from None
+    except Exception as exc:
+        from ._cli_sessions import store_failure
+
+        store_failure(toolbox, exc)
 
     async def run() -> Any:
-        async with toolbox.session(mode) as session:
+        async with session:
             return await session.call(tool, arguments)
 
     result = asyncio.run(run())
@@ -467,9 +478,11 @@ def doctor() -> None:
     sys.exit(1 if failed else 0)
 
 
-from ._cli_store import store_group  # noqa: E402  (its commands use the helpers above)
+from ._cli_sessions import sessions_group  # noqa: E402  (below the built-in commands they join)
+from ._cli_store import store_group  # noqa: E402
 
 cli.add_command(store_group)
+cli.add_command(sessions_group)
 
 
 def main() -> None:

@@ -14,7 +14,7 @@ Hooks come in three groups, following the design:
 
 plus the call pipeline (``pegboard_before_call``, ``pegboard_after_call``,
 ``pegboard_event``, ``pegboard_file_read``, ``pegboard_session_closed``),
-durable state (``pegboard_store_schema``),
+durable state (``pegboard_store_schema``, ``pegboard_session_deleted``),
 services for other plugins (``pegboard_summarize``, ``pegboard_skill_dirs``)
 and the operator surface (``pegboard_doctor``, ``pegboard_register_commands``).
 """
@@ -169,6 +169,13 @@ def pegboard_store_schema(context: PluginContext) -> StoreSchema | None:
     own ``sqlalchemy.MetaData`` (table names start with ``<plugin>_``), its
     version and the upgrade steps from older versions. Called only when the
     store is used; import SQLAlchemy inside the hook, not at module level."""
+
+
+@hookspec
+def pegboard_session_deleted(session_id: str, context: PluginContext) -> None:
+    """A session was deleted (``pegboard sessions delete``, or expiry):
+    delete what this plugin kept for it beyond its tables' ``session_id``
+    rows, which the core deletes right after this hook."""
 
 
 # --- services a host or plugin provides to other plugins ---------------------

@@ -79,6 +79,10 @@ class Session:
         self._call_ids = itertools.count(1)
         self._ask_lock: asyncio.Lock | None = None
         self.closed = False
+        # Durable sessions (made with an id) keep a record in the store.
+        self.durable = False
+        self.resumed = False
+        self.parent_id: str | None = None
 
     # --- state -------------------------------------------------------------
 
@@ -228,6 +232,13 @@ class Session:
         await self.tasks.stop_all()
         if self._data_dir is not None:
             _delete_spilled(self._data_dir / RESULTS_FOLDER)
+        if self.durable:
+            try:
+                from ._sessions import SessionRecords
+
+                SessionRecords(self.toolbox).touch(self.id)
+            except Exception as exc:  # the record only says when it was last used
+                _report(f"recording when session {self.id} was last used", exc)
         for impl in self.toolbox.hook.pegboard_session_closed.get_hookimpls():
             try:
                 result = impl.function(*[{"session": self}[a] for a in impl.argnames])

@@ -366,6 +366,10 @@ class PluginStore:
         """The store's URL with any password hidden: safe to show."""
         return self._store.redacted_url
 
+    def describe_error(self, exc: BaseException) -> str:
+        """A database error as one line for an operator, password hidden."""
+        return self._store.describe_error(exc)
+
     @property
     def schema(self) -> StoreSchema | None:
         """What ``pegboard_store_schema`` declared (None: no tables)."""

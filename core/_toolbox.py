@@ -210,11 +210,28 @@ class Toolbox:
 
     # --- sessions ----------------------------------------------------------
 
-    def session(self, mode: str | None = None, *, session_id: str | None = None) -> Session:
-        """A new session in ``mode`` (a mode or level name; default from config)."""
+    def session(self, mode: str | None = None, *, session_id: str | None = None,
+                parent_id: str | None = None) -> Session:
+        """A new session in ``mode`` (a mode or level name; default from config).
+
+        With ``session_id`` the session is durable: its record, scratchpad
+        and what plugins store under its id are kept in the store, and the
+        same id resumes them from any process (docs/store.md says what lasts).
+        ``parent_id`` records the session that made this one (a sub-agent's).
+        ``StoreError`` (or the driver's error) when the store cannot be reached.
+        """
         # The permission engine applies disable_bypass_permissions and the
         # system policy's mode as a ceiling (Session.set_mode goes there too).
-        return Session(self, self.permissions.session_policy(mode), session_id)
+        session = Session(self, self.permissions.session_policy(mode), session_id)
+        if session_id is not None:
+            from ._sessions import DurableScratchpad, SessionRecords, check_session_id
+
+            check_session_id(session_id)
+            records = SessionRecords(self)
+            session.resumed, entries = records.open(session_id, parent_id)
+            session.scratchpad = DurableScratchpad(records, session_id, entries)
+            session.durable, session.parent_id = True, parent_id
+        return session
 
     def tool_statuses(self) -> list[ToolStatus]:
         return sorted(self.statuses.values(), key=lambda s: (s.tool.name.startswith("mcp__"),
