@@ -31,10 +31,15 @@ __all__ = [
     "policy_path",
 ]
 
+# The one list of protected paths: the fs tools ask before writing them, and
+# the shell's sandbox keeps them read-only (docs/permissions.md lists why each).
 DEFAULT_PROTECTED = (
     ".git/**",
+    ".gitmodules",
     ".pegboard/**",
     ".mcp.json",
+    ".envrc",
+    ".vscode/**",
     ".bashrc",
     ".bash_profile",
     ".bash_login",

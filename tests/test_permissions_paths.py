@@ -193,3 +193,39 @@ def test_a_newline_in_a_folder_name_does_not_hide_a_protected_path(negate: bool)
         assert fast.matches_under(path, bases), path
         assert fast(path[len("/srv/app/"):]), path
     assert not fast.matches_under("/srv/app/a\nb/x.tfstat", bases)
+
+
+def _documented_defaults() -> list[str]:
+    """The patterns in docs/permissions.md's table of default protected paths."""
+    import re
+
+    doc = (Path(__file__).parent.parent / "docs" / "permissions.md").read_text()
+    section = doc.split("## Protected paths", 1)[1].split("\n## ", 1)[0]
+    return re.findall(r"^\| `([^`]+)` \|", section, re.M)
+
+
+def test_the_default_protected_paths_are_the_documented_ones(tmp_path: Path) -> None:
+    """docs/permissions.md and the defaults name the same patterns, and the
+    engine protects each one where the docs say: a bare name at any depth,
+    ``dir/**`` the folder and what is in it."""
+    from pegboard import Toolbox
+
+    documented = _documented_defaults()
+    assert documented == list(DEFAULT_PROTECTED)
+    for added in (".envrc", ".vscode/**", ".gitmodules"):  # editors and direnv run these
+        assert added in documented
+    root = Path(os.path.realpath(tmp_path)) / "proj"
+    root.mkdir()
+    toolbox = Toolbox.load(cwd=root, plugins=[])
+    session = toolbox.session()
+    engine = toolbox.permissions
+    for pattern in documented:
+        name = pattern.removesuffix("/**")
+        places = [root / name, Path.home() / name]
+        if "/" not in name:
+            places.append(root / "vendor" / "lib" / name)
+        if pattern.endswith("/**"):
+            places += [p / "inner" / "file" for p in list(places)]
+        for place in places:
+            assert engine.is_protected(place, session), (pattern, place)
+    assert not engine.is_protected(root / "src" / "main.py", session)

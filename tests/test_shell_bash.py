@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import os
 from collections.abc import AsyncIterator
 from pathlib import Path
@@ -251,9 +252,14 @@ async def test_a_process_that_leaves_the_group_does_not_hang_the_call(env: tuple
 async def test_closing_the_session_kills_background_jobs(proj: Path, tmp_path: Path, sandbox: str) -> None:
     tb = Toolbox.load(cwd=proj, plugins=["shell"], host=Host(), config=_config(tmp_path, f'sandbox = "{sandbox}"'))
     s = tb.session(mode="default")
-    marker = proj / "survived"
-    r = await bash(s, f"sleep 3; touch {marker}", run_in_background=True)
+    marker, started = proj / "survived", proj / "started"
+    r = await bash(s, f"touch {started}; sleep 3; touch {marker}", run_in_background=True)
     assert not r.is_error
+    for _ in range(100):  # the job really runs (in the box, when there is one) before the session closes
+        if started.exists():
+            break
+        await asyncio.sleep(0.1)
+    assert started.exists(), r.text_content()
     await s.aclose()
     s2 = tb.session(mode="default")
     try:

@@ -316,3 +316,52 @@ def test_later_parts_may_not_use_what_cp_or_mv_created(proj: Path) -> None:
                                      "cp --recursive src x", "cp --archive src x"])
 def test_copying_trees_or_links_is_not_a_file_command(command: str, proj: Path) -> None:
     assert not classify(command, proj).file_edit
+
+
+def _bash(line: str, cwd: Path) -> None:
+    """Run ``line`` in plain bash: the controls showing each refused line is dangerous."""
+    import subprocess
+
+    subprocess.run(["bash", "--noprofile", "--norc", "-c", line], cwd=cwd, capture_output=True, timeout=30,
+                   check=False)
+
+
+def test_a_glob_matching_a_file_with_one_dash_is_refused(proj: Path) -> None:
+    """A file named ``-o.envrc`` turns ``sort *`` into ``sort -o .envrc ...``:
+    one dash is enough for an option, as bash shows."""
+    assert classify("sort *", proj).read_only
+    (proj / "-o.envrc").write_text("")
+    verdict = classify("sort *", proj)
+    assert not verdict.read_only and not verdict.file_edit
+    assert "-o.envrc" in verdict.reason and "option" in verdict.reason
+    assert classify("sort ./*", proj).read_only  # a literal prefix: never an option
+    _bash("sort *", proj)
+    assert (proj / ".envrc").exists()  # the control: bash really wrote .envrc
+
+
+@pytest.mark.parametrize("line", [
+    "echo x >& .git/hooks/pre-commit",
+    "echo x >&.git/hooks/pre-commit",
+    "echo x 1>& .git/hooks/pre-commit",
+    "cat b.py >& .git/hooks/pre-commit",
+])
+def test_a_duplicating_redirection_to_a_word_writes_a_file(line: str, proj: Path) -> None:
+    """``>&WORD`` with a word that is not a descriptor number writes stdout and
+    stderr to the file WORD; only ``>&2``-style duplications are harmless."""
+    verdict = classify(line, proj)
+    assert not verdict.simple and not verdict.read_only and not verdict.file_edit
+    assert "redirects to or from a file" in verdict.reason
+    (proj / ".git" / "hooks").mkdir(parents=True, exist_ok=True)
+    _bash(line, proj)
+    assert (proj / ".git" / "hooks" / "pre-commit").exists()  # the control
+    assert classify("echo x >&2", proj).read_only and classify("echo x 2>& 1", proj).read_only
+
+
+@pytest.mark.parametrize("line", ["ls & ls", "cat b.py &", "ls | cat &", "ls &\nls", "ls && cat b.py & ls"])
+def test_a_part_sent_to_the_background_is_not_simple(line: str, proj: Path) -> None:
+    """Every part here is read-only on its own: only the ``&`` can refuse the
+    line (a background job outlives the checks of the parts after it)."""
+    verdict = classify(line, proj)
+    assert not verdict.simple and not verdict.read_only
+    assert "background" in verdict.reason
+    assert classify(line.replace("&\n", ";\n").replace(" & ", " ; ").rstrip("&"), proj).read_only

@@ -390,3 +390,23 @@ def test_which_programs_read_a_whole_folder(argv: tuple[str, ...], program: str 
     from pegboard.plugins.shell._filerules import reads_tree
 
     assert reads_tree(argv) == program
+
+
+def test_a_landlock_box_with_writable_working_dirs_earns_no_auto_allow(proj: Path, tmp_path: Path) -> None:
+    """Landlock cannot keep ``.git`` read-only inside a writable folder: where
+    the working directories are writable, a command the classifier cannot read
+    asks; where nothing is writable (the read level), the box keeps it all."""
+    from pegboard.plugins.shell._config import ShellConfig
+    from pegboard.plugins.shell._permission import sandbox_plan
+
+    if backend_for("landlock") != "landlock":
+        pytest.skip("Landlock not available")
+    tb = toolbox(proj, tmp_path, sandbox="landlock")
+    for mode in ("default", "acceptEdits", "auto", "workspace"):
+        plan = sandbox_plan(tb.session(mode=mode), ShellConfig(sandbox="landlock"), disable=False)
+        assert plan is not None and plan.backend == "landlock" and plan.box.writable, mode
+        d = decide(tb, "npm test", mode=mode)
+        assert d.decision in ("ask", "deny") and "sandbox" not in d.reason, (mode, d)
+    plan = sandbox_plan(tb.session(mode="read"), ShellConfig(sandbox="landlock"), disable=False)
+    assert plan is not None and not plan.box.writable
+    assert decide(tb, "npm test", mode="read").decision == "allow"

@@ -29,6 +29,21 @@ def run_in(backend: str, box: Box, command: str, cwd: Path) -> subprocess.Comple
             os.close(fd)
 
 
+# A probe that expects a refusal first proves the box ran: a box that fails to
+# start also "refuses" everything, and such a test would pass with no box at all.
+RAN = "echo box-ran $$ $(grep -c 'NoNewPrivs:.1' /proc/self/status); "
+
+
+def assert_ran(r: subprocess.CompletedProcess[str], backend: str) -> None:
+    """The command got as far as its first line inside the box."""
+    first = r.stdout.split("\n", 1)[0].split()
+    assert first[:1] == ["box-ran"], (r.stdout, r.stderr)
+    if backend == "bubblewrap":
+        assert int(first[1]) < 10, first  # bash is (almost) the first process of its own PID namespace
+    else:
+        assert first[2] == "1", first  # the Landlock launcher set no_new_privs before exec'ing bash
+
+
 @pytest.fixture
 def layout(tmp_path: Path) -> tuple[Path, Path]:
     work = (tmp_path / "work").resolve()
@@ -102,7 +117,8 @@ def test_bwrap_writes_only_inside_the_workspace(layout: tuple[Path, Path]) -> No
 @needs_bwrap
 def test_bwrap_read_level_writes_nothing(layout: tuple[Path, Path]) -> None:
     work, _ = layout
-    r = run_in("bubblewrap", Box((), (), network=False), f"touch {work}/nope", work)
+    r = run_in("bubblewrap", Box((), (), network=False), RAN + f"touch {work}/nope", work)
+    assert_ran(r, "bubblewrap")
     assert r.returncode != 0 and not (work / "nope").exists()
 
 
@@ -121,7 +137,8 @@ def test_bwrap_remount_read_write_fails(layout: tuple[Path, Path]) -> None:
 @needs_bwrap
 def test_bwrap_has_no_network(layout: tuple[Path, Path], listener: int) -> None:
     work, _ = layout
-    r = run_in("bubblewrap", Box((work,), (), network=False), CONNECT.format(port=listener), work)
+    r = run_in("bubblewrap", Box((work,), (), network=False), RAN + CONNECT.format(port=listener), work)
+    assert_ran(r, "bubblewrap")
     assert r.returncode != 0 and "hello" not in r.stdout
 
 
@@ -162,7 +179,8 @@ def test_landlock_cannot_be_lifted_from_inside(layout: tuple[Path, Path]) -> Non
     from pegboard.plugins.shell import _sandbox
 
     inner = " ".join(wrap("landlock", Box((outside,), (), network=True), ["touch", f"{outside}/bad"])[0])
-    r = run_in("landlock", Box((work,), (), network=False), f"{inner}; mount -o remount,rw /; true", work)
+    r = run_in("landlock", Box((work,), (), network=False), RAN + f"{inner}; mount -o remount,rw /; true", work)
+    assert_ran(r, "landlock")
     assert not (outside / "bad").exists(), r.stderr
     assert _sandbox.landlock_abi() >= 1
 
@@ -170,7 +188,8 @@ def test_landlock_cannot_be_lifted_from_inside(layout: tuple[Path, Path]) -> Non
 @pytest.mark.skipif(landlock_abi() < 4, reason="Landlock ABI < 4 has no TCP rules")
 def test_landlock_blocks_tcp(layout: tuple[Path, Path], listener: int) -> None:
     work, _ = layout
-    r = run_in("landlock", Box((work,), (), network=False), CONNECT.format(port=listener), work)
+    r = run_in("landlock", Box((work,), (), network=False), RAN + CONNECT.format(port=listener), work)
+    assert_ran(r, "landlock")
     assert r.returncode != 0 and "hello" not in r.stdout
 
 
