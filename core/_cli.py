@@ -35,7 +35,7 @@ class _PegboardGroup(click.Group):
             group = click.Group()
             self._plugin_group = group
             try:
-                toolbox = ctx.ensure_object(_CLIState).toolbox()
+                toolbox = ctx.ensure_object(_CLIState).toolbox(listing=True)
                 for impl in toolbox.hook.pegboard_register_commands.get_hookimpls():
                     try:
                         impl.function(group)
@@ -79,7 +79,7 @@ def plugins() -> None:
 @JSON
 def plugins_list(as_json: bool) -> None:
     """Every discovered plugin: version, distribution, state, tools, error."""
-    toolbox = _state().toolbox(inventory=True)
+    toolbox = _state().toolbox(inventory=True, listing=True)
     rows = [r.to_json() for r in toolbox.records.values()]
     if as_json:
         _emit_json(rows)
@@ -110,14 +110,17 @@ def tools_list(mode: str | None, as_json: bool) -> None:
 
     state = _state()
     root = state.cwd or Path.cwd()
-    inventory = load_rows(root, state.config)
-    if inventory is None:
-        toolbox = state.toolbox(inventory=True)
+    cached = load_rows(root, state.config)
+    if cached is None:
+        toolbox = state.toolbox(inventory=True, listing=True)
         inventory = [{**s.to_json(), "default_mode": toolbox.settings.core.permissions.mode}
                      for s in toolbox.tool_statuses()]
+        notes = toolbox.plugins.notes()
         if not toolbox.settings.problems and not any(r.error for r in toolbox.records.values()):
             store_rows(root, state.config, inventory, [r.module for r in toolbox.records.values()],
-                       toolbox.plugins.watched_files())
+                       toolbox.plugins.watched_files(), notes)
+    else:
+        inventory, notes = cached
     policy = policy_for(mode or (inventory[0]["default_mode"] if inventory else "default"))
     rows = []
     for cached in inventory:
@@ -126,6 +129,8 @@ def tools_list(mode: str | None, as_json: bool) -> None:
             row["enabled"] = False
             row["status"] = f"not offered in {policy.name} (needs {row['permission']})"
         rows.append(row)
+    for line in notes:  # what plugins would offer but do not list yet (stderr: JSON stays rows)
+        click.echo(f"note: {line}", err=True)
     if as_json:
         _emit_json(rows)
         return
@@ -141,7 +146,7 @@ def tools_list(mode: str | None, as_json: bool) -> None:
 @JSON
 def tools_show(name: str, as_json: bool) -> None:
     """A tool's description and input schema."""
-    toolbox = _state().toolbox(inventory=True)
+    toolbox = _state().toolbox(inventory=True, listing=True)
     status = toolbox.statuses.get(name)
     if status is None:
         raise click.UsageError(f"no tool called {name!r}; `pegboard tools list` shows them")
@@ -447,7 +452,7 @@ def doctor() -> None:
         for layer in find_layers(root.resolve(), state.config):
             if layer.path:
                 line("ok", f"config {layer.name}", str(layer.path))
-        toolbox = state.toolbox()
+        toolbox = state.toolbox(listing=True)
     except ConfigError as exc:
         for problem in exc.problems:
             line("fail", "config", problem)

@@ -34,19 +34,21 @@ class CLIState:
     config: Path | None = None
     _toolboxes: dict[tuple[Any, ...], Any] = field(default_factory=dict)
 
-    def toolbox(self, *, inventory: bool = False, host: object | None = None) -> Toolbox:
+    def toolbox(self, *, inventory: bool = False, host: object | None = None, listing: bool = False) -> Toolbox:
         """The toolbox for ``--cwd`` and ``--config``, loaded once; a config
-        an operator must fix ends the command through ``fail_config``."""
+        an operator must fix ends the command through ``fail_config``.
+        ``listing``: for commands that only show things, so that plugins
+        start nothing to learn their tools (``PluginContext.listing_only``)."""
         # Keyed on the options too: finding plugin commands loads a toolbox
         # before options written after the command name are parsed.
-        key = (self.cwd, self.config, inventory, host)
+        key = (self.cwd, self.config, inventory, host, listing)
         if key not in self._toolboxes:
             from ._config import ConfigError
             from ._toolbox import Toolbox
 
             try:
                 self._toolboxes[key] = Toolbox.load(cwd=self.cwd, config=self.config, inventory=inventory,
-                                                    host=host)
+                                                    host=host, listing=listing)
             except ConfigError as exc:
                 fail_config(exc)
         return self._toolboxes[key]  # type: ignore[no-any-return]

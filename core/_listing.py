@@ -20,7 +20,7 @@ from typing import Any
 
 __all__ = ["load_rows", "store_rows"]
 
-FORMAT = 1
+FORMAT = 2
 
 
 def _stat(path: str | Path) -> list[int] | None:
@@ -65,7 +65,8 @@ def _cache_file(root: Path, explicit: Path | None) -> Path:
     return _cache_dir() / f"inventory-{digest}.json"
 
 
-def load_rows(root: Path, explicit: Path | None) -> list[dict[str, Any]] | None:
+def load_rows(root: Path, explicit: Path | None) -> tuple[list[dict[str, Any]], list[str]] | None:
+    """The cached rows and plugins' notes, or None when anything they depend on changed."""
     root = Path(os.path.realpath(root))
     try:
         data = json.loads(_cache_file(root, explicit).read_text(encoding="utf-8"))
@@ -76,8 +77,8 @@ def load_rows(root: Path, explicit: Path | None) -> list[dict[str, Any]] | None:
     for path, stamp in data.get("files", []):
         if _stat(path) != stamp:
             return None
-    rows = data.get("rows")
-    return rows if isinstance(rows, list) else None
+    rows, notes = data.get("rows"), data.get("notes", [])
+    return (rows, notes) if isinstance(rows, list) and isinstance(notes, list) else None
 
 
 def _package_files(module_name: str) -> list[str]:
@@ -93,13 +94,13 @@ def _package_files(module_name: str) -> list[str]:
 
 
 def store_rows(root: Path, explicit: Path | None, rows: list[dict[str, Any]], modules: list[str],
-               watched: list[Path]) -> None:
+               watched: list[Path], notes: list[str] | None = None) -> None:
     root = Path(os.path.realpath(root))
     files = []
     for name in ["pegboard", *modules]:
         files += _package_files(name)
     files += [str(p) for p in watched]
-    payload = {"key": _key(root, explicit), "files": [[f, _stat(f)] for f in files], "rows": rows}
+    payload = {"key": _key(root, explicit), "files": [[f, _stat(f)] for f in files], "rows": rows, "notes": notes or []}
     target = _cache_file(root, explicit)
     try:
         target.parent.mkdir(parents=True, exist_ok=True)

@@ -223,6 +223,10 @@ class PermissionEngine:
         self.inactive.append((rule, layer, f"no loaded plugin provides {rule.tool}"))
         return None
 
+    def tools_changed(self) -> None:
+        """The toolbox's tools changed: forget which rule names cover which tool."""
+        self._key_cache.clear()
+
     def _add(self, compiled: CompiledRule) -> None:
         self.rules.append(compiled)
         behavior, tool = compiled.rule.behavior, compiled.rule.tool

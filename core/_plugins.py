@@ -52,11 +52,29 @@ class PluginContext:
         if self.stores is None:
             raise RuntimeError(f"plugin {self.name!r}: this context has no store")
         return self.stores(self.name)  # type: ignore[no-any-return]
+    listing_only: bool = False
+    """True when the toolbox only lists tools (``pegboard tools list``): start
+    nothing and fetch nothing over the network; say what is missing with ``note``."""
+    notes: list[str] = field(default_factory=list, compare=False)
+    on_tools_changed: Callable[[], None] | None = field(default=None, compare=False, repr=False)
 
     def watch(self, path: Path) -> None:
         """Declare that this plugin's tool list depends on ``path`` (beyond
         config and ``PEGBOARD_*`` variables), so cached listings notice changes."""
         self.watched.append(path)
+
+    def note(self, text: str) -> None:
+        """A line for the person reading a tool listing: something this
+        plugin would offer but does not yet (not an error)."""
+        self.notes.append(text)
+
+    def tools_changed(self) -> None:
+        """This plugin's tools changed while the toolbox is in use: the
+        toolbox calls ``pegboard_register_tools`` again and the catalogue of
+        every live session follows (a plugin's hooks call this, never a tool
+        mid-call's result)."""
+        if self.on_tools_changed is not None:
+            self.on_tools_changed()
 
 
 @dataclass
@@ -102,7 +120,8 @@ def call_impl(pm: pluggy.PluginManager, plugin: object, hook: str, **kwargs: Any
 class Plugins:
     """The plugin manager plus a record per discovered plugin."""
 
-    def __init__(self, settings: Settings, only: Iterable[str] | None = None, inventory: bool = False):
+    def __init__(self, settings: Settings, only: Iterable[str] | None = None, inventory: bool = False,
+                 listing: bool = False):
         self.settings = settings
         self.pm = pluggy.PluginManager(_hookspecs.PROJECT)
         self.pm.add_hookspecs(_hookspecs)
@@ -111,8 +130,11 @@ class Plugins:
         # Tools of disabled plugins, collected only for listings (never offered).
         self.inventory: dict[str, Tool] = {}
         self._inventory = inventory
+        self._listing = listing
         self._contexts: dict[str, PluginContext] = {}
         self.stores = Stores(settings, self.store_schema)
+        # Called with a plugin's name after its tools were registered again.
+        self.listeners: list[Callable[[str], None]] = []
         if only is None and os.environ.get("PEGBOARD_PLUGINS"):
             only = [n.strip() for n in os.environ["PEGBOARD_PLUGINS"].split(",") if n.strip()]
         self.only = set(only) if only is not None else None
@@ -129,12 +151,45 @@ class Plugins:
                 settings=self.settings,
                 hook=self.pm.hook,
                 stores=self.stores,
+                listing_only=self._listing,
+                on_tools_changed=lambda: self._reregister(record),
             )
             self._contexts[record.name] = context
         return context
 
     def watched_files(self) -> list[Path]:
         return [p for c in self._contexts.values() for p in c.watched]
+
+    def notes(self) -> list[str]:
+        return [n for c in self._contexts.values() for n in c.notes]
+
+    def _reregister(self, record: PluginRecord) -> None:
+        """Register one loaded plugin's tools again (``PluginContext.tools_changed``)."""
+        if record.obj is None:
+            return
+        registered: list[Tool] = []
+        context = self.context(record)
+        context.notes.clear()
+        try:
+            call_impl(self.pm, record.obj, "pegboard_register_tools",
+                      register=registered.append, config=record.config, context=context)
+        except Exception as exc:
+            # The old tools stay: a failed refresh must not take working tools away.
+            self.settings.problems.append(f"plugin {record.name!r} failed while registering tools again: "
+                                          f"{_short_error(exc)}")
+            return
+        others = {name for name, tool in self.tools.items() if tool.plugin != record.name}
+        for name in record.tools:
+            self.tools.pop(name, None)
+        record.tools = []
+        for tool in registered:
+            if not isinstance(tool, Tool) or tool.name in others:
+                continue
+            bound = _with_plugin(tool, record.name)
+            self.tools[bound.name] = bound
+            record.tools.append(bound.name)
+        for listener in self.listeners:
+            listener(record.name)
 
     def discover(self) -> list[EntryPoint]:
         found = sorted(entry_points(group=ENTRY_POINT_GROUP), key=lambda ep: ep.name)

@@ -60,6 +60,13 @@ class Toolbox:
         self._levels: dict[tuple[str, str], Level] = {}
         self._core_context = PluginContext(CORE_PLUGIN, "pegboard", settings.root, config_dir(), data_dir(),
                                            settings, hook=plugins.pm.hook, stores=plugins.stores)
+        self._index()
+        plugins.listeners.append(self._plugin_tools_changed)
+        self.permissions = PermissionEngine(self)
+
+    def _index(self) -> None:
+        """Statuses and the offered tools, from what the plugins registered."""
+        settings, plugins = self.settings, self.plugins
         tools_cfg = settings.core.tools
         registered = dict(plugins.tools)
         for tool in core_tools(settings.core.background.enabled, set(registered)):
@@ -85,7 +92,14 @@ class Toolbox:
         ordered = sorted((s.tool for s in self.statuses.values() if s.enabled),
                          key=lambda t: (t.name.startswith("mcp__"), t.plugin == CORE_PLUGIN))
         self.tools: dict[str, Tool] = {t.name: t for t in ordered}
-        self.permissions = PermissionEngine(self)
+
+    def _plugin_tools_changed(self, plugin: str) -> None:
+        """A plugin registered its tools again (a server's tool list changed):
+        re-index, and forget descriptions and levels that may be stale."""
+        self._descriptions.clear()
+        self._levels.clear()
+        self._index()
+        self.permissions.tools_changed()
 
     @classmethod
     def load(
@@ -96,6 +110,7 @@ class Toolbox:
         plugins: list[str] | None = None,
         host: object | None = None,
         inventory: bool = False,
+        listing: bool = False,
     ) -> Toolbox:
         """Read config, load plugins, register tools.
 
@@ -104,13 +119,15 @@ class Toolbox:
         ``--config``). ``plugins``: load only these (like ``PEGBOARD_PLUGINS``).
         ``host``: an object implementing host hooks (``pegboard_ask``,
         ``pegboard_event``, ...). Raises ``ConfigError`` for config an
-        operator must fix.
+        operator must fix. ``inventory``: also collect the tool names of
+        disabled plugins (for listings). ``listing``: the toolbox only lists
+        tools, so plugins start nothing to learn theirs (``PluginContext.listing_only``).
         """
         root = Path(cwd) if cwd is not None else Path.cwd()
         if not root.is_dir():
             raise ConfigError([f"--cwd {root}: not a directory"])
         settings = load_settings(root, Path(config) if config is not None else None)
-        found = Plugins(settings, only=plugins, inventory=inventory)
+        found = Plugins(settings, only=plugins, inventory=inventory, listing=listing)
 
         def register_internal(pm: pluggy.PluginManager) -> None:
             pm.register(PackageDescriptions(), name="pegboard.descriptions")

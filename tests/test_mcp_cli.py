@@ -41,7 +41,7 @@ def test_project_server_approval_flow(tmp_path: Path) -> None:
 
     approved = run("mcp", "approve", "proj", cwd=tmp_path)
     assert approved.returncode == 0, approved.stderr
-    assert "approved proj" in approved.stdout and "proj: 11 tools" in approved.stdout
+    assert "approved proj" in approved.stdout and "proj: 12 tools" in approved.stdout
 
     (row,) = json.loads(run("mcp", "list", "--json", cwd=tmp_path).stdout)
     assert row["state"] == "ready" and "echo" in row["tools"]
@@ -58,9 +58,29 @@ def test_user_config_server_needs_no_approval(tmp_path: Path) -> None:
     config.write_text(f'[plugins.mcp.servers.mine]\ncommand = {json.dumps(sys.executable)}\n'
                       f'args = [{json.dumps(str(KITCHEN_SINK))}]\n')
     (row,) = json.loads(run("--config", str(config), "mcp", "list", "--json", cwd=tmp_path).stdout)
-    assert row["state"].startswith("approved, tools not yet listed") and not row["project_defined"]
+    assert row["state"].startswith("approved, tools not listed yet") and not row["project_defined"]
     refreshed = run("--config", str(config), "mcp", "refresh", cwd=tmp_path)
-    assert "mine: 11 tools" in refreshed.stdout, refreshed.stderr
+    assert "mine: 12 tools" in refreshed.stdout, refreshed.stderr
+
+
+def test_a_new_server_is_callable_with_no_refresh_step(tmp_path: Path) -> None:
+    config = tmp_path / "extra.toml"
+    config.write_text(f'[plugins.mcp.servers.mine]\ncommand = {json.dumps(sys.executable)}\n'
+                      f'args = [{json.dumps(str(KITCHEN_SINK))}]\n[permissions]\nallow = ["mcp__mine"]\n')
+    listed = run("--config", str(config), "tools", "list", cwd=tmp_path)
+    assert listed.returncode == 0 and "mcp__mine__" not in listed.stdout  # quick: nothing started
+    assert "'mine': tools not listed yet" in listed.stderr
+    called = run("--config", str(config), "call", "mcp__mine__echo", "--input", '{"text": "first try"}', cwd=tmp_path)
+    assert called.returncode == 0 and called.stdout.strip() == "first try", called.stderr
+    listed = run("--config", str(config), "tools", "list", cwd=tmp_path)
+    assert "mcp__mine__echo" in listed.stdout and "not listed yet" not in listed.stderr
+
+
+def test_refresh_fails_when_a_server_fails(tmp_path: Path) -> None:
+    config = tmp_path / "extra.toml"
+    config.write_text('[plugins.mcp.servers.ghost]\ncommand = "/no/such/program"\n')
+    out = run("--config", str(config), "mcp", "refresh", "ghost", cwd=tmp_path)
+    assert out.returncode == 1 and "ghost: failed" in out.stdout
 
 
 def test_approve_unknown_server_fails(tmp_path: Path) -> None:

@@ -65,23 +65,36 @@ async def warm_cache(root: Path, config: Path | None) -> None:
         assert not result.is_error, result.text_content()
 
 
-async def test_tools_come_from_the_cache_without_starting_servers(tmp_path: Path) -> None:
+async def test_first_toolbox_lists_a_new_server_and_later_ones_use_the_record(tmp_path: Path) -> None:
     config = write_config(tmp_path, {"ks": ks(eager_load_tools=["echo"], exclude_tools=["crash"])})
-    first = load(tmp_path, config)
-    # Nothing was ever started: only the resource tools are known.
-    mine = sorted(n for n, t in first.tools.items() if t.plugin == "mcp")
+    # A listing toolbox (`pegboard tools list`) starts nothing and says what is missing.
+    listing = Toolbox.load(cwd=tmp_path, config=config, plugins=["mcp"], listing=True)
+    mine = sorted(n for n, t in listing.tools.items() if t.plugin == "mcp")
     assert mine == ["ListMcpResourcesTool", "ReadMcpResourceDirTool", "ReadMcpResourceTool"]
-    await warm_cache(tmp_path, config)
+    assert any("'ks': tools not listed yet" in n for n in listing.plugins.notes())
+    # The first toolbox a session can use connects, lists and records: no refresh step.
+    first = load(tmp_path, config)
+    assert "mcp__ks__echo" in first.tools and "mcp__ks__crash" not in first.tools
+    assert first.settings.problems == []
     toolbox = load(tmp_path, config)
-    assert "mcp__ks__echo" in toolbox.tools and "mcp__ks__crash" not in toolbox.tools
     echo = toolbox.tools["mcp__ks__echo"]
     assert echo.loading == "always" and not echo.read_only
     assert toolbox.tools["mcp__ks__add"].loading == "deferred"
     assert echo.schema["properties"]["text"]["type"] == "string"
     assert toolbox.description(echo) == "Echo the text back."
     session = toolbox.session()
-    assert "pool" not in session.plugin_state("mcp")  # listing started nothing
+    assert "pool" not in session.plugin_state("mcp")  # the record was enough: nothing started
     await session.aclose()
+
+
+async def test_a_server_that_cannot_be_listed_is_reported_and_not_waited_on_again(tmp_path: Path) -> None:
+    config = write_config(tmp_path, {"gone": {"command": str(tmp_path / "no-such-server")}})
+    first = load(tmp_path, config)
+    assert not any(n.startswith("mcp__gone__") for n in first.tools)
+    assert any("'gone'" in p and "not offered" in p for p in first.settings.problems)
+    # Within the retry interval a later toolbox does not try again, and says so.
+    again = load(tmp_path, config)
+    assert any("tried again after" in p for p in again.settings.problems)
 
 
 async def test_calls_ask_and_rules_allow(tmp_path: Path) -> None:
@@ -348,6 +361,21 @@ async def test_tool_redefined_mid_session_asks_before_the_next_call(tmp_path: Pa
         denied = await session.call("mcp__ks__echo", {"text": "hi"})
         assert denied.is_error
         assert [name for name, _ in host.asked] == ["mcp__ks__echo"] and "changed" in host.asked[0][1]
+
+
+async def test_a_tool_added_mid_session_joins_the_live_catalogue(tmp_path: Path) -> None:
+    import anyio
+
+    config = write_config(tmp_path, {"ks": ks()}, '[permissions]\nallow = ["mcp__ks"]\n')
+    async with load(tmp_path, config).session() as session:
+        assert "mcp__ks__fresh" not in session.catalogue().names()
+        assert not (await session.call("mcp__ks__grow", {"name": "fresh"})).is_error
+        with anyio.fail_after(10):
+            while "mcp__ks__fresh" not in session.catalogue().names():
+                await anyio.sleep(0.05)
+        assert (await session.call("mcp__ks__fresh", {})).text_content() == "hello from fresh"
+    # The record was updated too: the next toolbox offers it from the start.
+    assert "mcp__ks__fresh" in load(tmp_path, config).tools
 
 
 async def test_server_wildcard_allows_and_tool_deny_wins(tmp_path: Path) -> None:

@@ -196,7 +196,7 @@ async def test_serve_reexposes_mcp_tools_and_stops_them_with_the_connection(proj
     params = serve_with_kitchen_sink(project)
     refresh = subprocess.run([str(PEGBOARD), "--cwd", str(project), "mcp", "approve", "ks"], capture_output=True,
                              text=True, timeout=120, env={**os.environ, **child_env()})
-    assert "ks: 11 tools" in refresh.stdout, refresh.stderr + refresh.stdout
+    assert "ks: 12 tools" in refresh.stdout, refresh.stderr + refresh.stdout
     async with Client(params) as client:
         names = {t.name for t in (await client.list_tools()).tools}
         assert "mcp__ks__echo" in names and "ListMcpResourcesTool" in names

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable
+from contextvars import ContextVar
 from typing import Any
 
 from pegboard import PermissionRequest, Rule, Tool, Vote, hookimpl
@@ -18,6 +19,13 @@ from ._config import McpConfig, ServerSpec, collect_servers, split_tool_name, to
 from ._store import Approvals, ToolCache
 
 __all__ = ["RESOURCE_TOOLS"]
+
+# A server that could not be listed is tried again by a later toolbox only
+# after this long, so that a server that is down does not hold up every start.
+RETRY_LISTING_AFTER_S = 60.0
+# Set while a live session's server changed its tools: registration then
+# reads the records only (it runs inside the session's event loop).
+RELISTING: ContextVar[bool] = ContextVar("pegboard_mcp_relisting", default=False)
 
 PLUGIN = "mcp"
 HANDLERS = "pegboard.plugins.mcp._handlers"
@@ -77,6 +85,48 @@ def _server_tools(spec: ServerSpec, cache: ToolCache, problems: list[str]) -> li
     return tools
 
 
+def _list_new_servers(specs: list[ServerSpec], cache: ToolCache, context: Any) -> None:
+    """Servers whose tools were never recorded are listed now (all at once),
+    except by a toolbox that only lists tools, which says they are missing."""
+    import time
+
+    unlisted = [s for s in specs if cache.load(s) is None]
+    if not unlisted:
+        return
+    problems = context.settings.problems
+
+    def problem(line: str) -> None:
+        if line not in problems:  # registration runs again when a server's tools change
+            problems.append(line)
+
+    if getattr(context, "listing_only", False) or RELISTING.get():
+        for spec in unlisted:
+            failed = cache.last_failure(spec)
+            why = f"; the last attempt failed: {failed[1]}" if failed else ""
+            context.note(f"MCP server {spec.name!r}: tools not listed yet; the first session that needs them "
+                         f"connects and lists them (or run `pegboard mcp refresh {spec.name}`){why}")
+        return
+    due = []
+    for spec in unlisted:
+        failed = cache.last_failure(spec)
+        if failed is not None and time.time() - failed[0] < RETRY_LISTING_AFTER_S:
+            problem(f"MCP server {spec.name!r} ({spec.source}): its tools are not offered: {failed[1]} "
+                    f"(tried again after {RETRY_LISTING_AFTER_S:g} s, or with `pegboard mcp refresh {spec.name}`)")
+            continue
+        due.append(spec)
+    if not due:
+        return
+    from ._discovery import discover
+
+    for spec in due:
+        context.watch(cache.failure_path(spec))
+    for name, reason in discover(due, context.data_dir).items():
+        spec = next(s for s in due if s.name == name)
+        if reason is not None:
+            cache.record_failure(spec, reason)
+            problem(f"MCP server {name!r} ({spec.source}): its tools are not offered: {reason}")
+
+
 @hookimpl
 def pegboard_register_tools(register: Callable[[Tool], None], config: McpConfig, context: Any) -> None:
     specs, problems = collect_servers(config, context.root, context.settings)
@@ -91,10 +141,11 @@ def pegboard_register_tools(register: Callable[[Tool], None], config: McpConfig,
         watch(approvals.path)
         for spec in specs:
             watch(cache.path(spec))
-    for spec in specs:
-        if spec.config.enabled and approvals.is_approved(spec):
-            for tool in _server_tools(spec, cache, context.settings.problems):
-                register(tool)
+    runnable = [s for s in specs if s.config.enabled and approvals.is_approved(s)]
+    _list_new_servers(runnable, cache, context)
+    for spec in runnable:
+        for tool in _server_tools(spec, cache, context.settings.problems):
+            register(tool)
     if specs:
         # Offered whenever a server is configured, even one that is down or
         # unapproved: the tools say why, which beats a silent absence.
@@ -176,8 +227,10 @@ def pegboard_doctor(config: McpConfig, context: Any) -> list[Any]:
             continue
         listing = cache.load(spec)
         if listing is None:
-            checks.append(Check(name, "warn", "tool list not recorded yet, so its tools are not offered: "
-                                              f"`pegboard mcp refresh {spec.name}`"))
+            failed = cache.last_failure(spec)
+            why = f"; the last attempt failed: {failed[1]}" if failed else ""
+            checks.append(Check(name, "warn", "tool list not recorded yet: the first session that needs its "
+                                              f"tools lists them (or `pegboard mcp refresh {spec.name}`){why}"))
             continue
         changed = [t.name for t in listing.tools if t.changed]
         if changed:

@@ -17,9 +17,12 @@ def _state() -> Any:
     return current_state()
 
 
-def _toolbox() -> Any:
-    """The toolbox for the options as finally parsed (``--cwd`` may follow the command name)."""
-    return _state().toolbox()
+def _toolbox(listing: bool = True) -> Any:
+    """The toolbox for the options as finally parsed (``--cwd`` may follow the command name).
+
+    ``listing``: for commands that only show or record things, so that loading
+    it does not connect to servers whose tools are not listed yet."""
+    return _state().toolbox(listing=listing)
 
 
 def _specs(toolbox: Any) -> list[Any]:
@@ -48,7 +51,7 @@ def server_rows(toolbox: Any) -> list[dict[str, Any]]:
         elif not approvals.is_approved(spec):
             state = "needs approval"
         elif listing is None:
-            state = "approved, tools not yet listed (run `pegboard mcp refresh`)"
+            state = "approved, tools not listed yet (the first session that needs them lists them)"
         else:
             state = "ready"
         changed = [t for t in listing.tools if t.changed] if listing else []
@@ -67,26 +70,26 @@ def server_rows(toolbox: Any) -> list[dict[str, Any]]:
     return rows
 
 
-async def _refresh(toolbox: Any, names: list[str]) -> dict[str, str]:
+async def _refresh(toolbox: Any, names: list[str]) -> dict[str, tuple[bool, str]]:
     """Start the named servers once, to record their tool lists."""
     from ._pool import ServerPool
 
     context = toolbox.context_for("mcp")
     specs = [s for s in _specs(toolbox) if s.name in names]
     pool = ServerPool(specs, data_dir=context.data_dir)
-    out: dict[str, str] = {}
+    out: dict[str, tuple[bool, str]] = {}
     try:
         async def one(name: str) -> None:
             why = pool.why_unavailable(name)
             if why:
-                out[name] = why
+                out[name] = (False, why)
                 return
             try:
                 conn = pool.connection(name)
                 await conn.ensure_started()
-                out[name] = f"{len(conn.tools)} tools"
+                out[name] = (True, f"{len(conn.tools)} tools")
             except Exception as exc:
-                out[name] = f"failed: {exc}"
+                out[name] = (False, f"failed: {exc}")
 
         await asyncio.gather(*(one(n) for n in names))
     finally:
@@ -140,7 +143,7 @@ def add_commands(cli: click.Group) -> None:
             what = spec.config.url or " ".join([spec.config.command or "", *spec.config.args])
             click.echo(f"approved {name} ({what}) for {spec.root}")
         if not no_refresh:
-            for name, outcome in asyncio.run(_refresh(toolbox, list(names))).items():
+            for name, (_, outcome) in asyncio.run(_refresh(toolbox, list(names))).items():
                 click.echo(f"{name}: {outcome}")
 
     @mcp_group.command("refresh")
@@ -150,8 +153,12 @@ def add_commands(cli: click.Group) -> None:
         """Start servers once to record their tool lists (all when none named)."""
         toolbox = _toolbox()
         chosen = list(names) or [s.name for s in _specs(toolbox)]
-        for name, outcome in asyncio.run(_refresh(toolbox, chosen)).items():
+        failed = False
+        for name, (ok, outcome) in asyncio.run(_refresh(toolbox, chosen)).items():
             click.echo(f"{name}: {outcome}")
+            failed = failed or not ok
+        if failed:
+            raise SystemExit(1)
 
     @cli.command("serve")
     @global_options
@@ -165,4 +172,4 @@ def add_commands(cli: click.Group) -> None:
         from ._serve import parse_address, run_serve
 
         address = parse_address(http, allow_remote) if http else None
-        run_serve(_toolbox(), mode=mode, address=address)
+        run_serve(_toolbox(listing=False), mode=mode, address=address)

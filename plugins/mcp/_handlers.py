@@ -34,7 +34,8 @@ def pool_for(session: Any, config: Any = None) -> ServerPool:
         config = config if config is not None else toolbox.plugin_config(PLUGIN)
         specs, _ = collect_servers(config, context.root, context.settings)
         pool = ServerPool(specs, data_dir=context.data_dir, log_dir=session.data_dir / "mcp",
-                          emit=session.emit, targets=state.get("targets"))
+                          emit=session.emit, targets=state.get("targets"),
+                          on_tools_changed=context.tools_changed)
         state["pool"] = pool
     return pool
 

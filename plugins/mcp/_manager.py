@@ -86,6 +86,7 @@ class ServerConnection:
         # An in-process server object (tests, embedding): no subprocess, no HTTP.
         self._target = target
         self._log_dir = log_dir
+        self._own_log_dir: Path | None = None
         self._on_listing = on_listing
         self._environ = dict(os.environ if environ is None else environ)
         self.state: State = "stopped"
@@ -140,8 +141,9 @@ class ServerConnection:
             cwd = self.spec.root / cwd
         if self._log_dir is None:
             # Never a fixed name in the shared temp folder: another user could
-            # plant a symlink there. A private folder of our own instead.
-            self._log_dir = Path(tempfile.mkdtemp(prefix="pegboard-mcp-"))
+            # plant a symlink there. A private folder of our own instead,
+            # removed when the server stops.
+            self._log_dir = self._own_log_dir = Path(tempfile.mkdtemp(prefix="pegboard-mcp-"))
         folder = self._log_dir
         folder.mkdir(parents=True, exist_ok=True)
         self.stderr_path = folder / f"mcp-{self.name}.stderr.log"
@@ -280,6 +282,11 @@ class ServerConnection:
         await self._reap(cancel=True)
         self.state = "stopped"
         self.client = None
+        if self._own_log_dir is not None:
+            import shutil
+
+            shutil.rmtree(self._own_log_dir, ignore_errors=True)
+            self._own_log_dir = self._log_dir = None
 
     # --- calls -------------------------------------------------------------
 

