@@ -186,3 +186,33 @@ def test_fifo_is_not_opened_for_reading(tmp_path: Path) -> None:
     os.mkfifo(fifo)
     with pytest.raises(_safeio.NotRegular):
         _safeio.open_read(fifo)  # would block forever without O_NONBLOCK
+
+
+@pytest.mark.parametrize("how", ["openat2", "walk"])
+def test_both_ways_of_opening_refuse_symlinks_anywhere(tmp_path: Path, how: str,
+                                                       monkeypatch: pytest.MonkeyPatch) -> None:
+    # open_read uses openat2(RESOLVE_NO_SYMLINKS) where the kernel has it and
+    # walks the path one O_NOFOLLOW component at a time where it does not.
+    if how == "walk":
+        monkeypatch.setattr(_safeio, "_openat2_state", [None])
+    elif _safeio._openat2_no_symlinks(str(tmp_path), os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC) is None:
+        pytest.skip("openat2 is not available here")
+    (tmp_path / "dir").mkdir()
+    (tmp_path / "dir" / "f.txt").write_text("inside")
+    (tmp_path / "secret.txt").write_text("SECRET")
+    (tmp_path / "link.txt").symlink_to(tmp_path / "secret.txt")
+    (tmp_path / "linkdir").symlink_to(tmp_path / "dir")
+    root = tmp_path.resolve()
+    fd = _safeio.open_read(root / "dir" / "f.txt")
+    with os.fdopen(fd, "rb") as f:
+        assert f.read() == b"inside"
+    for path in (root / "link.txt", root / "linkdir" / "f.txt"):
+        with pytest.raises(_safeio.PathChanged):
+            _safeio.open_read(path)
+    with pytest.raises(FileNotFoundError):
+        _safeio.open_read(root / "missing.txt")
+    with pytest.raises(_safeio.PathChanged):
+        _safeio.open_read(root / "dir" / "f.txt" / "below")  # a file used as a folder
+    os.mkfifo(root / "fifo")
+    with pytest.raises(_safeio.NotRegular):
+        _safeio.open_read(root / "fifo")

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import codecs
 import io
+import operator
 from dataclasses import dataclass, field
 from typing import BinaryIO, Literal
 
@@ -63,8 +64,11 @@ def sniff(head: bytes) -> Sniffed:
     if b"\x00" in head:
         return Sniffed("binary")
     try:
-        # final=False: the sniffed head may end in the middle of a character
-        codecs.getincrementaldecoder("utf-8")().decode(head, final=False)
+        try:
+            head.decode("utf-8")  # the whole head is text (most files; no decoder to make)
+        except UnicodeDecodeError:
+            # final=False: the sniffed head may end in the middle of a character
+            codecs.getincrementaldecoder("utf-8")().decode(head, final=False)
     except UnicodeDecodeError:
         # latin-1 maps every byte to one character, so an edit round-trips the bytes exactly
         return Sniffed("text", "latin-1")
@@ -166,6 +170,18 @@ def _window_bytes(
         win.lines_in_file = skipped
         return win
     decode = "utf-8" if encoding == "utf-8-sig" else encoding
+    here = f.tell()
+    left = f.seek(0, io.SEEK_END) - here
+    f.seek(here)
+    if left < _CHUNK:
+        # The rest of the file fits in a chunk (most Reads): one read sized to
+        # it (a 1 MiB buffer for 2 KB costs more than the read), one decode,
+        # one split. One byte more than the size tells whether it grew since.
+        rest = f.read(max(left, 0) + 1)
+        if len(rest) <= left:
+            return _window_in_memory(win, rest.decode(decode, errors="replace"), limit, max_line_chars,
+                                     max_output_chars)
+        f.seek(-len(rest), io.SEEK_CUR)
     cap = max_line_chars * 4 + 8  # enough bytes for max_line_chars characters of UTF-8
     used = 0
     number = offset
@@ -183,6 +199,51 @@ def _window_bytes(
         used += len(line) + 1
         number += 1
     return _finish(win, number, more=bool(f.read(1)))
+
+
+_PREFIXES: list[str] = []
+
+
+def _prefixes(first: int, count: int) -> list[str]:
+    """``cat -n``'s line-number columns for lines ``first``..``first+count-1``
+    (formatting a number per line was most of a small Read's own cost)."""
+    end = first - 1 + count
+    if end > 20_000:
+        return [f"{n:>6}\t" for n in range(first, end + 1)]
+    if len(_PREFIXES) < end:
+        _PREFIXES.extend(f"{n:>6}\t" for n in range(len(_PREFIXES) + 1, end + 1))
+    return _PREFIXES[first - 1 : end]
+
+
+def _window_in_memory(win: Window, text: str, limit: int, max_line_chars: int, max_output_chars: int) -> Window:
+    """The same window as the streaming loop, from the rest of a file already read.
+
+    Decoding it whole gives the same characters as decoding it line by line: a
+    newline is never part of a multi-byte UTF-8 sequence.
+    """
+    lines = text.split("\n")
+    if lines[-1] == "":
+        lines.pop()  # the final newline ends the last line; it does not start one
+    shown = lines[:limit]
+    if "\r" in text:
+        shown = [line.rstrip("\r") for line in shown]
+    if shown and max(map(len, shown)) <= max_line_chars:
+        numbered = list(map(operator.add, _prefixes(win.first, len(shown)), shown))
+        if sum(map(len, numbered)) + len(numbered) <= max_output_chars:
+            win.lines = numbered  # no line cut and no cap: the common case, without the loop below
+            return _finish(win, win.first + len(numbered), more=len(lines) > limit)
+    used = 0
+    number = win.first
+    for line in lines[:limit]:
+        shown, cut = _format(number, line, max_line_chars)
+        if used + len(shown) + 1 > max_output_chars and win.lines:
+            win.capped = True
+            return _finish(win, number, more=True)
+        win.lines.append(shown)
+        win.cut_lines += cut
+        used += len(shown) + 1
+        number += 1
+    return _finish(win, number, more=len(lines) > limit)
 
 
 def _window_text(
