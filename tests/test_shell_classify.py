@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 import pytest
@@ -365,3 +366,73 @@ def test_a_part_sent_to_the_background_is_not_simple(line: str, proj: Path) -> N
     assert not verdict.simple and not verdict.read_only
     assert "background" in verdict.reason
     assert classify(line.replace("&\n", ";\n").replace(" & ", " ; ").rstrip("&"), proj).read_only
+
+
+def _outside_secret(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    outside = tmp_path_factory.mktemp("outside")
+    (outside / "credentials").write_text("SECRET-KEY\n")
+    (outside / "creds.json").write_text('{"key": "SECRET-JSON"}\n')
+    (outside / "mod.jq").write_text('def leak: "SECRET-MODULE";\n')
+    return outside
+
+
+def test_diff_of_folders_follows_links_unless_told_not_to(proj: Path,
+                                                          tmp_path_factory: pytest.TempPathFactory) -> None:
+    """GNU diff compares what the links in a folder point to, with ``-r`` or
+    without: a link in the checkout to ``~/.aws/credentials`` is read."""
+    import subprocess
+
+    outside = _outside_secret(tmp_path_factory)
+    for side in ("a", "b"):
+        (proj / side).mkdir()
+        (proj / side / "same.txt").write_text("x\n")
+    (proj / "a" / "aws").symlink_to(outside / "credentials")
+    (proj / "b" / "aws").write_text("nothing\n")
+    for line in ("diff a b", "diff -r a b", "diff -ru a b", "diff --recursive --brief a b", "diff -q src a"):
+        verdict = classify(line, proj)
+        assert not verdict.read_only and "--no-dereference" in verdict.reason, line
+    shown = subprocess.run(["diff", "-r", "a", "b"], cwd=proj, capture_output=True, text=True, check=False)
+    assert "SECRET-KEY" in shown.stdout  # the control: diff really printed the link's target
+    for line in ("diff -r --no-dereference a b", "diff --no-dereference a b", "diff a/same.txt b/same.txt",
+                 "diff -u b.py src/a.py"):
+        assert classify(line, proj).read_only, line
+    safe = subprocess.run(["diff", "-r", "--no-dereference", "a", "b"], cwd=proj, capture_output=True, text=True,
+                          check=False)
+    assert "SECRET-KEY" not in safe.stdout and "symbolic link" in safe.stdout
+
+
+@pytest.mark.parametrize("line", [
+    "jq -n 'import \"{rel}/creds\" as $c; $c'",
+    "jq -n 'include \"{rel}/mod\"; leak'",
+    "jq -n '\"{rel}/mod\" | modulemeta'",
+    "jq -e 'import \"{rel}/creds\" as $c; $c' b.json",
+    "jq -n -L {out} 'import \"mod\" as m; m::leak'",
+    "jq -nL{out} '1'",
+    "jq --library-path {out} -n 1",
+    "jq -f {out}/prog.jq b.json",
+    "jq --rawfile k {out}/credentials -n '$k'",
+])
+def test_jq_that_can_read_other_files_is_not_read_only(line: str, proj: Path,
+                                                       tmp_path_factory: pytest.TempPathFactory) -> None:
+    import subprocess
+
+    outside = _outside_secret(tmp_path_factory)
+    (proj / "b.json").write_text("{}\n")
+    rel = os.path.relpath(outside, proj)
+    line = line.replace("{rel}", rel).replace("{out}", str(outside))
+    verdict = classify(line, proj)
+    assert not verdict.read_only and not verdict.file_edit, line
+    if line.startswith(("jq -n 'import", "jq -n 'include")):  # the control: jq reads a file named only in the filter
+        shown = subprocess.run(["bash", "--noprofile", "--norc", "-c", line], cwd=proj, capture_output=True,
+                               text=True, check=False)
+        assert "SECRET" in shown.stdout, (line, shown.stderr)
+
+
+def test_everyday_jq_is_read_only(proj: Path) -> None:
+    (proj / "b.json").write_text('{"a": [1, 2]}\n')
+    for line in ("jq . b.json", "jq -r '.a[]' b.json", "jq -e '.a' b.json", "jq -c '{important: .a}' b.json",
+                 "jq -n '1 + 1'"):
+        verdict = classify(line, proj)
+        assert verdict.read_only, (line, verdict.reason)
+    verdict = classify("jq -e '.a' b.json", proj)
+    assert verdict.parts[0].reads == ((proj / "b.json").resolve(),)  # -e is not a pattern option for jq

@@ -364,7 +364,7 @@ def test_a_command_reading_a_whole_folder_asks_while_a_deny_rule_may_cover_files
         pytest.skip("needs bubblewrap")
     (proj / ".env").write_text("SECRET=1\n")
     named = _with_fs(proj, tmp_path, sandbox, ["Read(./.env)"])
-    for command in ("grep -r SECRET .", "grep -rin SECRET", "rg SECRET", "diff -r . src", "git grep SECRET"):
+    for command in ("grep -r SECRET .", "grep -rin SECRET", "rg SECRET", "diff -r --no-dereference . src", "git grep SECRET"):
         d = decide(named, command, mode="acceptEdits")
         if sandbox == "off":
             assert d.decision == "ask" and d.firm and "Read(./.env)" in d.reason, (command, d)

@@ -141,7 +141,13 @@ def _part(part: Part, cwds: tuple[Path, ...], home: Path) -> PartVerdict:
     if spec is None:
         raise _Other(f"{prog} is not a known read-only command")
     operands, values = _options(prog, spec, args)
+    if prog == "jq":
+        _jq_filter(operands)
     reads, writes = _operand_paths(prog, spec, operands, values, cwds, home)
+    if prog == "diff" and "--no-dereference" not in values and any(os.path.isdir(p) for p in reads):
+        # Comparing folders (with -r or without) opens what every link in them
+        # points to: a link in the checkout to ~/.aws is read.
+        raise _Other("diff: comparing folders follows the symbolic links in them (add --no-dereference)")
     shows: tuple[tuple[Path, int | None], ...] = ()
     if spec.kind == "read" and part.last_in_pipeline and not part.stdout_discarded and len(reads) == 1:
         if prog in SHOWS_FILES and not values:
@@ -224,6 +230,18 @@ def _options(prog: str, spec: Spec, args: Sequence[Word]) -> tuple[list[Word], d
     return operands, values
 
 
+# jq's module system reads any file it can name: ``import "../../.aws/x" as
+# $c;`` loads JSON, ``include``/``import`` load jq code, ``modulemeta`` reads a
+# module's file. The filter is always the first operand (``-f``, ``-L``,
+# ``--args`` and ``--rawfile`` are not on jq's list).
+_JQ_FILE_WORDS = re.compile(r"\b(?:import|include|modulemeta)\b")
+
+
+def _jq_filter(operands: list[Word]) -> None:
+    if operands and _JQ_FILE_WORDS.search(operands[0].value):
+        raise _Other("jq: import, include and modulemeta read files the command does not name")
+
+
 def _plain_value(prog: str, word: Word) -> str:
     if word.glob:
         raise _Other(f"{prog}: an option value {word.value!r} contains a glob (quote it)")
@@ -246,7 +264,9 @@ def _operand_paths(prog: str, spec: Spec, operands: list[Word], values: dict[str
         return (), ()
     path_words = list(operands)
     if spec.operands == "pattern_paths":
-        has_pattern_option = any(k in values for k in ("-e", "--regexp", "-f", "--file", "--files", "--type-list"))
+        # -e is a pattern only where it takes a value (grep, rg); jq's -e is --exit-status.
+        has_pattern_option = (any(k in values and k in spec.valued for k in ("-e", "--regexp", "-f", "--file"))
+                              or any(k in values for k in ("--files", "--type-list")))
         if not has_pattern_option:
             if not path_words:
                 raise _Other(f"{prog}: no pattern")

@@ -10,7 +10,10 @@ getopt accepts any unambiguous abbreviation, so ``--compress-prog`` reaches
 Flags that follow symbolic links while recursing (``grep -R``, ``rg -L``,
 ``find -L``, ``du -L``, ``tree -l``, ``cp -L``) are left out too: a link
 inside the working directories would otherwise lead a read outside them
-without the outside path ever appearing on the command line.
+without the outside path ever appearing on the command line. GNU ``diff``
+follows links whenever it compares folders (``-r`` or not), so a folder
+operand needs ``--no-dereference``; ``jq``'s ``import``/``include`` read
+any file (the classifier refuses those filters, and ``-L``/``-f`` are absent).
 
 Programs that run other programs (env, xargs, sh, timeout, nice, sudo, exec,
 ...) are absent on purpose, and so are flags that write (``-o``, ``--output``,
@@ -133,7 +136,8 @@ PROGRAMS: Mapping[str, Spec] = {
     "diff": _s("-u -q -r -N -w -b -B -i -a -s -y -p -t -T --unified --brief --recursive --new-file "
                "--ignore-all-space --ignore-space-change --ignore-blank-lines --ignore-case --text "
                "--report-identical-files --side-by-side --show-c-function --expand-tabs --initial-tab "
-               "--minimal --color --strip-trailing-cr", "-U -W -x --width --exclude --color --label",
+               "--minimal --color --strip-trailing-cr --no-dereference",
+               "-U -W -x --width --exclude --color --label",
                numeric=True),
     "cmp": _s("-b -l -s --print-bytes --verbose --quiet --silent", "-n -i --bytes --ignore-initial",
               max_operands=2),
