@@ -145,6 +145,27 @@ def test_naming_pegboard_config_asks(proj: Path, tmp_path: Path) -> None:
     assert decide(toolbox(proj, tmp_path, sandbox="auto"), "echo x >> .pegboard/config.toml").decision == "ask"
 
 
+@pytest.mark.parametrize("spelling", ['.peg""board', ".peg''board", ".peg\\board", "'.pegboard'", '".pegboard"',
+                                      ".peg*", ".p?gboard", ".[p]egboard", '.pe"g"b\\oard'])
+def test_quoting_does_not_hide_the_pegboard_folder(proj: Path, tmp_path: Path, spelling: str) -> None:
+    """bash reads each spelling as ``.pegboard`` (the control prints what it
+    expands to); the vote asks for every one of them, sandbox or not."""
+    import subprocess
+
+    (proj / ".pegboard").mkdir()
+    line = f"echo 'allow = [\"Bash\"]' >> {spelling}/config.toml"
+    shown = subprocess.run(["bash", "--noprofile", "--norc", "-c", f"echo {spelling}"], cwd=proj,
+                           capture_output=True, text=True, check=True)
+    assert shown.stdout.strip() == ".pegboard", spelling
+    for sandbox in ("off", "auto"):
+        d = decide(toolbox(proj, tmp_path, sandbox=sandbox), line, mode="acceptEdits")
+        assert d.decision == "ask" and "pegboard's configuration" in d.reason, (spelling, sandbox, d)
+    # a name that only looks alike is ordinary work
+    other = toolbox(proj, tmp_path, sandbox="off")
+    assert decide(other, "cat src/a.py", mode="acceptEdits").decision == "allow"
+    assert "configuration" not in decide(other, "ls .peg", mode="acceptEdits").reason
+
+
 # --- rules ----------------------------------------------------------------------
 
 

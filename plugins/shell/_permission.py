@@ -31,6 +31,7 @@ exactly as asking each rule in turn would, covered parts included.
 
 from __future__ import annotations
 
+import fnmatch
 import os
 import re
 import shlex
@@ -209,14 +210,26 @@ def _path_votes(request: PermissionRequest, parts: Iterable[PartVerdict]) -> Ite
             yield request.path_vote(path, write=True)
 
 
+# Quotes and backslashes only change how bash reads a word, not the name it
+# names: ``.peg""board``, ``.peg\\board`` and ``'.pegboard'`` are one folder.
+_QUOTING = re.compile(r"[\"'\\]")
+_PATH_PIECES = re.compile(r"[\s/;|&<>()=:,]+")
+
+
 def _names_config(command: str, session: Session) -> bool:
-    if ".pegboard" in command:
+    text = _QUOTING.sub("", command)
+    if ".pegboard" in text:
         return True
-    if "pegboard" not in command:
+    # A glob bash would expand to .pegboard (.peg*, .p?gboard): a leading dot
+    # must be written out for a glob to match a hidden name.
+    if any(piece.startswith(".") and any(c in piece for c in "*?[") and fnmatch.fnmatchcase(".pegboard", piece)
+           for piece in _PATH_PIECES.split(text)):
+        return True
+    if "pegboard" not in text:
         return False  # the config dir's path names pegboard: no need to work it out
     from pegboard.paths import config_dir
 
-    return str(config_dir()) in command
+    return str(config_dir()) in text
 
 
 @lru_cache(maxsize=2048)
