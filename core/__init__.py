@@ -14,7 +14,7 @@ from ._hookspecs import hookimpl, hookspec
 if _typing.TYPE_CHECKING:
     from ._catalogue import Catalogue, CatalogueTool
     from ._config import ConfigError, Settings
-    from ._decisions import Answer, Decision, PermissionRequest, Rule, RuleMatcher, Vote
+    from ._decisions import Answer, CompiledRule, Decision, PermissionRequest, Rule, RuleMatcher, Vote
     from ._doctor import Check
     from ._matchers import InputFieldMatcher
     from ._plugins import PluginContext
@@ -30,6 +30,7 @@ _LAZY = {
     "Catalogue": "_catalogue",
     "CatalogueTool": "_catalogue",
     "Check": "_doctor",
+    "CompiledRule": "_decisions",
     "ConfigError": "_config",
     "Content": "_tools",
     "Decision": "_decisions",

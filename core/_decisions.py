@@ -17,6 +17,7 @@ if TYPE_CHECKING:
 
 __all__ = [
     "Answer",
+    "CompiledRule",
     "Decision",
     "DecisionKind",
     "PermissionRequest",
@@ -151,6 +152,20 @@ class RuleMatcher(Protocol):
 
 
 @dataclass(frozen=True)
+class CompiledRule:
+    """A rule in force: the rule as written, the matcher its plugin compiled
+    for it, and the config layer (or "session") it came from."""
+
+    rule: Rule
+    matcher: RuleMatcher
+    layer: str = "session"
+
+    @property
+    def where(self) -> str:
+        return f"rule {self.rule.text} in {self.rule.source}"
+
+
+@dataclass(frozen=True)
 class Answer:
     """The person's answer to an ask.
 
@@ -221,10 +236,23 @@ class PermissionRequest:
             return None
 
     def inside_working_dirs(self, path: str | os.PathLike[str]) -> bool:
-        return self.session.toolbox.permissions.inside(self.resolve_str(path), self.session)
+        return self.session.inside_working_dirs(self.resolve_str(path))
 
     def is_protected(self, path: str | os.PathLike[str]) -> bool:
-        return self.session.toolbox.permissions.is_protected(self.resolve_str(path), self.session)
+        return self.session.is_protected(self.resolve_str(path))
+
+    def rule_for(self, behavior: DecisionKind, tool: str, input: Mapping[str, Any]) -> CompiledRule | None:
+        """The first ``behavior`` rule that would decide a call of ``tool``
+        with ``input`` in this session (None also when no loaded plugin
+        provides ``tool``): for a vote whose tool does what another's does,
+        as the shell asks whether a ``Read`` deny rule covers what ``cat``
+        would print."""
+        return self.session.rule_for(behavior, tool, input)
+
+    def rules_for(self, behavior: DecisionKind, tool: str) -> list[CompiledRule]:
+        """Every ``behavior`` rule written for ``tool`` by name, the config
+        layers' and this session's grants (not rules for an alias of it)."""
+        return self.session.rules_for(behavior, tool)
 
     def path_vote(self, path: str | os.PathLike[str], *, write: bool) -> Vote:
         """The standard vote for touching one path, under this request's policy.
@@ -237,11 +265,11 @@ class PermissionRequest:
             real = self.resolve_str(path)
         except ValueError as exc:
             return Vote.deny(str(exc))
-        engine = self.session.toolbox.permissions
-        inside = engine.inside(real, self.session)
+        session = self.session
+        inside = session.inside_working_dirs(real)
         # Writing a protected path asks everywhere; reading one only outside
         # the working dirs (reading the project's own .git is ordinary work).
-        if (write or not inside) and engine.is_protected(real, self.session):
+        if (write or not inside) and session.is_protected(real):
             return Vote.ask(f"{real} is a protected path", firm=True)
         tool = self.tool.name
         if write:

@@ -86,12 +86,13 @@ def pegboard_tool_description(tool: Tool, context: PluginContext) -> str | None:
 
 
 @hookspec
-def pegboard_permission(request: PermissionRequest) -> Vote | None:
+def pegboard_permission(request: PermissionRequest, config: Any, context: PluginContext) -> Vote | None:
     """Vote on one tool call: ``Vote.allow/ask/deny(reason)``, or None to abstain.
 
     Every plugin is asked about every call; most answer only for their own
-    tools (``request.tool.plugin``). Deny beats ask beats allow, and a plugin
-    that raises counts as a deny for that call.
+    tools (``request.tool.plugin == context.name``). ``config`` and
+    ``context`` are the voting plugin's own. Deny beats ask beats allow, and
+    a plugin that raises counts as a deny for that call.
     """
 
 

@@ -28,13 +28,13 @@ from __future__ import annotations
 
 import inspect
 import os
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
 from ._config import ConfigError, Settings, config_dir, policy_path
-from ._decisions import Answer, Decision, PermissionRequest, Rule, RuleMatcher, Vote
+from ._decisions import Answer, CompiledRule, Decision, PermissionRequest, Rule, RuleMatcher, Vote
 from ._grants import append_grant
 from ._plugins import _short_error
 from ._policy import Policy, clamp_policy, policy_for
@@ -73,17 +73,6 @@ class _NameMatcher:
         if _is_server_name(self.name):
             return f"every call of every tool of MCP server {self.name[5:]!r}"
         return f"every call of {self.name}, whatever its input"
-
-
-@dataclass(frozen=True)
-class CompiledRule:
-    rule: Rule
-    matcher: RuleMatcher
-    layer: str = "session"
-
-    @property
-    def where(self) -> str:
-        return f"rule {self.rule.text} in {self.rule.source}"
 
 
 class _Group:
@@ -137,6 +126,8 @@ class PermissionEngine:
         # matchers grouped (built on first use, dropped when a rule is added).
         self._plans: dict[str, dict[str, list[CompiledRule | _Group]]] = {"allow": {}, "ask": {}, "deny": {}}
         self._key_cache: dict[tuple[str, str, str], tuple[str, ...]] = {}
+        self._voter_impls: list[Any] = []
+        self._voter_calls: list[tuple[str, Callable[[PermissionRequest], Any]]] = []
         problems: list[str] = []
         for behavior, text, layer in self.settings.rules():
             if not isinstance(text, str):
@@ -348,22 +339,44 @@ class PermissionEngine:
 
     # --- deciding ----------------------------------------------------------
 
+    def _voters(self) -> list[tuple[str, Callable[[PermissionRequest], Any]]]:
+        """Each ``pegboard_permission`` implementation as (plugin, call with
+        the request), its plugin's config and context bound once, not per
+        decision."""
+        impls = self.toolbox.plugins.pm.hook.pegboard_permission.get_hookimpls()
+        if impls != self._voter_impls:  # a host or plugin registered since
+            self._voter_impls = impls
+            self._voter_calls = [(impl.plugin_name, self._voter(impl)) for impl in impls]
+        return self._voter_calls
+
+    def _voter(self, impl: Any) -> Callable[[PermissionRequest], Any]:
+        function, names = impl.function, tuple(impl.argnames)
+        if names == ("request",):
+            return function  # type: ignore[no-any-return]
+        bound = {"config": self.toolbox.plugin_config(impl.plugin_name),
+                 "context": self.toolbox.context_for(impl.plugin_name)}
+        at = names.index("request") if "request" in names else len(names)
+        before = tuple(bound[name] for name in names[:at])
+        after = tuple(bound[name] for name in names[at + 1:])
+        if "request" not in names:
+            return lambda request: function(*before)
+        return lambda request: function(*before, request, *after)
+
     def votes(self, request: PermissionRequest) -> list[tuple[str, Vote]]:
         """Every plugin's vote; a failure to vote counts as a deny."""
         out: list[tuple[str, Vote]] = []
-        for impl in self.toolbox.plugins.pm.hook.pegboard_permission.get_hookimpls():
+        for plugin, voter in self._voters():
             try:
-                # The spec has one argument: an implementation takes it or nothing.
-                vote = impl.function(request) if impl.argnames else impl.function()
+                vote = voter(request)
             except Exception as exc:
-                vote = Vote.deny(f"plugin {impl.plugin_name!r} failed while deciding: {_short_error(exc)}")
+                vote = Vote.deny(f"plugin {plugin!r} failed while deciding: {_short_error(exc)}")
             if vote is None:
                 continue
             if not isinstance(vote, Vote) or vote.decision not in ("allow", "ask", "deny"):
                 if inspect.iscoroutine(vote):
                     vote.close()  # votes are synchronous; never leave it un-awaited
-                vote = Vote.deny(f"plugin {impl.plugin_name!r} returned {type(vote).__name__}, not a Vote")
-            out.append((impl.plugin_name, vote))
+                vote = Vote.deny(f"plugin {plugin!r} returned {type(vote).__name__}, not a Vote")
+            out.append((plugin, vote))
         return out
 
     def evaluate(self, request: PermissionRequest) -> Decision:

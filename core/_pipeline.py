@@ -75,7 +75,7 @@ def _deferred_note(session: Session, tool: Tool, args: Mapping[str, Any]) -> str
 # --- permission and hooks --------------------------------------------------------
 
 
-async def _authorize(session: Session, tool: Tool, input: Mapping[str, Any], call_id: str) -> None:
+async def _authorize(session: Session, tool: Tool, input: Mapping[str, Any], call_id: str) -> PermissionRequest:
     # The call id lets a plugin tie what its vote checked to the call that runs.
     request = PermissionRequest(tool=tool, input=input, session=session, policy=session.policy,
                                 extra={"call_id": call_id})
@@ -91,6 +91,7 @@ async def _authorize(session: Session, tool: Tool, input: Mapping[str, Any], cal
         decision = await permissions.authorize(request)
     if decision.decision != "allow":
         raise Refusal(f"Permission denied for {tool.name}: {decision.reason} (decided by {decision.source}).")
+    return request
 
 
 async def _call_hook(impl: Any, kwargs: Mapping[str, Any]) -> Any:
@@ -217,9 +218,10 @@ def _watchdog(loop: asyncio.AbstractEventLoop) -> _Watchdog:
     return dog
 
 
-async def _execute(session: Session, tool: Tool, validated: Any, call_id: str, uncapped: bool) -> ToolResult:
+async def _execute(session: Session, tool: Tool, validated: Any, call_id: str, uncapped: bool,
+                   request: PermissionRequest) -> ToolResult:
     ctx = ToolContext(session=session, tool=tool, config=session.toolbox.plugin_config(tool.plugin),
-                      call_id=call_id, uncapped=uncapped)
+                      call_id=call_id, uncapped=uncapped, _resolved=request._resolved)
     timeout = tool.timeout_s or DEFAULT_TIMEOUT_S
     task = asyncio.current_task()
     assert task is not None  # run_call is always awaited inside a task
@@ -378,7 +380,7 @@ async def _run_call(session: Session, name: str, arguments: Any, call_id: str) -
     if advisory:
         notes.append(advisory)
     mapping = as_mapping(validated)
-    await _authorize(session, tool, mapping, call_id)
+    request = await _authorize(session, tool, mapping, call_id)
     info = CallInfo(session=session, tool=tool, input=mapping, call_id=call_id)
     rewritten, context = await _run_before_hooks(info)
     if rewritten:
@@ -386,7 +388,7 @@ async def _run_call(session: Session, name: str, arguments: Any, call_id: str) -
         # hook cannot smuggle a call past the permission rules.
         validated, _ = validate(tool, info.input, rewritten=True)
         info.input = as_mapping(validated)
-        await _authorize(session, tool, info.input, call_id)
+        request = await _authorize(session, tool, info.input, call_id)
     notes.extend(context)
     # Only now, when the call will run: a refused call must not use up the
     # once-per-session note before the model could see it.
@@ -395,7 +397,8 @@ async def _run_call(session: Session, name: str, arguments: Any, call_id: str) -
     uncapped = scratchpad is not None and tool.lifts_caps_with_scratchpad
     if background:
         async def work() -> ToolResult:
-            result = await _run_after_hooks(info, await _execute(session, tool, validated, call_id, uncapped))
+            outcome = await _execute(session, tool, validated, call_id, uncapped, request)
+            result = await _run_after_hooks(info, outcome)
             return _shape(session, tool, result, scratchpad, call_id)
 
         task_id = session.tasks.start(work(), kind="tool", description=f"{tool.name} (call {call_id})")
@@ -403,7 +406,7 @@ async def _run_call(session: Session, name: str, arguments: Any, call_id: str) -
                                   f"delivered when it finishes; TaskOutput fetches it, TaskList lists tasks, "
                                   f"TaskStop stops it.")
         return _append_notes(started, notes)
-    result = await _execute(session, tool, validated, call_id, uncapped)
+    result = await _execute(session, tool, validated, call_id, uncapped, request)
     result = await _run_after_hooks(info, result)
     result = _shape(session, tool, result, scratchpad, call_id)
     return _append_notes(result, notes)

@@ -76,6 +76,16 @@ class PluginContext:
         if self.on_tools_changed is not None:
             self.on_tools_changed()
 
+    def report(self, problem: str) -> None:
+        """Report something an operator must fix that did not stop the plugin
+        (a server entry that was skipped, a setting that was ignored): it is
+        shown by ``pegboard doctor`` and keeps listings from being cached.
+        Say the file, the key and what was expected. A problem reported
+        again (registration runs again when a plugin's tools change) is
+        kept once."""
+        if problem not in self.settings.problems:
+            self.settings.problems.append(problem)
+
 
 @dataclass
 class PluginRecord:

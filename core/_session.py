@@ -6,7 +6,7 @@ import asyncio
 import itertools
 import os
 import uuid
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -18,7 +18,7 @@ from ._tools import Tool, ToolResult
 
 if TYPE_CHECKING:
     from ._catalogue import Catalogue
-    from ._permissions import CompiledRule
+    from ._decisions import CompiledRule, DecisionKind
     from ._toolbox import Toolbox
 
 __all__ = ["CallInfo", "Grant", "PreCall", "Session"]
@@ -171,6 +171,10 @@ class Session:
     def grant(self, rule_text: str, behavior: str = "allow", *, source: str = "session grant") -> Grant:
         """Add a rule for this session only, through the plugin's grammar."""
         rule = Rule.parse(rule_text, behavior, source, self.root)  # type: ignore[arg-type]
+        if rule.specifier is not None and self.toolbox.owner_of(rule.tool) is None:
+            # The core would keep it as an inactive rule: a grant must not
+            # wait for a tool that may come later under someone else's grammar.
+            raise ValueError(f"no loaded plugin provides {rule.tool}")
         compiled = self.toolbox.permissions.compile(rule)
         if compiled is None:
             # Granting the whole tool in place of a specifier nobody can read
@@ -186,6 +190,26 @@ class Session:
 
     def grant_index(self, behavior: str) -> dict[str, list[CompiledRule]]:
         return self._grants[behavior]
+
+    # --- what decisions consult --------------------------------------------
+
+    def rule_for(self, behavior: DecisionKind, tool: str, input: Mapping[str, Any]) -> CompiledRule | None:
+        """The first ``behavior`` rule that would decide a call of ``tool``
+        with ``input`` here: config layers and this session's grants, rules
+        for the tool's group and for names it declares included."""
+        return self.toolbox.permissions.rule_for(behavior, tool, input, self)
+
+    def rules_for(self, behavior: DecisionKind, tool: str) -> list[CompiledRule]:
+        """Every ``behavior`` rule written for ``tool`` by name (config layers, then this session's grants)."""
+        return self.toolbox.permissions.rules_for(behavior, tool, self)
+
+    def is_protected(self, path: str) -> bool:
+        """Whether the resolved ``path`` is protected (``[permissions] protected_paths``, pegboard's own config)."""
+        return self.toolbox.permissions.is_protected(path, self)
+
+    def inside_working_dirs(self, path: str) -> bool:
+        """Whether the resolved ``path`` is one of this session's working directories or lies within one."""
+        return self.toolbox.permissions.inside(path, self)
 
     def grants(self) -> list[Rule]:
         return [c.rule for rules in self._grants.values() for cs in rules.values() for c in cs]

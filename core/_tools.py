@@ -10,14 +10,18 @@ from __future__ import annotations
 import asyncio
 import importlib
 import inspect
+import os
 from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass, field
 from functools import cached_property
+from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any, Literal, Union
 
 from pydantic import BaseModel, ConfigDict, Field
 
 if TYPE_CHECKING:
+    from ._decisions import CompiledRule
+    from ._plugins import PluginContext
     from ._session import Session
 
 __all__ = [
@@ -185,16 +189,18 @@ class ToolContext:
     session: Session
     tool: Tool
     config: Any
+    """This plugin's validated ``[plugins.<name>]`` table (None without a config model)."""
     call_id: str
     uncapped: bool = False
     """True when the caller set ``scratchpad`` on a tool that lifts its caps."""
+    _resolved: Mapping[str, tuple[str, bool]] = field(default_factory=dict, repr=False)
 
     @property
-    def root(self) -> Any:
+    def root(self) -> Path:
         return self.session.root
 
     @property
-    def working_dirs(self) -> tuple[Any, ...]:
+    def working_dirs(self) -> tuple[Path, ...]:
         return self.session.working_dirs
 
     @property
@@ -202,6 +208,42 @@ class ToolContext:
         """This plugin's ``PluginStore`` (as ``context.store``): its tables,
         transactions, ``await ctx.store.run(fn)``."""
         return self.session.toolbox.plugins.stores(self.tool.plugin)
+
+    @property
+    def plugin(self) -> str:
+        """The name this tool's plugin was installed under (its entry point's name)."""
+        return self.tool.plugin
+
+    @property
+    def plugin_context(self) -> PluginContext:
+        """This plugin's ``PluginContext``: its folders, the settings, the hook relay."""
+        return self.session.toolbox.context_for(self.tool.plugin)  # type: ignore[return-value]
+
+    @property
+    def result_limit(self) -> int:
+        """Characters of text a result may have before the pipeline saves
+        the whole text to a file and shows the model the start
+        (``[results] max_chars``); a tool that caps its own output should
+        stay under it."""
+        return self.session.toolbox.settings.core.results.max_chars
+
+    def resolved(self, path: str | os.PathLike[str]) -> Path | None:
+        """The real path the permission decision resolved ``path`` (as given
+        in the input) to, or None when the decision did not resolve it.
+        A handler that opens what was decided on compares against this
+        rather than resolving again and trusting the answer."""
+        found = self._resolved.get(os.fspath(path))
+        return Path(found[0]) if found is not None else None
+
+    def rule_for(self, behavior: Literal["allow", "ask", "deny"], tool: str,
+                 input: Mapping[str, Any]) -> CompiledRule | None:
+        """``PermissionRequest.rule_for``, for a handler: the first
+        ``behavior`` rule that would decide a call of ``tool`` with ``input``."""
+        return self.session.rule_for(behavior, tool, input)
+
+    def rules_for(self, behavior: Literal["allow", "ask", "deny"], tool: str) -> list[CompiledRule]:
+        """``PermissionRequest.rules_for``, for a handler."""
+        return self.session.rules_for(behavior, tool)
 
     @property
     def state(self) -> dict[str, Any]:

@@ -24,10 +24,10 @@ PUBLIC_MODULES = ("pegboard", "pegboard.paths", "pegboard.cli")
 
 def test_exported_names() -> None:
     assert pegboard.__all__ == sorted([
-        "Answer", "CallInfo", "Catalogue", "CatalogueTool", "Check", "ConfigError", "Content", "Decision",
-        "Grant", "ImageContent", "InputFieldMatcher", "PermissionRequest", "PluginContext", "PluginStore", "Policy",
-        "PreCall", "ResourceContent", "Rule", "RuleMatcher", "Session", "Settings", "StoreError", "StoreSchema",
-        "TextContent", "Tool", "ToolContext",
+        "Answer", "CallInfo", "Catalogue", "CatalogueTool", "Check", "CompiledRule", "ConfigError", "Content",
+        "Decision", "Grant", "ImageContent", "InputFieldMatcher", "PermissionRequest", "PluginContext", "PluginStore",
+        "Policy", "PreCall", "ResourceContent", "Rule", "RuleMatcher", "Session", "Settings", "StoreError",
+        "StoreSchema", "TextContent", "Tool", "ToolContext",
         "ToolResult", "Toolbox", "Vote", "clamp_policy", "hookimpl", "hookspec", "policy_for",
     ])
     assert pegboard.paths.__all__ == sorted([

@@ -74,8 +74,8 @@ def pegboard_register_tools(register: Callable[[Tool], None], config: Any) -> No
 
 
 @hookimpl
-def pegboard_permission(request: PermissionRequest) -> Vote | None:
-    if request.tool.plugin != "fs":
+def pegboard_permission(request: PermissionRequest, context: PluginContext) -> Vote | None:
+    if request.tool.plugin != context.name:
         return None
     return _voter()(request)
 

@@ -4,7 +4,7 @@ check, and append the one-time notes about files changed on disk."""
 from __future__ import annotations
 
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from pegboard import ToolResult
 from pegboard.paths import is_within, resolve_path
@@ -15,9 +15,8 @@ from ._tracking import tracker
 if TYPE_CHECKING:
     from pegboard import ToolContext
 
-__all__ = ["HARDLINK_OK", "PathError", "bind_checked", "config_of", "finish", "record_check"]
+__all__ = ["HARDLINK_OK", "PathError", "bind_checked", "config_of", "finish"]
 
-_CHECKED = "checked"
 # state key: resolved paths whose extra hard links the permission check saw and cleared
 HARDLINK_OK = "hardlink_ok"
 
@@ -28,26 +27,6 @@ class PathError(Exception):
 
 def config_of(ctx: ToolContext) -> FsConfig:
     return ctx.config if isinstance(ctx.config, FsConfig) else FsConfig()
-
-
-def _key(tool: str, raw: str) -> str:
-    return f"{tool}\x00{raw}"
-
-
-def record_check(state: dict[str, Any], tool: str, raw: str, real: str, call_id: str | None = None) -> None:
-    """The permission vote saw ``raw`` as ``real``: remember it for the handler.
-
-    Keyed by call id when the core passes one on the request: then two calls
-    of one batch naming the same path cannot see each other's check. Without
-    it, the key is (tool, path as typed), the latest vote winning.
-    """
-    checked: dict[str, str] = state.setdefault(_CHECKED, {})
-    checked[_key(tool, raw)] = real
-    if call_id:
-        checked[f"call\x00{call_id}"] = real
-    if len(checked) > 1024:  # votes whose calls never ran (denied) must not pile up forever
-        for stale in list(checked)[:512]:
-            del checked[stale]
 
 
 def bind_checked(ctx: ToolContext, raw: str) -> Path:
@@ -61,14 +40,13 @@ def bind_checked(ctx: ToolContext, raw: str) -> Path:
         real = resolve_path(raw, ctx.session.root)
     except ValueError as exc:
         raise PathError(f"{raw!r} is not a usable path: {exc}.") from None
-    records: dict[str, str] = ctx.state.get(_CHECKED, {})
-    checked = records.pop(f"call\x00{ctx.call_id}", None) or records.get(_key(ctx.tool.name, raw))
+    checked = ctx.resolved(raw)
     if checked is None:
-        # no vote on record (a core that skipped plugins): fail closed outside the working dirs
+        # the decision did not resolve it (a core that skipped plugins): fail closed outside the working dirs
         if not any(is_within(real, d) for d in ctx.session.working_dirs):
             raise PathError(f"{real} is outside the working directories and was not cleared by a permission check.")
         return real
-    if checked != str(real):
+    if checked != real:
         raise PathError(
             f"{raw} now resolves to {real}, not to {checked} as when permission was checked (a symlink changed "
             f"in between). Nothing was done; check the path and call again."

@@ -141,10 +141,7 @@ def _text(f: BinaryIO, real: Path, encoding: str, size: int, args: ReadInput, ct
 
 
 def _core_cap(ctx: ToolContext) -> int:
-    try:
-        return int(ctx.session.toolbox.settings.core.results.max_chars)
-    except AttributeError:
-        return 10**9
+    return ctx.result_limit
 
 
 def _image(f: BinaryIO, real: Path, mime: str, size: int, limit: int) -> ToolResult:

@@ -47,19 +47,14 @@ def deny_check(ctx: ToolContext) -> Callable[[Path], bool] | None:
     from pegboard import PermissionRequest
 
     session = ctx.session
-    names = ("Read", ctx.tool.name)
-    engine_rules = getattr(session.toolbox.permissions, "rules", [])
-    rules = [c for c in engine_rules if c.rule.behavior == "deny" and c.rule.tool in names]
-    grants = session.grant_index("deny")
-    rules += [c for name in names for c in grants.get(name, [])]
+    rules = [c for name in dict.fromkeys(("Read", ctx.tool.name)) for c in ctx.rules_for("deny", name)]
     if not rules:
         return None
-    tools = {name: session.toolbox.tools.get(name) or ctx.tool for name in names}
 
     def denied(path: Path) -> bool:
         for compiled in rules:
-            tool = tools[compiled.rule.tool]
-            request = PermissionRequest(tool=tool, input={"file_path": str(path), "path": str(path)},
+            # asked as this tool: Read rules cover Glob and Grep too
+            request = PermissionRequest(tool=ctx.tool, input={"file_path": str(path), "path": str(path)},
                                         session=session, policy=session.policy)
             try:
                 if compiled.matcher.matches(request):

@@ -2,8 +2,9 @@
 
 Both work on the resolved path (``~``, relative names, ``..`` and symlinks
 all followed, also in the parents of a file that does not exist yet), never
-on the string the model typed. The vote also records what it decided on, so
-the handler can refuse if the path resolves differently by the time it runs.
+on the string the model typed. The handler refuses a path that resolves
+differently by the time it runs (``ToolContext.resolved`` hands it what
+this decision resolved).
 """
 
 from __future__ import annotations
@@ -16,7 +17,7 @@ from typing import TYPE_CHECKING, Any
 from pegboard import Vote
 from pegboard.paths import is_within
 
-from ._common import HARDLINK_OK, record_check
+from ._common import HARDLINK_OK
 from ._pathrule import PathRule
 
 if TYPE_CHECKING:
@@ -66,9 +67,6 @@ def vote(request: PermissionRequest) -> Vote | None:
         real = request.resolve_str(raw)
     except (ValueError, OSError) as exc:
         return Vote.deny(f"{raw!r} is not a usable path: {exc}")
-    state = request.session.plugin_state("fs")
-    call_id = request.extra.get("call_id")
-    record_check(state, name, raw, real, call_id if isinstance(call_id, str) else None)
     write = name in WRITERS
     base = request.path_vote(raw, write=write)
     if not write:
@@ -78,6 +76,7 @@ def vote(request: PermissionRequest) -> Vote | None:
         if base.decision != "allow" and _is_session_output(real, request):
             return Vote.allow("the session's own saved output")
         return base
+    state = request.session.plugin_state(request.tool.plugin)
     cleared: set[str] | None = state.get(HARDLINK_OK)
     if cleared is None:
         cleared = state[HARDLINK_OK] = set()

@@ -93,12 +93,7 @@ def _list_new_servers(specs: list[ServerSpec], cache: ToolCache, context: Any) -
     unlisted = [s for s in specs if cache.load(s) is None]
     if not unlisted:
         return
-    problems = context.settings.problems
-
-    def problem(line: str) -> None:
-        if line not in problems:  # registration runs again when a server's tools change
-            problems.append(line)
-
+    problem = context.report
     if getattr(context, "listing_only", False) or RELISTING.get():
         for spec in unlisted:
             failed = cache.last_failure(spec)
@@ -130,7 +125,8 @@ def _list_new_servers(specs: list[ServerSpec], cache: ToolCache, context: Any) -
 @hookimpl
 def pegboard_register_tools(register: Callable[[Tool], None], config: McpConfig, context: Any) -> None:
     specs, problems = collect_servers(config, context.root, context.settings)
-    context.settings.problems.extend(problems)
+    for problem in problems:
+        context.report(problem)
     approvals = Approvals(context.data_dir)
     cache = ToolCache(context.data_dir)
     # `tools list` caches its answer; these files decide ours, so a change to
@@ -144,8 +140,11 @@ def pegboard_register_tools(register: Callable[[Tool], None], config: McpConfig,
     runnable = [s for s in specs if s.config.enabled and approvals.is_approved(s)]
     _list_new_servers(runnable, cache, context)
     for spec in runnable:
-        for tool in _server_tools(spec, cache, context.settings.problems):
+        clashes: list[str] = []
+        for tool in _server_tools(spec, cache, clashes):
             register(tool)
+        for problem in clashes:
+            context.report(problem)
     if specs:
         # Offered whenever a server is configured, even one that is down or
         # unapproved: the tools say why, which beats a silent absence.

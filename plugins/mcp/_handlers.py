@@ -19,20 +19,17 @@ if TYPE_CHECKING:
 
 __all__ = ["call_server_tool", "list_resources", "pool_for", "read_resource", "read_resource_dir"]
 
-PLUGIN = "mcp"
 
-
-def pool_for(session: Any, config: Any = None) -> ServerPool:
+def pool_for(ctx: ToolContext) -> ServerPool:
     """This session's servers, created on first use."""
-    state = session.plugin_state(PLUGIN)
+    session = ctx.session
+    state = ctx.state
     pool: ServerPool | None = state.get("pool")
     if pool is None:
         from ._pool import ServerPool
 
-        toolbox = session.toolbox
-        context = toolbox.context_for(PLUGIN)
-        config = config if config is not None else toolbox.plugin_config(PLUGIN)
-        specs, _ = collect_servers(config, context.root, context.settings)
+        context = ctx.plugin_context
+        specs, _ = collect_servers(ctx.config, context.root, context.settings)
         pool = ServerPool(specs, data_dir=context.data_dir, log_dir=session.data_dir / "mcp",
                           emit=session.emit, targets=state.get("targets"),
                           on_tools_changed=context.tools_changed)
@@ -44,7 +41,7 @@ async def call_server_tool(args: dict[str, Any], ctx: ToolContext) -> ToolResult
     from ._manager import ServerUnavailable, ToolCallTimeout
 
     server, tool = ctx.tool.metadata["server"], ctx.tool.metadata["tool"]
-    pool = pool_for(ctx.session, ctx.config)
+    pool = pool_for(ctx)
     try:
         conn = pool.connection(server)
         await conn.ensure_started()
@@ -87,7 +84,7 @@ async def call_server_tool(args: dict[str, Any], ctx: ToolContext) -> ToolResult
 async def list_resources(args: ListResourcesInput, ctx: ToolContext) -> ToolResult:
     from ._manager import ServerUnavailable, describe_exception
 
-    pool = pool_for(ctx.session, ctx.config)
+    pool = pool_for(ctx)
     names = [args.server] if args.server else sorted(pool.specs)
     if not names:
         return ToolResult.text("No MCP servers are configured.")
@@ -118,7 +115,7 @@ async def list_resources(args: ListResourcesInput, ctx: ToolContext) -> ToolResu
 async def read_resource(args: ReadResourceInput, ctx: ToolContext) -> ToolResult:
     from ._manager import ServerUnavailable, describe_exception
 
-    pool = pool_for(ctx.session, ctx.config)
+    pool = pool_for(ctx)
     try:
         result = await pool.connection(args.server).read_resource(args.uri)
     except ServerUnavailable as exc:
@@ -137,7 +134,7 @@ async def read_resource_dir(args: ReadResourceDirInput, ctx: ToolContext) -> Too
     sub-directories that lead to deeper ones (each shown once)."""
     from ._manager import ServerUnavailable, describe_exception
 
-    pool = pool_for(ctx.session, ctx.config)
+    pool = pool_for(ctx)
     try:
         resources = await pool.connection(args.server).list_resources()
     except ServerUnavailable as exc:

@@ -15,7 +15,7 @@ from ._config import ShellConfig
 if TYPE_CHECKING:
     from collections.abc import Callable, Iterable
 
-    from pegboard import Check, PermissionRequest, Rule, Session, Vote
+    from pegboard import Check, PermissionRequest, PluginContext, Rule, Session, Vote
 
 __all__ = ["ShellConfig"]
 
@@ -52,8 +52,9 @@ def pegboard_register_tools(register: Callable[[Tool], None], config: Any) -> No
 
 
 @hookimpl
-def pegboard_permission(request: PermissionRequest) -> Vote | None:
-    if request.tool.plugin != "shell":
+def pegboard_permission(request: PermissionRequest, config: ShellConfig | None,
+                        context: PluginContext) -> Vote | None:
+    if request.tool.plugin != context.name:
         return None
     from pegboard import Vote
 
@@ -61,8 +62,7 @@ def pegboard_permission(request: PermissionRequest) -> Vote | None:
         return Vote.allow(f"{request.tool.name} is always allowed")
     from ._permission import vote
 
-    cfg = request.session.toolbox.plugin_config("shell")
-    return vote(request, cfg if isinstance(cfg, ShellConfig) else ShellConfig())
+    return vote(request, config if isinstance(config, ShellConfig) else ShellConfig())
 
 
 @hookimpl

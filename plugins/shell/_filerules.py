@@ -48,9 +48,8 @@ _RECURSIVE_WITH_FLAG = frozenset({"grep", "egrep", "fgrep", "zgrep", "diff"})
 def named_file_vote(request: PermissionRequest, path: Path, *, write: bool) -> Vote | None:
     """A deny when a ``Read`` (or, for a write, ``Write``/``Edit``) deny
     rule covers ``path``; Write declares Edit's rules as its own."""
-    engine = request.session.toolbox.permissions
     tool, verb = ("Write", "changes") if write else ("Read", "reads")
-    hit = engine.rule_for("deny", tool, {"file_path": str(path), "content": ""}, request.session)
+    hit = request.rule_for("deny", tool, {"file_path": str(path), "content": ""})
     if hit is None:
         return None
     return Vote.deny(f"it {verb} {path}, which {hit.rule.text} denies ({hit.rule.source})")
@@ -130,7 +129,7 @@ def _fixed_paths(session: Session, tool: str) -> list[tuple[str, Path | None]]:
     """(rule text, the path it names or None) for each deny rule written for
     ``tool``, kept per session until the rules change (they change only by
     being added or revoked)."""
-    rules = session.toolbox.permissions.rules_for("deny", tool, session)
+    rules = session.rules_for("deny", tool)
     if not rules:
         return []
     cache: dict[str, tuple[list[Any], list[tuple[str, Path | None]]]] = session.plugin_state("shell").setdefault(

@@ -81,7 +81,7 @@ def pegboard_tool_description(tool: Tool, context: PluginContext) -> str | None:
     The core's override folders answer before this; the core's own reader of
     ``descriptions/`` answers after it and serves the other tools.
     """
-    if tool.name != "Skill" or tool.plugin != PLUGIN:
+    if tool.name != "Skill" or tool.plugin != context.name:
         return None
     from ._describe import describe_skill_tool
 
@@ -89,9 +89,9 @@ def pegboard_tool_description(tool: Tool, context: PluginContext) -> str | None:
 
 
 @hookimpl
-def pegboard_permission(request: PermissionRequest) -> Vote | None:
+def pegboard_permission(request: PermissionRequest, context: PluginContext) -> Vote | None:
     tool = request.tool
-    if tool.plugin != PLUGIN:
+    if tool.plugin != context.name:
         return None
     if tool.name == "run_skill_script":
         skill = str(request.input.get("skill", ""))

@@ -17,8 +17,6 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from pegboard import Rule
-
 from ._skill import Skill, SourceKind
 
 __all__ = ["Active", "activate", "active", "deactivate"]
@@ -74,12 +72,7 @@ def activate(session: Any, state: MutableMapping[str, Any], skill: Skill,
             f"{text} (pre-approvals from {skill.source} skills are off: [plugins.skills] preapprove)"
             for text in skill.allowed_tools)
         return current, previous
-    toolbox = session.toolbox
     for text in skill.allowed_tools:
-        rule = Rule.parse(text, "allow", f"skill:{skill.name}")
-        if rule.specifier is not None and toolbox.owner_of(rule.tool) is None:
-            current.skipped.append(f"{text} (no loaded plugin provides {rule.tool})")
-            continue
         try:
             grant = session.grant(text, "allow", source=f"skill:{skill.name}")
         except ValueError as exc:

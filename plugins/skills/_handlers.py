@@ -108,10 +108,10 @@ def user_skills_dir() -> Path:
     return config_dir() / "skills"
 
 
-def load_for_session(session: Any) -> Catalog:
+def load_for_session(ctx: ToolContext) -> Catalog:
     """All sources for this session's project, plugin folders included."""
-    dirs, broken = plugin_skill_dirs(getattr(session.toolbox, "hook", None))
-    catalog = load_catalog(default_sources(config_dir(), session.root, dirs))
+    dirs, broken = plugin_skill_dirs(ctx.plugin_context.hook)
+    catalog = load_catalog(default_sources(config_dir(), ctx.root, dirs))
     catalog.broken[:0] = broken
     return catalog
 
@@ -138,7 +138,7 @@ def _preapprove(ctx: ToolContext) -> tuple[str, ...]:
 
 async def skill(args: SkillInput, ctx: ToolContext) -> ToolResult:
     name = args.skill.strip().removeprefix("/")
-    catalog = load_for_session(ctx.session)
+    catalog = load_for_session(ctx)
     found = catalog.get(name)
     if found is None:
         return _unknown(name, catalog)
@@ -167,7 +167,7 @@ async def skill(args: SkillInput, ctx: ToolContext) -> ToolResult:
 
 
 async def skill_read(args: SkillReadInput, ctx: ToolContext) -> ToolResult:
-    catalog = load_for_session(ctx.session)
+    catalog = load_for_session(ctx)
     found = catalog.get(args.name.strip().removeprefix("/"))
     if found is None:
         return _unknown(args.name, catalog)
@@ -222,7 +222,7 @@ def skill_search(args: SkillSearchInput, ctx: ToolContext) -> ToolResult:
         pattern = re.compile(args.pattern, re.IGNORECASE if args.ignore_case else 0)
     except re.error as exc:
         return ToolResult.error(f"Not a valid regular expression: {exc}. Escape literal characters like '(' or '.'.")
-    catalog = load_for_session(ctx.session)
+    catalog = load_for_session(ctx)
     matches, more = search(catalog, pattern, args.limit)
     if not matches:
         return ToolResult.text(f"No line of any of the {len(catalog.skills)} skills matches {args.pattern!r}.")
@@ -245,7 +245,7 @@ def skill_search(args: SkillSearchInput, ctx: ToolContext) -> ToolResult:
 
 async def skill_write(args: SkillWriteInput, ctx: ToolContext) -> ToolResult:
     root = user_skills_dir()
-    catalog = load_for_session(ctx.session)
+    catalog = load_for_session(ctx)
     existing = _user_skill(catalog, args.name)
     if args.fields:
         clash = sorted(set(args.fields) & set(RESERVED_KEYS))
@@ -320,7 +320,7 @@ def _user_skill(catalog: Catalog, name: str) -> Skill | None:
 
 async def skill_delete(args: SkillDeleteInput, ctx: ToolContext) -> ToolResult:
     root = user_skills_dir()
-    catalog = load_for_session(ctx.session)
+    catalog = load_for_session(ctx)
     found = _user_skill(catalog, args.name)
     if found is None:
         other = catalog.get(args.name) or next((s.skill for s in catalog.shadowed if s.skill.name == args.name), None)

@@ -21,7 +21,6 @@ if TYPE_CHECKING:
 
 __all__ = ["WebConfig"]
 
-PLUGIN = "web"
 FETCH = "WebFetch"
 SEARCH = "WebSearch"
 _PKG = "pegboard.plugins.web"
@@ -66,8 +65,8 @@ def pegboard_register_tools(register: Callable[[Tool], None], config: Any) -> No
 
 
 @hookimpl
-def pegboard_permission(request: PermissionRequest) -> Vote | None:
-    if request.tool.plugin != PLUGIN:
+def pegboard_permission(request: PermissionRequest, context: PluginContext) -> Vote | None:
+    if request.tool.plugin != context.name:
         return None
     if request.tool.name == SEARCH:
         return Vote.ask("WebSearch sends the query to the search service")

@@ -31,7 +31,7 @@ async def web_fetch(args: WebFetchInput, ctx: ToolContext) -> ToolResult:
         args,
         config,
         rules=operator_rules(ctx.session),
-        summarizer=getattr(getattr(getattr(ctx.session, "toolbox", None), "hook", None), "pegboard_summarize", None),
+        summarizer=getattr(ctx.plugin_context.hook, "pegboard_summarize", None),
     )
 
 
