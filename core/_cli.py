@@ -185,6 +185,30 @@ class _TerminalHost:
             return Answer(allow=True, remember="project", rule=suggestion)
         return Answer(allow=False, message="The person declined this call.")
 
+    @hookimpl
+    def pegboard_elicit(self, source: str, message: str, schema: dict[str, Any]) -> dict[str, Any]:
+        """A form, one prompt per field; an empty answer keeps the default."""
+        click.echo(f"{source} asks: {message}", err=True)
+        if not click.confirm("Answer it?", default=True, err=True):
+            return {"action": "decline"}
+        required = set(schema.get("required") or ())
+        content: dict[str, Any] = {}
+        kinds = {"integer": int, "number": float, "boolean": bool}
+        for name, field in (schema.get("properties") or {}).items():
+            label = field.get("title") or name
+            if field.get("description"):
+                label += f" ({field['description']})"
+            choices = field.get("enum") or field.get("oneOf") and [o.get("const") for o in field["oneOf"]]
+            kind: Any = click.Choice([str(c) for c in choices]) if choices else kinds.get(field.get("type"), str)
+            default = field.get("default")
+            if default is None and name not in required:
+                default = ""
+            value = click.prompt(label, type=kind, default=default, show_default=default not in (None, ""),
+                                 err=True)
+            if value != "" or name in required:
+                content[name] = value
+        return {"action": "accept", "content": content}
+
 
 def _parse_input(text: str) -> Any:
     try:

@@ -116,6 +116,19 @@ def pegboard_ask(request: PermissionRequest, decision: Decision) -> Answer | Non
 
 
 @hookspec(firstresult=True)
+def pegboard_elicit(session: Session, source: str, message: str, schema: dict[str, Any]) -> dict[str, Any] | None:
+    """Host callback: a tool needs the person to fill in a form. May be a coroutine.
+
+    ``source`` says who asks (e.g. "MCP server 'github'"), ``message`` what
+    for; ``schema`` is a flat JSON Schema object of the fields. Return
+    ``{"action": "accept", "content": {...}}``, ``{"action": "decline"}`` or
+    ``{"action": "cancel"}``. Fields left out of an accepted answer take the
+    schema's defaults. With no implementation (headless), the form is declined.
+    Call it through ``Session.elicit``, which asks one question at a time.
+    """
+
+
+@hookspec(firstresult=True)
 def pegboard_classify(request: PermissionRequest, decision: Decision) -> Vote | None:
     """Host callback for ``auto`` mode: judge a call that would otherwise ask.
 

@@ -102,6 +102,31 @@ class Session:
             self._ask_lock = asyncio.Lock()
         return self._ask_lock
 
+    async def elicit(self, source: str, message: str, schema: dict[str, Any]) -> dict[str, Any]:
+        """Put a form to the person through the host's ``pegboard_elicit``
+        (declined when there is no host, or the host fails); an accepted
+        answer has the schema's defaults filled in for fields left out."""
+        hook = self.toolbox.hook.pegboard_elicit
+        if not hook.get_hookimpls():
+            return {"action": "decline"}
+        async with self.ask_lock:
+            try:
+                answer = hook(session=self, source=source, message=message, schema=schema)
+                if hasattr(answer, "__await__"):
+                    answer = await answer
+            except Exception as exc:  # the host's bug declines the form, never breaks the tool
+                _report("pegboard_elicit", exc)
+                return {"action": "decline"}
+        if not isinstance(answer, dict) or answer.get("action") not in ("accept", "decline", "cancel"):
+            return {"action": "decline"}
+        if answer["action"] != "accept":
+            return {"action": answer["action"]}
+        content = dict(answer.get("content") or {})
+        for name, field_schema in (schema.get("properties") or {}).items():
+            if name not in content and isinstance(field_schema, dict) and "default" in field_schema:
+                content[name] = field_schema["default"]
+        return {"action": "accept", "content": content}
+
     def plugin_state(self, plugin: str) -> dict[str, Any]:
         return self._plugin_state.setdefault(plugin, {})
 

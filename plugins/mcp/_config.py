@@ -75,6 +75,9 @@ class ServerConfig(BaseModel):
     eager_load_tools: list[str] = Field(default_factory=list)
     include_tools: list[str] | None = None
     exclude_tools: list[str] = Field(default_factory=list)
+    # "legacy" keeps to the initialize handshake (2025-11-25 and older), for
+    # servers whose newer-protocol discovery misbehaves.
+    protocol: Literal["auto", "legacy"] = "auto"
     startup_timeout_s: float = Field(default=30.0, gt=0)
     tool_timeout_s: float = Field(default=600.0, gt=0)
 
@@ -107,6 +110,8 @@ class McpConfig(BaseModel):
     servers: dict[str, ServerConfig] = Field(default_factory=dict)
     # The project's .mcp.json is the format editors and other agents share.
     read_mcp_json: bool = True
+    # Servers' log messages at this level and above become `mcp.log` events.
+    log_level: Literal["debug", "info", "notice", "warning", "error", "critical", "alert", "emergency"] = "warning"
 
     @field_validator("servers")
     @classmethod

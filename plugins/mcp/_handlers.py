@@ -26,13 +26,16 @@ def pool_for(ctx: ToolContext) -> ServerPool:
     state = ctx.state
     pool: ServerPool | None = state.get("pool")
     if pool is None:
+        from ._manager import ClientSide
         from ._pool import ServerPool
 
         context = ctx.plugin_context
         specs, _ = collect_servers(ctx.config, context.root, context.settings)
         pool = ServerPool(specs, data_dir=context.data_dir, log_dir=session.data_dir / "mcp",
                           emit=session.emit, targets=state.get("targets"),
-                          on_tools_changed=context.tools_changed)
+                          on_tools_changed=context.tools_changed,
+                          client_side=ClientSide(elicit=session.elicit, roots=lambda: session.working_dirs,
+                                                 emit=session.emit, log_level=config.log_level))
         state["pool"] = pool
     return pool
 
@@ -66,8 +69,11 @@ async def call_server_tool(args: dict[str, Any], ctx: ToolContext) -> ToolResult
                 "must review the new definition first. Calling the tool again asks the user to approve the "
                 "change (`pegboard mcp list` shows them the new description).")
         pool.approve_tool(server, live)
+    async def progress(done: float, total: float | None, message: str | None) -> None:
+        ctx.emit("progress", {"server": server, "progress": done, "total": total, "message": message})
+
     try:
-        result = await conn.call_tool(tool, args)
+        result = await conn.call_tool(tool, args, progress=progress)
     except ToolCallTimeout as exc:
         return ToolResult.error(f"{exc}. The call may still be running on the server; "
                                 "check its effects before trying again.")

@@ -12,8 +12,10 @@ import asyncio
 import os
 import tempfile
 import time
-from collections.abc import Callable, Mapping
+import warnings
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 from contextlib import AbstractAsyncContextManager, asynccontextmanager, suppress
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
 
@@ -26,7 +28,7 @@ from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 from ._config import ServerSpec, expand_vars
 from ._stdio import StdioProcess, stdio_transport
 
-__all__ = ["ServerConnection", "ServerUnavailable", "ToolCallTimeout", "describe_exception"]
+__all__ = ["ClientSide", "ServerConnection", "ServerUnavailable", "ToolCallTimeout", "describe_exception"]
 
 State = Literal["stopped", "starting", "running", "failed"]
 
@@ -36,6 +38,30 @@ MAX_BACKOFF_S = 30.0
 STOP_TIMEOUT_S = 8.0
 # Listing tools is paged; a server whose cursor never ends must not hang a start.
 MAX_PAGES = 100
+
+
+LOG_LEVELS = ("debug", "info", "notice", "warning", "error", "critical", "alert", "emergency")
+
+
+@dataclass
+class ClientSide:
+    """What pegboard answers when a server asks its client something: the
+    person (elicitation, through the session's host), the session's working
+    directories (roots), and where progress and log messages go (events)."""
+
+    elicit: Callable[[str, str, dict[str, Any]], Awaitable[dict[str, Any]]] | None = None
+    roots: Callable[[], Sequence[Path]] | None = None
+    emit: Callable[[str, dict[str, Any]], None] | None = None
+    log_level: str = "warning"
+
+
+def _version() -> str:
+    from importlib.metadata import PackageNotFoundError, version
+
+    try:
+        return version("pegboard")
+    except PackageNotFoundError:
+        return "0"
 
 
 class ServerUnavailable(Exception):
@@ -77,11 +103,13 @@ class ServerConnection:
         on_listing: Callable[[ServerConnection, list[types.Tool]], None] | None = None,
         environ: Mapping[str, str] | None = None,
         mode: str = "auto",
+        client_side: ClientSide | None = None,
     ) -> None:
         self.spec = spec
+        self.client_side = client_side or ClientSide()
         # "auto" negotiates the newest protocol the server speaks; "legacy"
         # forces the handshake era (tests, servers whose discovery misbehaves).
-        self._mode = mode
+        self._mode = spec.config.protocol if spec.config.protocol != "auto" else mode
         self.name = spec.name
         # An in-process server object (tests, embedding): no subprocess, no HTTP.
         self._target = target
@@ -159,7 +187,8 @@ class ServerConnection:
         try:
             listed = anyio.Event()
             self._list_changed = listed
-            async with Client(self._transport(), mode=self._mode, message_handler=self._on_message) as client:
+            async with self._client() as client:
+                await self._apply_log_level(client)
                 await self._relist(client)
                 self.client = client
                 ready.set_result(None)
@@ -189,6 +218,56 @@ class ServerConnection:
             code = self.process.returncode
             self._fail(self._with_stderr(
                 f"MCP server {self.name!r} exited" + (f" with status {code}" if code is not None else "")))
+
+    def _client(self) -> Client:
+        """The SDK client, identifying as pegboard and declaring what this
+        session can answer: elicitation only with a host to ask, roots
+        always, sampling never (no model here)."""
+        side = self.client_side
+        options: dict[str, Any] = {"list_roots_callback": self._roots, "logging_callback": self._log}
+        if side.elicit is not None:
+            options["elicitation_callback"] = self._elicit
+        if side.log_level in LOG_LEVELS:
+            options["log_level"] = side.log_level
+        with warnings.catch_warnings():
+            # Roots and protocol logging are deprecated in 2026-07-28 but
+            # still what handshake-era servers use.
+            warnings.simplefilter("ignore", UserWarning)
+            return Client(self._transport(), mode=self._mode, message_handler=self._on_message,
+                          client_info=types.Implementation(name="pegboard", version=_version()), **options)
+
+    async def _apply_log_level(self, client: Client) -> None:
+        """Handshake-era servers are told the level with logging/setLevel."""
+        caps = client.server_capabilities
+        if client.protocol_version in MODERN_PROTOCOL_VERSIONS or caps is None or caps.logging is None:
+            return
+        with suppress(Exception), warnings.catch_warnings():
+            warnings.simplefilter("ignore", UserWarning)
+            await client.set_logging_level(self.client_side.log_level)  # type: ignore[arg-type]
+
+    async def _elicit(self, context: Any, params: Any) -> Any:
+        elicit = self.client_side.elicit
+        schema = getattr(params, "requested_schema", None)
+        if elicit is None or schema is None:
+            # A URL-mode request (or no one to ask): pegboard declared form elicitation only.
+            return types.ElicitResult(action="decline")
+        answer = await elicit(f"MCP server {self.name!r}", params.message, dict(schema))
+        return types.ElicitResult(action=answer["action"], content=answer.get("content"))
+
+    async def _roots(self, context: Any) -> Any:
+        folders = self.client_side.roots() if self.client_side.roots is not None else [self.spec.root]
+        return types.ListRootsResult(roots=[types.Root(uri=Path(f).resolve().as_uri(), name=Path(f).name or str(f))
+                                            for f in folders])
+
+    async def _log(self, params: Any) -> None:
+        if self.client_side.emit is None:
+            return
+        level = str(params.level)
+        wanted = self.client_side.log_level
+        if wanted in LOG_LEVELS and level in LOG_LEVELS and LOG_LEVELS.index(level) < LOG_LEVELS.index(wanted):
+            return  # a server that ignores setLevel still gets filtered here
+        self.client_side.emit("mcp.log", {"server": self.name, "level": level, "logger": params.logger,
+                                          "data": params.data})
 
     async def _relist(self, client: Client) -> None:
         tools = await _list_all_tools(client)
@@ -304,12 +383,14 @@ class ServerConnection:
         return ServerUnavailable(self.reason or describe_exception(exc))
 
     async def call_tool(
-        self, name: str, arguments: dict[str, Any], timeout: float | None = None
+        self, name: str, arguments: dict[str, Any], timeout: float | None = None,
+        progress: Callable[[float, float | None, str | None], Awaitable[None]] | None = None,
     ) -> types.CallToolResult:
         client = await self.ensure_started()
         timeout = timeout if timeout is not None else self.spec.config.tool_timeout_s
         try:
-            result = await client.call_tool(name, arguments, read_timeout_seconds=timeout)
+            result = await client.call_tool(name, arguments, read_timeout_seconds=timeout,
+                                            progress_callback=progress)
         except MCPError as exc:
             if exc.error.code == REQUEST_TIMEOUT:
                 raise ToolCallTimeout(f"{name} on MCP server {self.name!r} gave no answer within {timeout:g} s") \

@@ -11,7 +11,7 @@ from typing import Any
 import mcp_types as types
 
 from ._config import ServerSpec
-from ._manager import ServerConnection, ServerUnavailable
+from ._manager import ClientSide, ServerConnection, ServerUnavailable
 from ._store import Approvals, CachedTool, ToolCache, ToolListing
 
 __all__ = ["ServerPool"]
@@ -27,6 +27,7 @@ class ServerPool:
         emit: Callable[[str, dict[str, Any]], None] | None = None,
         targets: Mapping[str, Any] | None = None,
         on_tools_changed: Callable[[], None] | None = None,
+        client_side: ClientSide | None = None,
     ) -> None:
         self.specs = {s.name: s for s in specs}
         self.approvals = Approvals(data_dir)
@@ -46,7 +47,8 @@ class ServerPool:
             if listing is not None:
                 self.listings[spec.name] = listing
             self.connections[spec.name] = ServerConnection(
-                spec, target=(targets or {}).get(spec.name), log_dir=log_dir, on_listing=self._listed)
+                spec, target=(targets or {}).get(spec.name), log_dir=log_dir, on_listing=self._listed,
+                client_side=client_side)
 
     def _listed(self, conn: ServerConnection, tools: list[types.Tool]) -> None:
         """A server (re)started: refresh the on-disk cache, report changed tools."""

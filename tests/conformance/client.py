@@ -95,8 +95,8 @@ def make_host() -> object:
             return Answer(allow=True)
 
         @hookimpl
-        def pegboard_elicit(self, session: Any, request: Any) -> Any:
-            log("form from", request.source, ":", request.message)
+        def pegboard_elicit(self, source: str, message: str, schema: dict[str, Any]) -> Any:
+            log("form from", source, ":", message, json.dumps(schema))
             return {"action": "accept", "content": {}}
 
         @hookimpl
@@ -163,6 +163,11 @@ async def run(url: str, scenario: str) -> None:
             names = session.catalogue().names()
             ours = sorted(n for n in names if n.startswith(PREFIX))
             log("first catalogue holds", ours)
+            problems = [p for p in toolbox.settings.problems if SERVER in p]
+            if problems:
+                raise SystemExit(f"the server was not listed: {problems}")
+            if scenario == "initialize":
+                return
             if not ours:
                 raise SystemExit("the first catalogue holds none of the server's tools")
             if f"{PREFIX}authenticate" in ours:
