@@ -174,7 +174,8 @@ class _TerminalHost:
     def pegboard_ask(self, request: PermissionRequest, decision: Decision) -> Answer:
         from ._decisions import Answer
 
-        click.echo(f"{request.tool.name} wants to run: {decision.reason}", err=True)
+        who = f" (asked by {' > '.join(request.session.chain)})" if request.session.parent is not None else ""
+        click.echo(f"{request.tool.name} wants to run{who}: {decision.reason}", err=True)
         click.echo(json.dumps(dict(request.input), default=str)[:500], err=True)
         suggestion = decision.suggestions[0] if decision.suggestions else request.tool.name
         choice = click.prompt(f"Allow? [y]es once / [a]lways ({suggestion}) for this project / [n]o",

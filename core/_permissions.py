@@ -260,6 +260,11 @@ class PermissionEngine:
             keys = self._key_cache[cache_key] = tuple(dict.fromkeys(found))
         return keys
 
+    def names_covering(self, tool: Any) -> tuple[str, ...]:
+        """The rule names whose deny rules cover every call of ``tool``
+        (what hiding a name from a child session hides)."""
+        return self._rule_keys(tool, "deny")
+
     def rule_for(self, behavior: str, tool: str, input: Mapping[str, Any], session: Session) -> CompiledRule | None:
         """The first ``behavior`` rule covering a call of ``tool`` with
         ``input`` (None also when no loaded plugin provides ``tool``).
@@ -392,6 +397,9 @@ class PermissionEngine:
             why = "only read-only tools are offered" if policy.read_only_tools and not tool.read_only \
                 else f"it needs {required}"
             return Decision("deny", f"{tool.name} is not offered at {where} ({why})", where)
+        if request.session.hides(tool):
+            where = "sub-agent " + " > ".join(request.session.chain)
+            return Decision("deny", f"{tool.name} is not offered to this sub-agent", where)
         if (hit := self._match("deny", request)) is not None:
             return Decision("deny", f"denied by {hit.rule.text}", hit.where)
         votes = self.votes(request)
@@ -470,7 +478,7 @@ class PermissionEngine:
                 return Decision(verdict.decision, verdict.reason, "classifier")
             # None, an ask or anything else: the person decides.
         if not hook.pegboard_ask.get_hookimpls():
-            return self._headless(decision, "no one is there to ask (no pegboard_ask host)")
+            return self._unasked(request, decision, "no one is there to ask (no pegboard_ask host)")
         shown = replace(decision, suggestions=decision.suggestions or (request.tool.name,))
         shown = replace(shown, previews=tuple(self._safe_preview(r, request.session) for r in shown.suggestions))
         try:
@@ -478,7 +486,7 @@ class PermissionEngine:
         except Exception as exc:
             return Decision("deny", f"{decision.reason}; asking failed: {_short_error(exc)}", "host")
         if not isinstance(answer, Answer):
-            return self._headless(decision, "the host gave no answer")
+            return self._unasked(request, decision, "the host gave no answer")
         if not answer.allow:
             return Decision("deny", answer.message or "the person declined this call", "person")
         if answer.remember is None:
@@ -492,6 +500,15 @@ class PermissionEngine:
             return Decision("allow", f"approved once; could not remember {rule_text!r}: {_short_error(exc)}",
                             "person")
         return Decision("allow", f"approved and remembered as {rule_text} ({where})", "person")
+
+    def _unasked(self, request: PermissionRequest, decision: Decision, why: str) -> Decision:
+        """An ask nobody answered is a deny; the host (and a plugin that runs
+        the session for someone, such as a sub-agent's parent) hears of it
+        as the event ``permission.unanswered``."""
+        denied = self._headless(decision, why)
+        request.session.emit("permission.unanswered", {"tool": request.tool.name, "reason": denied.reason,
+                                                       "call_id": request.extra.get("call_id")})
+        return denied
 
     def _headless(self, decision: Decision, why: str) -> Decision:
         suggestions = decision.suggestions

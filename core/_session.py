@@ -6,13 +6,13 @@ import asyncio
 import itertools
 import os
 import uuid
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from ._decisions import Rule
-from ._policy import Policy
+from ._policy import Policy, clamp_policy
 from ._tasks import BackgroundTasks
 from ._tools import Tool, ToolResult
 
@@ -83,6 +83,12 @@ class Session:
         self.durable = False
         self.resumed = False
         self.parent_id: str | None = None
+        # A child session (``child``): where it came from, how asks name it,
+        # and the tools it is not offered (names, groups, or only some).
+        self.parent: Session | None = None
+        self.label: str | None = None
+        self.hidden_tools: frozenset[str] = frozenset()
+        self.only_tools: frozenset[str] | None = None
 
     # --- state -------------------------------------------------------------
 
@@ -97,7 +103,11 @@ class Session:
 
     @property
     def ask_lock(self) -> asyncio.Lock:
-        """Held while a call of this session is being decided by a person."""
+        """Held while a call of this session is being decided by a person.
+        A child session shares its parent's: the person sees one question
+        at a time from the whole family."""
+        if self.parent is not None:
+            return self.parent.ask_lock
         if self._ask_lock is None:
             self._ask_lock = asyncio.Lock()
         return self._ask_lock
@@ -214,7 +224,18 @@ class Session:
             rules.remove(compiled)
 
     def grant_index(self, behavior: str) -> dict[str, list[CompiledRule]]:
-        return self._grants[behavior]
+        own = self._grants[behavior]
+        if self.parent is None or behavior == "allow":
+            return own
+        # A parent's deny and ask grants hold for its children whenever they
+        # were made; its allow grants were copied when the child was made.
+        inherited = self.parent.grant_index(behavior)
+        if not inherited:
+            return own
+        merged = {tool: list(rules) for tool, rules in inherited.items()}
+        for tool, rules in own.items():
+            merged.setdefault(tool, []).extend(rules)
+        return merged
 
     # --- what decisions consult --------------------------------------------
 
@@ -238,6 +259,84 @@ class Session:
 
     def grants(self) -> list[Rule]:
         return [c.rule for rules in self._grants.values() for cs in rules.values() for c in cs]
+
+    # --- child sessions ----------------------------------------------------
+
+    def child(self, *, mode: str | None = None, hide: Iterable[str] = (), only: Iterable[str] | None = None,
+              working_dirs: Sequence[str | os.PathLike[str]] | None = None, label: str | None = None,
+              session_id: str | None = None) -> Session:
+        """A session for a sub-agent of this one, never wider than it.
+
+        ``mode``: a mode or level name, clamped to this session's
+        (``clamp_policy``); None keeps this session's policy. ``hide``: tool
+        names not offered to the child; a name hides what a deny rule of
+        that name would cover (``mcp__server`` every tool of the server, a
+        tool declaring it in ``rule_names``) and the tools that go with it
+        (``metadata["requires"]``). ``only``: offer only these names (the
+        core's own tools stay). Both add to what this session already
+        hides. Tools registered with ``subagents=False`` are never offered
+        to a child. ``working_dirs``: each must lie within one of this
+        session's (``ValueError`` otherwise); the first is the child's root.
+        The child starts with this session's allow grants; this session's
+        deny and ask grants keep applying to it, also those made later. It
+        shares this session's ask lock. ``label`` names it in ``chain``.
+        With ``session_id`` the child is durable, as ``Toolbox.session``
+        makes sessions, recorded with this session as its parent.
+        """
+        from ._paths import is_within
+
+        child = Session(self.toolbox, clamp_policy(mode, self.policy.name) if mode else self.policy, session_id)
+        if session_id is not None:
+            self.toolbox.make_durable(child, session_id, self.id)
+        child.parent, child.parent_id = self, self.id
+        child.label = label
+        child.hidden_tools = self.hidden_tools | frozenset(hide)
+        if only is not None:
+            wanted = frozenset(only)
+            child.only_tools = wanted if self.only_tools is None else self.only_tools & wanted
+        else:
+            child.only_tools = self.only_tools
+        if working_dirs is not None:
+            dirs = tuple(dict.fromkeys(Path(os.path.realpath(self.root / Path(d))) for d in working_dirs))
+            for d in dirs:
+                if not d.is_dir():
+                    raise ValueError(f"{d} is not a directory")
+                if not any(is_within(d, Path(os.path.realpath(mine))) for mine in self.working_dirs):
+                    raise ValueError(f"{d} is not within this session's working directories")
+            if not dirs:
+                raise ValueError("working_dirs: give at least one directory")
+            child.root, child.working_dirs = dirs[0], dirs
+        else:
+            child.root, child.working_dirs = self.root, self.working_dirs
+        child._grants["allow"] = {tool: list(rules) for tool, rules in self._grants["allow"].items()}
+        return child
+
+    @property
+    def chain(self) -> tuple[str, ...]:
+        """Labels from the top session down to this one (the top one is
+        ``"main"`` unless labelled): who is asking, for a host's prompt."""
+        labels: list[str] = []
+        session: Session | None = self
+        while session is not None:
+            labels.append(session.label or ("main" if session.parent is None else session.id))
+            session = session.parent
+        return tuple(reversed(labels))
+
+    def hides(self, tool: Tool) -> bool:
+        """Whether this session is not offered ``tool`` whatever its policy
+        says (a child session's narrowing)."""
+        if self.parent is None and not self.hidden_tools and self.only_tools is None:
+            return False
+        if self.parent is not None and not tool.subagents:
+            return True
+        if self.only_tools is not None and tool.plugin != "core" and tool.name not in self.only_tools:
+            return True
+        if not self.hidden_tools:
+            return False
+        if tool.metadata.get("requires") in self.hidden_tools:
+            return True
+        covered = self.toolbox.permissions.names_covering(tool)
+        return any(name in self.hidden_tools for name in covered)
 
     # --- tools -------------------------------------------------------------
 

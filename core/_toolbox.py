@@ -198,6 +198,8 @@ class Toolbox:
 
     def offered_tools(self, policy: Policy, session: Session | None = None) -> list[Tool]:
         offered = [t for t in self.tools.values() if policy.offers_tool(self.required_level(t), t.read_only)]
+        if session is not None:
+            offered = [t for t in offered if not session.hides(t)]
         if not any(t.loading == "deferred" for t in offered if t.name != "ToolSearch"):
             offered = [t for t in offered if t.name != "ToolSearch"]
         return offered
@@ -206,7 +208,10 @@ class Toolbox:
         tool = self.tools.get(name)
         if tool is None or not session.policy.offers_tool(self.required_level(tool), tool.read_only):
             return None
-        if name == "ToolSearch" and not any(t.loading == "deferred" for t in self.offered_tools(session.policy)):
+        if session.hides(tool):
+            return None
+        if name == "ToolSearch" and not any(t.loading == "deferred"
+                                            for t in self.offered_tools(session.policy, session)):
             return None
         return tool
 
@@ -218,6 +223,8 @@ class Toolbox:
             return f"There is no tool called {name!r}.{hint}"
         if not status.enabled:
             return f"{name} is not available: {status.status}."
+        if session.hides(status.tool):
+            return f"{name} is not offered to this sub-agent ({' > '.join(session.chain)})."
         if (name == "ToolSearch" and status.tool.plugin == CORE_PLUGIN
                 and session.policy.offers_tool(self.required_level(status.tool), status.tool.read_only)):
             return "ToolSearch is offered only while some tool is deferred; every tool's schema is already loaded."
@@ -241,14 +248,18 @@ class Toolbox:
         # system policy's mode as a ceiling (Session.set_mode goes there too).
         session = Session(self, self.permissions.session_policy(mode), session_id)
         if session_id is not None:
-            from ._sessions import DurableScratchpad, SessionRecords, check_session_id
-
-            check_session_id(session_id)
-            records = SessionRecords(self)
-            session.resumed, entries = records.open(session_id, parent_id)
-            session.scratchpad = DurableScratchpad(records, session_id, entries)
-            session.durable, session.parent_id = True, parent_id
+            self.make_durable(session, session_id, parent_id)
         return session
+
+    def make_durable(self, session: Session, session_id: str, parent_id: str | None) -> None:
+        """Open (or resume) the store's record of ``session`` under ``session_id``."""
+        from ._sessions import DurableScratchpad, SessionRecords, check_session_id
+
+        check_session_id(session_id)
+        records = SessionRecords(self)
+        session.resumed, entries = records.open(session_id, parent_id)
+        session.scratchpad = DurableScratchpad(records, session_id, entries)
+        session.durable, session.parent_id = True, parent_id
 
     def tool_statuses(self) -> list[ToolStatus]:
         return sorted(self.statuses.values(), key=lambda s: (s.tool.name.startswith("mcp__"),
