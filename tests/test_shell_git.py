@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import subprocess
 from collections.abc import AsyncIterator
 from pathlib import Path
@@ -149,3 +150,126 @@ def test_a_git_file_naming_another_repository_makes_git_ask(tmp_path: Path) -> N
     assert tb.permissions.evaluate(req("git log -p")).decision == "allow"  # not a repository: nothing to read
     (proj / ".git").write_text(f"gitdir: {private / '.git'}\n")
     assert tb.permissions.evaluate(req("git log -p")).decision == "ask"
+
+
+# --- a partial clone whose missing objects are fetched by a command it chose --
+
+
+@pytest.fixture
+def lazy_clone(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Any:
+    """Make a partial clone (blobs left on the server) whose config fetches a
+    missing blob with code of its own choosing: ``vector`` "uploadpack"
+    (``protocol.file.allow = always`` plus ``remote.origin.uploadpack``),
+    "ext" (``protocol.ext.allow = always`` and an ``ext::`` remote) or
+    "helper" (a remote helper installed on the machine, ``git-remote-pbtest``,
+    unlocked with ``protocol.pbtest.allow = always``). Each call makes a fresh
+    clone: a fetch that got through fills the blob in."""
+    server = (tmp_path / "server").resolve()
+    server.mkdir()
+    git(server, "init", "-q")
+    (server / "big.txt").write_text("the blob\n")
+    git(server, "add", ".")
+    git(server, "commit", "-qm", "one")
+    git(server, "config", "uploadpack.allowFilter", "true")
+    git(server, "config", "uploadpack.allowAnySHA1InWant", "true")
+    marker = tmp_path / "fetched-with-repository-code"
+    count = iter(range(100))
+    helpers = tmp_path / "bin"  # on PATH, outside the working directories, as an installed helper is
+    helpers.mkdir()
+    (helpers / "git-remote-pbtest").write_text(f"#!/bin/sh\ntouch {marker}\n")
+    (helpers / "git-remote-pbtest").chmod(0o755)
+    monkeypatch.setenv("PATH", f"{helpers}:{os.environ['PATH']}")
+
+    def make(vector: str) -> tuple[Path, Path]:
+        clone = (tmp_path / f"clone{next(count)}").resolve()
+        git(tmp_path, "clone", "-q", "--filter=blob:none", "--no-checkout", f"file://{server}", str(clone))
+        marker.unlink(missing_ok=True)
+        if vector == "uploadpack":
+            git(clone, "config", "protocol.file.allow", "always")
+            git(clone, "config", "remote.origin.uploadpack", f"touch {marker}; git-upload-pack")
+        elif vector == "ext":
+            git(clone, "config", "protocol.ext.allow", "always")
+            git(clone, "config", "remote.origin.url", f"ext::sh -c touch% {marker};git-upload-pack% {server}")
+        else:
+            git(clone, "config", "protocol.pbtest.allow", "always")
+            git(clone, "config", "remote.origin.url", "pbtest::anything")
+        return clone, marker
+
+    return make
+
+
+def _git_version() -> tuple[int, ...]:
+    out = subprocess.run(["git", "version"], capture_output=True, text=True, check=True).stdout
+    return tuple(int(x) for x in out.split()[2].split(".")[:2])
+
+
+VECTORS = ["uploadpack", "ext", "helper"]
+
+
+@pytest.mark.parametrize("vector", VECTORS)
+async def test_a_lazy_fetch_runs_no_repository_code(lazy_clone: Any, tmp_path: Path, vector: str) -> None:
+    clone, marker = lazy_clone(vector)
+    # The control: plain git, as the person would run it, runs the repository's command.
+    shown = subprocess.run(["git", "show", "HEAD:big.txt"], cwd=clone, capture_output=True, text=True)
+    assert marker.exists() and ("the blob" in shown.stdout or vector == "helper"), shown.stderr
+    clone, marker = lazy_clone(vector)
+    cfg = tmp_path / "cfg.toml"
+    cfg.write_text('[plugins.shell]\nsandbox = "off"\n')  # the git hardening alone must hold
+    tb = Toolbox.load(cwd=clone, plugins=["shell"], config=cfg)
+    s = tb.session(mode="default")
+    try:
+        for command in ("git show HEAD:big.txt", "git log -p -1", "git diff HEAD~0 --stat", "git cat-file -p HEAD:big.txt"):
+            r = await s.call("Bash", {"command": command})
+            assert "needs approval" not in r.text_content(), r.text_content()  # read-only: it ran, unasked
+            assert not marker.exists(), command
+        assert "the blob" not in r.text_content()
+    finally:
+        await s.aclose()
+
+
+# Each layer of the lazy-fetch hardening, by what it adds to git's environment.
+_LAYERS = {
+    "GIT_NO_LAZY_FETCH": lambda name, key: name == "GIT_NO_LAZY_FETCH",
+    "GIT_ALLOW_PROTOCOL": lambda name, key: name == "GIT_ALLOW_PROTOCOL",
+    "protocol.<name>.allow": lambda name, key: key is not None and key.startswith("protocol."),
+}
+
+
+def _only(env: dict[str, str], keep: str | None) -> dict[str, str]:
+    """``env`` with every lazy-fetch layer taken out except ``keep``."""
+    def is_layer(name: str, key: str | None) -> str | None:
+        return next((layer for layer, test in _LAYERS.items() if test(name, key)), None)
+
+    out = {k: v for k, v in env.items() if not k.startswith("GIT_CONFIG_") or k == "GIT_CONFIG_GLOBAL"
+           or k == "GIT_CONFIG_NOSYSTEM"}
+    out = {k: v for k, v in out.items() if is_layer(k, None) in (None, keep)}
+    pairs = [(env[f"GIT_CONFIG_KEY_{i}"], env[f"GIT_CONFIG_VALUE_{i}"]) for i in range(int(env["GIT_CONFIG_COUNT"]))]
+    pairs = [(k, v) for k, v in pairs if is_layer("", k) in (None, keep)]
+    out["GIT_CONFIG_COUNT"] = str(len(pairs))
+    for i, (k, v) in enumerate(pairs):
+        out[f"GIT_CONFIG_KEY_{i}"], out[f"GIT_CONFIG_VALUE_{i}"] = k, v
+    return out
+
+
+@pytest.mark.parametrize("layer", list(_LAYERS))
+@pytest.mark.parametrize("vector", VECTORS)
+def test_each_lazy_fetch_layer_holds_on_its_own(lazy_clone: Any, vector: str, layer: str) -> None:
+    """Layers overlap on purpose; each one alone must stop the fetch, and with
+    all of them taken out the same environment fetches (so the layers, and
+    nothing else in it, are what stops it). There is no uploadpack layer: git
+    keeps the first ``remote.<name>.uploadpack`` it reads, the repository's,
+    over any ``-c`` (it says "more than one uploadpack given, using the first")."""
+    from pegboard.plugins.shell._git import git_safe_env
+    from pegboard.plugins.shell._runner import base_env
+
+    if layer == "GIT_NO_LAZY_FETCH" and _git_version() < (2, 44):
+        pytest.skip(f"git {'.'.join(map(str, _git_version()))} does not know GIT_NO_LAZY_FETCH (2.44+)")
+    clone, marker = lazy_clone(vector)
+    env = git_safe_env(base_env([clone]), [clone])
+    subprocess.run(["git", "show", "HEAD:big.txt"], cwd=clone, env=_only(env, None), capture_output=True)
+    assert marker.exists()  # the control: without the layers, the fetch runs the repository's command
+    clone, marker = lazy_clone(vector)
+    env = git_safe_env(base_env([clone]), [clone])
+    shown = subprocess.run(["git", "show", "HEAD:big.txt"], cwd=clone, env=_only(env, layer), capture_output=True,
+                           text=True)
+    assert not marker.exists() and "the blob" not in shown.stdout, (layer, shown.stderr)

@@ -117,40 +117,56 @@ _HARDENING: tuple[tuple[str, str], ...] = (
     ("gpg.ssh.program", "false"),
     ("gpg.x509.program", "false"),
     ("log.showSignature", "false"),
-    # A partial clone fetches missing objects on demand: no network from a read.
+    # A partial clone fetches missing objects on demand (``git show`` of a
+    # blob it lacks), through the remote the repository names, with the
+    # transport and upload-pack command it names: no transport at all.
     ("protocol.allow", "never"),
+    *((f"protocol.{name}.allow", "never") for name in (
+        "file", "ext", "fd", "git", "ssh", "http", "https", "ftp", "ftps")),
 )
+# Set in the environment of a read-only git: GIT_NO_LAZY_FETCH (git 2.44+)
+# makes a missing object an error instead of a fetch; GIT_ALLOW_PROTOCOL (a
+# list naming no real transport) overrides every protocol.*.allow of any
+# config, including ones for remote helpers this list does not know.
+_ENV = {"GIT_NO_LAZY_FETCH": "1", "GIT_ALLOW_PROTOCOL": ""}
+# What the repository's own config may define and the overrides answer. Not
+# ``remote.<name>.uploadpack``: git keeps the first value it reads, so no
+# later ``-c`` can replace it; git must never get as far as a transport.
+_OWN_KEYS = r"^(filter|diff|merge)\..*\.|^protocol\..*\.allow$"
 
 
-def _driver_overrides(cwds: Iterable[Path], base_env: Mapping[str, str]) -> list[tuple[str, str]]:
-    """Empty every filter and diff driver the repository's config defines.
+def _config_overrides(cwds: Iterable[Path], base_env: Mapping[str, str]) -> list[tuple[str, str]]:
+    """Answer what the repository's config defines that would run code.
 
-    Drivers are named by .gitattributes and defined by config, so their names
-    are only known by reading the config (which runs nothing).
+    Filter, diff and merge drivers are named by .gitattributes and defined by
+    config; a ``protocol.<name>.allow = always`` beats ``protocol.allow``.
+    Their names are only known by reading the config (which runs nothing).
     """
     out: list[tuple[str, str]] = []
-    seen: set[str] = set()
+    seen: set[tuple[str, str]] = set()
     for cwd in cwds:
         try:
             proc = subprocess.run(
-                ["git", "config", "--null", "--name-only", "--get-regexp", r"^(filter|diff|merge)\..*\."],
+                ["git", "config", "--null", "--name-only", "--get-regexp", _OWN_KEYS],
                 cwd=cwd, env=dict(base_env), stdin=subprocess.DEVNULL, capture_output=True, timeout=10,
             )
         except (OSError, subprocess.SubprocessError):
             continue
         for key in proc.stdout.decode("utf-8", "replace").split("\0"):
             section, _, rest = key.partition(".")
-            driver = rest.rpartition(".")[0]
-            if not driver or (section, driver) in seen:
+            name, _, variable = rest.rpartition(".")
+            if not name or (section, name) in seen:
                 continue
-            seen.add((section, driver))  # type: ignore[arg-type]
+            seen.add((section, name))
             if section == "filter":
-                out += [(f"filter.{driver}.clean", ""), (f"filter.{driver}.smudge", ""),
-                        (f"filter.{driver}.process", ""), (f"filter.{driver}.required", "false")]
+                out += [(f"filter.{name}.clean", ""), (f"filter.{name}.smudge", ""),
+                        (f"filter.{name}.process", ""), (f"filter.{name}.required", "false")]
             elif section == "diff":
-                out += [(f"diff.{driver}.textconv", ""), (f"diff.{driver}.command", "")]
+                out += [(f"diff.{name}.textconv", ""), (f"diff.{name}.command", "")]
             elif section == "merge":
-                out += [(f"merge.{driver}.driver", "false")]
+                out += [(f"merge.{name}.driver", "false")]
+            elif section == "protocol" and variable == "allow":
+                out += [(f"protocol.{name}.allow", "never")]
     return out
 
 
@@ -164,8 +180,9 @@ def git_safe_env(env: Mapping[str, str], cwds: Iterable[Path]) -> dict[str, str]
         "PAGER": "cat",
         "GIT_TERMINAL_PROMPT": "0",
         "GIT_OPTIONAL_LOCKS": "0",
+        **_ENV,
     })
-    pairs = [*_HARDENING, *_driver_overrides(cwds, out)]
+    pairs = [*_HARDENING, *_config_overrides(cwds, out)]
     out["GIT_CONFIG_COUNT"] = str(len(pairs))
     for i, (key, value) in enumerate(pairs):
         out[f"GIT_CONFIG_KEY_{i}"] = key
