@@ -35,7 +35,7 @@ def pool_for(ctx: ToolContext) -> ServerPool:
                           emit=session.emit, targets=state.get("targets"),
                           on_tools_changed=context.tools_changed,
                           client_side=ClientSide(elicit=session.elicit, roots=lambda: session.working_dirs,
-                                                 emit=session.emit, log_level=config.log_level))
+                                                 emit=session.emit, log_level=ctx.config.log_level))
         state["pool"] = pool
     return pool
 
