@@ -90,8 +90,10 @@ def build_catalogue(session: Session) -> Catalogue:
     tools, deferred = [], []
     for tool in session.offered():
         description = toolbox.description(tool)
+        if tool.name in toolbox.broken:
+            continue  # its description failed: left out alone (see Toolbox.tool_problem)
         if tool.loading == "deferred" and tool.name not in session.loaded:
             deferred.append(DeferredTool(tool.name, clip_summary(description)))
-        else:
+        elif toolbox.tool_problem(tool) is None:  # a schema that cannot be built leaves that tool out alone
             tools.append(CatalogueTool(tool.name, description, augmented_schema(session, tool), tool.read_only))
     return Catalogue(tools, deferred)

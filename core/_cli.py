@@ -78,8 +78,10 @@ def plugins() -> None:
 @global_options
 @JSON
 def plugins_list(as_json: bool) -> None:
-    """Every discovered plugin: version, distribution, state, tools, error."""
+    """Every discovered plugin: version, distribution, state, tools, error,
+    broken tools and warnings (a tool refused for its name, a hook never called)."""
     toolbox = _state().toolbox(inventory=True, listing=True)
+    toolbox.check_tools()
     rows = [r.to_json() for r in toolbox.records.values()]
     if as_json:
         _emit_json(rows)
@@ -90,6 +92,10 @@ def plugins_list(as_json: bool) -> None:
                    f"tools: {', '.join(r['tools']) or '-'}")
         if r["error"]:
             click.echo(f"{'':<12} {r['error']}")
+        for name, why in r["broken_tools"].items():
+            click.echo(f"{'':<12} tool {name} is broken: {why}")
+        for warning in r["warnings"]:
+            click.echo(f"{'':<12} warning: {warning}")
 
 
 # --- tools -------------------------------------------------------------------
@@ -105,20 +111,29 @@ def tools() -> None:
 @MODE
 @JSON
 def tools_list(mode: str | None, as_json: bool) -> None:
-    """Every tool at a glance, with why an absent one is absent."""
+    """Every tool at a glance, with why an absent one is absent.
+
+    Exits 1 when an enabled plugin failed to load (its tools are missing)
+    or a tool is broken, after listing the rest; problems that left every
+    tool in place are said on stderr with exit 0."""
     from ._listing import load_rows, store_rows
 
     state = _state()
     root = state.cwd or Path.cwd()
     cached = load_rows(root, state.config)
+    failed: list[str] = []
     if cached is None:
         toolbox = state.toolbox(inventory=True, listing=True)
+        broken = toolbox.check_tools()
         inventory = [{**s.to_json(), "default_mode": toolbox.settings.core.permissions.mode}
                      for s in toolbox.tool_statuses()]
         notes = toolbox.plugins.notes()
-        if not toolbox.settings.problems and not any(r.error for r in toolbox.records.values()):
+        failed = [f"plugin {r.name!r} failed, so its tools are missing: {r.error}"
+                  for r in toolbox.records.values() if r.error and r.enabled]
+        if not toolbox.settings.problems and not failed and not broken:
             store_rows(root, state.config, inventory, [r.module for r in toolbox.records.values()],
                        toolbox.plugins.watched_files(), notes)
+        notes = [*notes, *toolbox.settings.problems]
     else:
         inventory, notes = cached
     policy = policy_for(mode or (inventory[0]["default_mode"] if inventory else "default"))
@@ -131,13 +146,17 @@ def tools_list(mode: str | None, as_json: bool) -> None:
         rows.append(row)
     for line in notes:  # what plugins would offer but do not list yet (stderr: JSON stays rows)
         click.echo(f"note: {line}", err=True)
+    for line in failed:
+        click.echo(f"pegboard: {line}", err=True)
     if as_json:
         _emit_json(rows)
-        return
-    click.echo(f"{'NAME':<28} {'PLUGIN':<10} {'LOADING':<9} {'RO':<4} {'PERMISSION':<13} STATUS")
-    for r in rows:
-        click.echo(f"{r['name']:<28} {r['plugin']:<10} {r['loading']:<9} {'yes' if r['read_only'] else '':<4} "
-                   f"{r['permission']:<13} {r['status']}")
+    else:
+        click.echo(f"{'NAME':<28} {'PLUGIN':<10} {'LOADING':<9} {'RO':<4} {'PERMISSION':<13} STATUS")
+        for r in rows:
+            click.echo(f"{r['name']:<28} {r['plugin']:<10} {r['loading']:<9} {'yes' if r['read_only'] else '':<4} "
+                       f"{r['permission']:<13} {r['status']}")
+    if failed or any(r["status"].startswith("broken: ") for r in rows):
+        sys.exit(1)
 
 
 @tools.command("show")
@@ -494,6 +513,14 @@ def doctor() -> None:
             line("ok", f"plugin {record.name}", "disabled")
             continue
         line("ok", f"plugin {record.name}", f"{len(record.tools)} tools")
+        for warning in record.warnings:
+            line("warn", f"plugin {record.name}", warning)
+        for name in record.tools:
+            status = toolbox.statuses.get(name)
+            if status is not None and status.enabled:
+                toolbox.tool_problem(status.tool, handler=True)
+        for name, why in record.broken.items():
+            line("fail", f"{record.name}: tool {name}", f"broken: {why}")
         try:
             checks = call_impl(toolbox.plugins.pm, record.obj, "pegboard_doctor", config=record.config,
                                context=toolbox.context_for(record.name)) or []

@@ -17,6 +17,7 @@ import pluggy
 from pydantic import BaseModel, ValidationError
 
 from . import _hookspecs
+from ._hookcheck import describe_validation_error, unmatched_hooks
 from ._config import Settings, config_dir, data_dir, describe_errors
 from ._store import CORE_COMPONENT, StoreError, StoreSchema, Stores
 from ._tools import Tool
@@ -27,6 +28,8 @@ if TYPE_CHECKING:
 __all__ = ["PluginContext", "PluginRecord", "Plugins", "ENTRY_POINT_GROUP"]
 
 ENTRY_POINT_GROUP = "pegboard"
+# The distribution pegboard itself ships in: its plugins are the built-ins.
+BUILTIN_DISTRIBUTION = "pegboard"
 
 
 @dataclass(frozen=True)
@@ -100,6 +103,16 @@ class PluginRecord:
     tools: list[str] = field(default_factory=list)
     config: Any = None
     obj: ModuleType | None = None
+    warnings: list[str] = field(default_factory=list)
+    """What did not stop the plugin but an operator should hear: a tool
+    refused for its name, a hook that is never called."""
+    broken: dict[str, str] = field(default_factory=dict)
+    """Tools that could not be made ready (a ``module:attr`` that does not resolve), with why."""
+
+    @property
+    def builtin(self) -> bool:
+        """Shipped with pegboard itself (its tool names are reserved)."""
+        return self.distribution == BUILTIN_DISTRIBUTION
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -109,6 +122,8 @@ class PluginRecord:
             "enabled": self.enabled,
             "tools": list(self.tools),
             "error": self.error,
+            "warnings": list(self.warnings),
+            "broken_tools": dict(self.broken),
         }
 
 
@@ -227,6 +242,9 @@ class Plugins:
                 continue
             self._load_one(ep, record)
         self._check_unknown_plugin_tables()
+        for record in self.records.values():
+            if record.obj is not None:
+                record.warnings.extend(unmatched_hooks(self.pm, record.obj))
 
     def _load_one(self, ep: EntryPoint, record: PluginRecord) -> None:
         try:
@@ -237,7 +255,9 @@ class Plugins:
         try:
             self.pm.register(obj, name=ep.name)
         except Exception as exc:
-            record.error = f"failed validation: {_short_error(exc)}"
+            record.error = f"failed validation: {describe_validation_error(self.pm, obj, exc)}"
+            if self.pm.get_plugin(ep.name) is not None:  # an older pluggy registers hook by hook
+                self.pm.unregister(name=ep.name)
             return
         record.obj = obj
         try:
@@ -254,18 +274,42 @@ class Plugins:
             for tool in registered:
                 if not isinstance(tool, Tool):
                     raise TypeError(f"register() takes a pegboard.Tool, got {type(tool).__name__}")
-                if tool.name in self.tools:
-                    raise ValueError(
-                        f"tool {tool.name!r} is already registered by plugin {self.tools[tool.name].plugin!r}")
         except Exception as exc:
             record.error = f"failed while registering tools: {_short_error(exc)}"
             self.pm.unregister(obj)
             record.obj = None
             return
         for tool in registered:
-            bound = _with_plugin(tool, record.name)
-            self.tools[bound.name] = bound
-            record.tools.append(bound.name)
+            if self._claim(record, tool.name):
+                bound = _with_plugin(tool, record.name)
+                self.tools[bound.name] = bound
+                record.tools.append(bound.name)
+
+    def _claim(self, record: PluginRecord, name: str) -> bool:
+        """Whether ``record``'s plugin may have a tool called ``name``.
+
+        A built-in's names are its own: a third party's tool of that name is
+        refused, or given up when the built-in loads after it. Between other
+        plugins the first to register a name keeps it. A refusal is a
+        warning on the refused plugin's record; the rest of it loads.
+        """
+        holder = self.tools.get(name)
+        if holder is None:
+            return True
+        owner = self.records.get(holder.plugin)
+        if owner is record:
+            record.warnings.append(f"tool {name!r} registered twice; the first one is kept")
+            return False
+        if record.builtin and owner is not None and not owner.builtin:
+            del self.tools[name]
+            owner.tools.remove(name)
+            owner.warnings.append(f"tool {name!r} not registered: {name} is a tool of the built-in plugin "
+                                  f"{record.name!r}")
+            return True
+        why = f"the built-in plugin {holder.plugin!r} has a tool of that name" if owner is not None and \
+            owner.builtin else f"plugin {holder.plugin!r} registered one of that name first"
+        record.warnings.append(f"tool {name!r} not registered: {why}")
+        return False
 
     def _take_inventory(self, ep: EntryPoint, record: PluginRecord) -> None:
         """Learn a disabled plugin's tool names for `tools list`, without

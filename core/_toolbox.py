@@ -14,7 +14,7 @@ from ._builtin_tools import CoreVotes, core_tools
 from ._config import ConfigError, Settings, config_dir, data_dir, load_settings
 from ._descriptions import DescriptionOverrides, PackageDescriptions
 from ._permissions import PermissionEngine
-from ._plugins import PluginContext, PluginRecord, Plugins
+from ._plugins import PluginContext, PluginRecord, Plugins, _short_error
 from ._policy import Policy
 from ._session import Session
 from ._tools import LEVELS, Level, Tool
@@ -60,6 +60,9 @@ class Toolbox:
         self._levels: dict[tuple[str, str], Level] = {}
         self._core_context = PluginContext(CORE_PLUGIN, "pegboard", settings.root, config_dir(), data_dir(),
                                            settings, hook=plugins.pm.hook, stores=plugins.stores)
+        # Tools whose input model, handler or description could not be made
+        # ready, with why: each is left out alone, never the catalogue.
+        self.broken: dict[str, str] = {}
         self._index()
         plugins.listeners.append(self._plugin_tools_changed)
         self.permissions = PermissionEngine(self)
@@ -88,16 +91,65 @@ class Toolbox:
             self.statuses.setdefault(name, ToolStatus(
                 tool, False, f"disabled by [plugins.{tool.plugin}] in "
                              f"{settings.source_of('plugins', tool.plugin, 'enabled')}", tool.permission))
+        for name, why in self.broken.items():
+            status = self.statuses.get(name)
+            if status is not None and status.enabled:
+                self.statuses[name] = ToolStatus(status.tool, False, f"broken: {why}", status.permission)
         # Built-ins first, MCP servers' tools after them.
         ordered = sorted((s.tool for s in self.statuses.values() if s.enabled),
                          key=lambda t: (t.name.startswith("mcp__"), t.plugin == CORE_PLUGIN))
         self.tools: dict[str, Tool] = {t.name: t for t in ordered}
+
+    # --- broken tools --------------------------------------------------------
+
+    def tool_problem(self, tool: Tool, *, handler: bool = False) -> str | None:
+        """Why ``tool`` cannot be offered, or None: its input model (and,
+        with ``handler``, its handler) given as ``"module:attr"`` does not
+        resolve. Learned once; the tool is then broken alone: absent from
+        the catalogue, shown with the error by listings and doctor."""
+        known = self.broken.get(tool.name)
+        if known is not None:
+            return known
+        try:
+            tool.schema
+            if handler:
+                tool.function
+        except Exception as exc:  # a plugin's bug, in one tool
+            return self.mark_broken(tool, _short_error(exc))
+        return None
+
+    def mark_broken(self, tool: Tool, why: str) -> str:
+        """Take ``tool`` out of what is offered, with why (for listings and doctor)."""
+        self.broken[tool.name] = why
+        record = self.plugins.records.get(tool.plugin)
+        if record is not None:
+            record.broken[tool.name] = why
+        status = self.statuses.get(tool.name)
+        if status is not None and status.enabled:
+            self.statuses[tool.name] = ToolStatus(tool, False, f"broken: {why}", status.permission)
+        self.tools.pop(tool.name, None)
+        return why
+
+    def check_tools(self, *, handlers: bool = False) -> dict[str, str]:
+        """Make every enabled tool ready as far as a listing needs (its
+        schema; with ``handlers``, its handler too, as doctor does), and
+        return the broken ones with why."""
+        for status in list(self.statuses.values()):
+            if status.enabled:
+                self.tool_problem(status.tool, handler=handlers)
+        return dict(self.broken)
 
     def _plugin_tools_changed(self, plugin: str) -> None:
         """A plugin registered its tools again (a server's tool list changed):
         re-index, and forget descriptions and levels that may be stale."""
         self._descriptions.clear()
         self._levels.clear()
+        # the plugin's tools are new objects: each is judged again
+        self.broken = {n: why for n, why in self.broken.items()
+                       if (s := self.statuses.get(n)) is None or s.tool.plugin != plugin}
+        record = self.plugins.records.get(plugin)
+        if record is not None:
+            record.broken.clear()
         self._index()
         self.permissions.tools_changed()
 
@@ -192,11 +244,17 @@ class Toolbox:
         text = self._descriptions.get(tool.name)
         if text is None:
             context = self.context_for(tool.plugin) or self._core_context
-            text = self.hook.pegboard_tool_description(tool=tool, context=context) or ""
+            try:
+                text = self.hook.pegboard_tool_description(tool=tool, context=context) or ""
+            except Exception as exc:  # a description loader's bug: this tool is not described, and not offered
+                self.mark_broken(tool, f"its description failed: {_short_error(exc)}")
+                return ""
             self._descriptions[tool.name] = text
         return text
 
     def offered_tools(self, policy: Policy, session: Session | None = None) -> list[Tool]:
+        # (a tool found broken has left self.tools; one not yet judged is
+        # judged where its schema is needed: deferred tools import nothing)
         offered = [t for t in self.tools.values() if policy.offers_tool(self.required_level(t), t.read_only)]
         if session is not None:
             offered = [t for t in offered if not session.hides(t)]

@@ -52,7 +52,7 @@ def test_plugins_list_json(project: Path) -> None:
     assert code == 0
     rows = json.loads(out)
     assert rows == [{"name": "pipetest", "version": "0.1", "distribution": "pipetest", "enabled": True,
-                     "tools": ["Echo", "Poke"], "error": None}]
+                     "tools": ["Echo", "Poke"], "error": None, "warnings": [], "broken_tools": {}}]
 
 
 def test_tools_list_json_and_reasons(project: Path, plugin_factory: PluginFactory) -> None:

@@ -219,6 +219,8 @@ def _listing(session: Any) -> list[types.Tool]:
     for tool in session.offered():
         if tool.name == "ToolSearch":
             continue  # every tool is listed with its schema: nothing to search for
+        if toolbox.tool_problem(tool) is not None:
+            continue  # its schema cannot be built: that tool is left out, never the listing
         out.append(types.Tool(
             name=tool.name,
             description=toolbox.description(tool),
