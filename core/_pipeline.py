@@ -18,6 +18,7 @@ import json
 import os
 import re
 import weakref
+from collections import deque
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -41,7 +42,7 @@ from ._tools import TextContent, Tool, ToolContext, ToolResult
 if TYPE_CHECKING:
     from ._session import Session
 
-__all__ = ["MAX_PARALLEL", "RESERVED_PARAMETERS", "BatchCall", "run_batch", "run_call", "tool_parameters"]
+__all__ = ["MAX_PARALLEL", "MAX_PARALLEL_CHEAP", "RESERVED_PARAMETERS", "BatchCall", "run_batch", "run_call", "tool_parameters"]
 
 DEFAULT_TIMEOUT_S = 600.0
 MAX_PARALLEL = 10
@@ -462,35 +463,97 @@ def _saves_to_scratchpad(tool: Tool, arguments: Any) -> bool:
     return isinstance(arguments, Mapping) and arguments.get("scratchpad") is not None
 
 
+# How many calls of a batch run at once. Ten for calls that take real time
+# (commands, fetches, MCP calls): each holds a process, a socket or a thread
+# while it runs, ten of those is what a small machine and a remote server
+# take without strain, and it is the concurrency Claude Code-class agents
+# use. Calls that finish at once hold nothing for long: a group made only of
+# tools whose last CHEAP_STREAK calls in this session each finished within
+# CHEAP_S runs up to MAX_PARALLEL_CHEAP at once (under anyio's default of 40
+# worker threads, so cheap calls that use a thread do not queue inside it).
+MAX_PARALLEL_CHEAP = 32
+CHEAP_S = 0.02
+CHEAP_STREAK = 3
+_cheap_streaks: weakref.WeakKeyDictionary[Any, dict[str, int]] = weakref.WeakKeyDictionary()
+
+
+def _parallel_limit(session: Session, calls: Sequence[BatchCall], indices: Sequence[int]) -> int:
+    streaks = _cheap_streaks.get(session, {})
+    cheap = all(streaks.get(calls[i][0], 0) >= CHEAP_STREAK for i in indices)
+    return MAX_PARALLEL_CHEAP if cheap else MAX_PARALLEL
+
+
 async def run_batch(session: Session, calls: Sequence[BatchCall]) -> list[ToolResult]:
     """The calls of one model reply, results in call order.
 
     Consecutive read-only calls form a group and run side by side, at most
-    ``MAX_PARALLEL`` at once (a slot frees as soon as any call ends, so one
-    slow read holds up nobody in its group). Every other call runs alone, in
-    order: it waits for every call before it, and every call after it waits
-    for it. So a slow read before a write delays the write and the reads after
-    it; that is the point, since those reads may depend on what the write did.
+    ``MAX_PARALLEL`` at once, or ``MAX_PARALLEL_CHEAP`` when every tool of the
+    group has proved cheap in this session (see above). The group runs on
+    that many workers, each taking the next call as soon as its own ends, so
+    one slow read holds up nobody in its group, and cheap calls that never
+    wait cost no more than running them one after another (no task per call).
+    Every other call runs alone, in order: it waits for every call before it,
+    and every call after it waits for it. So a slow read before a write delays
+    the write and the reads after it; that is the point, since those reads may
+    depend on what the write did.
     """
     results: list[ToolResult | None] = [None] * len(calls)
-    gate = asyncio.Semaphore(MAX_PARALLEL)
+    streaks = _cheap_streaks.get(session)
+    if streaks is None:
+        streaks = _cheap_streaks[session] = {}
 
     async def one(index: int) -> None:
         call = calls[index]
         call_id = call[2] if len(call) > 2 else session.next_call_id()
+        started = loop.time()
         results[index] = await run_call(session, call[0], call[1], call_id)
+        streaks[call[0]] = streaks.get(call[0], 0) + 1 if loop.time() - started <= CHEAP_S else 0
 
-    async def limited(index: int) -> None:
-        async with gate:
-            await one(index)
-
+    loop = asyncio.get_running_loop()
     for indices, side_by_side in _plan(session, calls):
         if side_by_side and len(indices) > 1:
-            await asyncio.gather(*(limited(i) for i in indices))
+            await _side_by_side(loop, one, indices, _parallel_limit(session, calls, indices))
         else:
             await one(indices[0])
     return [r if r is not None else ToolResult.error("internal error: this call produced no result")
             for r in results]
+
+
+async def _side_by_side(loop: asyncio.AbstractEventLoop, one: Any, indices: Sequence[int], limit: int) -> None:
+    """Run ``one(i)`` for every index, at most ``limit`` at once.
+
+    This task is the first worker. Another is started only once a call has
+    waited (a callback scheduled before the call runs when this task yields),
+    so calls that never wait run back to back, with no task of their own.
+    """
+    queue = deque(indices)
+    helpers: list[asyncio.Task[None]] = []
+    scheduled = False
+
+    def add_worker() -> None:
+        nonlocal scheduled
+        scheduled = False
+        if queue and len(helpers) + 1 < limit:
+            helpers.append(loop.create_task(worker()))
+
+    async def worker() -> None:
+        nonlocal scheduled
+        while queue:
+            index = queue.popleft()
+            if queue and not scheduled and len(helpers) + 1 < limit:
+                scheduled = True
+                loop.call_soon(add_worker)
+            await one(index)
+
+    try:
+        await worker()
+        while helpers and not all(h.done() for h in helpers):
+            await asyncio.gather(*helpers)  # a helper may have started another meanwhile
+    except BaseException:
+        queue.clear()
+        for helper in helpers:
+            helper.cancel()
+        raise
 
 
 # At the end: _session imports this module's callers lazily, and importing it

@@ -365,7 +365,8 @@ class Session:
     async def call_batch(self, calls: Iterable[tuple[str, Any] | tuple[str, Any, str]]) -> list[ToolResult]:
         """The calls of one model reply, as ``(name, arguments)`` or
         ``(name, arguments, call_id)``: read-only ones side by side (at most
-        10 at once), the rest alone and in order; results in call order."""
+        10 at once, 32 for tools that proved cheap), the rest alone and in
+        order; results in call order."""
         from ._pipeline import run_batch
 
         return await run_batch(self, list(calls))

@@ -1,5 +1,5 @@
-"""Batches: read-only calls side by side (at most ten at once), every other
-call alone and in order, results in call order. Judged from the start/end
+"""Batches: read-only calls side by side (at most ten at once, more for tools
+that proved cheap), every other call alone and in order, results in call order. Judged from the start/end
 timestamps the tools record themselves, never from absolute speed."""
 
 from __future__ import annotations
@@ -59,6 +59,38 @@ async def test_at_most_ten_at_once_and_a_slow_read_holds_up_no_one(plugin_factor
     for i in range(10, 14):
         assert spans[f"r{i}"][2] < spans["slow"][3], f"r{i} waited for the slow read"
         assert overlap(spans[f"r{i}"], spans["slow"])
+
+
+async def test_cheap_calls_run_more_than_ten_at_once(plugin_factory: PluginFactory,
+                                                     monkeypatch: pytest.MonkeyPatch) -> None:
+    from pegboard import _pipeline
+
+    # What counts as cheap is a duration; a generous bound keeps this test
+    # about the rule, not about how busy the machine is.
+    monkeypatch.setattr(_pipeline, "CHEAP_S", 30.0)
+    session = plugin_factory(PIPETEST).session("workspace")
+    await session.call_batch([sleep(f"warm{i}", 0.01) for i in range(3)])
+    results = await session.call_batch([sleep(f"r{i}", 0.2) for i in range(40)])
+    assert [r.text_content() for r in results] == [f"slept r{i}" for i in range(40)]
+    spans = [span for label, span in log(session).items() if label.startswith("r")]
+    assert peak(spans) == _pipeline.MAX_PARALLEL_CHEAP
+
+
+async def test_a_slow_call_puts_its_tool_back_under_the_limit_of_ten(plugin_factory: PluginFactory,
+                                                                     monkeypatch: pytest.MonkeyPatch) -> None:
+    from pegboard import _pipeline
+
+    monkeypatch.setattr(_pipeline, "CHEAP_S", 0.05)
+    session = plugin_factory(PIPETEST).session("workspace")
+    await session.call_batch([sleep(f"warm{i}", 0.0) for i in range(3)])
+    await session.call_batch([sleep("slow", 0.3)])  # this tool is not cheap after all
+    await session.call_batch([sleep(f"r{i}", 0.2) for i in range(20)])
+    assert peak([span for label, span in log(session).items() if label.startswith("r")]) == 10
+    # A group is cheap only when all its tools are: one unproven tool keeps it at ten.
+    await session.call_batch([sleep(f"again{i}", 0.0) for i in range(3)])
+    calls = [sleep(f"m{i}", 0.2) for i in range(20)] + [("Echo", {"text": "unproven"})]
+    await session.call_batch(calls)
+    assert peak([span for label, span in log(session).items() if label.startswith("m")]) == 10
 
 
 async def test_writes_run_alone_and_in_order(plugin_factory: PluginFactory) -> None:
