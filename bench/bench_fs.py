@@ -7,7 +7,10 @@ Prints ratios measured in this one run (absolute times depend on the machine):
   ``sed -n '1000000,1002000p;1002000q'`` run as a subprocess from Python;
   with the peak memory the Read added (tracemalloc) and the process RSS.
 * Grep (files_with_matches) over the standard library, with ripgrep and with the
-  Python engine, against running ``rg -l`` directly.
+  Python engine, against running ``rg -l`` directly (target: the Python
+  engine at most 5x ripgrep).
+* One Read of a small file (40 lines) through a session, against a plain
+  Python ``open(path).read()`` (target: at most 4x).
 """
 
 from __future__ import annotations
@@ -24,6 +27,9 @@ import tempfile
 import time
 import tracemalloc
 from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from _ratios import Ratio, from_rounds, report  # noqa: E402
 
 REPEAT = 7
 FIRST, LAST = 1_000_000, 1_002_000
@@ -84,7 +90,8 @@ async def _bench_read(folder: Path, path: Path) -> None:
     print(f"Read lines {FIRST:,}-{LAST:,} of a {size_mb:.0f} MB file ({REPEAT} runs, median)")
     print(f"  Read via pipeline : {r * 1000:8.1f} ms")
     print(f"  sed subprocess    : {s * 1000:8.1f} ms")
-    print(f"  ratio Read/sed    : {r / s:8.2f}   (target <= 1.00: {'met' if r <= s else 'NOT met'})")
+    report(from_rounds(f"Read of lines {FIRST:,}-{LAST:,} of a {size_mb:.0f} MB file / sed",
+                       [a / b for a, b in zip(read_t, sed_t)], 1.0))
     print(f"  peak Python memory during one Read: {(peak - base) / 1e6:.2f} MB "
           f"(file is {size_mb:.0f} MB); max RSS grew by {(rss_after - rss_before) / 1024:.1f} MB")
 
@@ -130,9 +137,48 @@ async def _bench_grep(folder: Path) -> None:
             raw.append(time.perf_counter() - t)
         direct = _median(raw)
         print(f"  rg -l subprocess        : {direct * 1000:8.1f} ms, {len(out.stdout.splitlines())} files")
-        print(f"  ratio Grep(rg)/rg       : {times['rg'] / direct:8.2f}  "
-              f"(Grep sorts by path, which keeps ripgrep on one thread)")
-        print(f"  ratio Grep(python)/rg   : {times['python'] / direct:8.2f}")
+        print("  (Grep sorts by path, which keeps ripgrep on one thread)")
+        spread = (min(raw) / direct, max(raw) / direct)
+        report(Ratio("Grep tool, ripgrep engine / rg -l", times["rg"] / direct, 0, bound="info"),
+               Ratio("Grep tool, Python engine / rg -l", times["python"] / direct, 5.0,
+                     low=times["python"] / max(raw), high=times["python"] / min(raw),
+                     note=f"rg rounds spread {spread[0]:.2f}-{spread[1]:.2f}"))
+
+
+async def _bench_small_read(folder: Path) -> None:
+    from pegboard import Toolbox
+
+    project = folder / "small"
+    project.mkdir()
+    path = project / "small.py"
+    path.write_text("".join(f"line {i} of a small file, as source code is\n" for i in range(40)))
+    session = Toolbox.load(cwd=project, plugins=["fs"]).session(mode="default")
+    args = {"file_path": str(path)}
+    first = await session.call("Read", args)
+    assert not first.is_error and first.text_content().count("\n") >= 39, first.text_content()
+
+    def plain() -> str:
+        with open(path, encoding="utf-8") as f:
+            return f.read()
+
+    rounds, n = 25, 200
+    ratios, plain_us, read_us = [], [], []
+    for _ in range(rounds):
+        t = time.perf_counter()
+        for _ in range(n):
+            plain()
+        p = (time.perf_counter() - t) / n
+        t = time.perf_counter()
+        for _ in range(n):
+            await session.call("Read", args)
+        r = (time.perf_counter() - t) / n
+        ratios.append(r / p)
+        plain_us.append(p * 1e6)
+        read_us.append(r * 1e6)
+    await session.aclose()
+    print(f"one small Read (40 lines) through a session: {_median(read_us):.1f} µs; "
+          f"open and read: {_median(plain_us):.1f} µs ({rounds} rounds of {n})")
+    report(from_rounds("one small Read through a session / open and read", ratios, 4.0))
 
 
 def main() -> None:
@@ -148,6 +194,7 @@ def main() -> None:
         print(f"(generated {path.stat().st_size / 1e6:.0f} MB in {time.perf_counter() - t:.1f} s)")
         asyncio.run(_bench_read(folder, path))
         asyncio.run(_bench_grep(folder))
+        asyncio.run(_bench_small_read(folder))
 
 
 if __name__ == "__main__":

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import argparse
 import os
+import shutil
 import statistics
 import sys
 import tempfile
@@ -27,6 +28,8 @@ import anyio
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "tests"))
+sys.path.insert(0, str(ROOT / "bench"))
+from _ratios import Ratio, from_rounds, report  # noqa: E402
 
 PEGBOARD = Path(sys.executable).parent / "pegboard"
 KITCHEN_SINK = ROOT / "tests" / "mcp_servers" / "kitchen_sink.py"
@@ -62,12 +65,19 @@ def _median_ms(samples: list[float]) -> float:
 
 
 async def bench_client(calls: int) -> dict[str, float]:
+    work = Path(tempfile.mkdtemp(prefix="bench-mcp-"))
+    try:
+        return await _bench_client(work, calls)
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
+
+
+async def _bench_client(work: Path, calls: int) -> dict[str, float]:
     from mcp import Client, StdioServerParameters
     from pegboard import Toolbox
     from pegboard.plugins.mcp._config import ServerConfig, ServerSpec
     from pegboard.plugins.mcp._manager import ServerConnection
 
-    work = Path(tempfile.mkdtemp(prefix="bench-mcp-"))
     spec = ServerSpec("ks", ServerConfig(command=sys.executable, args=[str(KITCHEN_SINK)]), "bench", False, work)
     # Isolated config and data: the bench must not touch the user's pegboard files.
     for key, sub in (("XDG_CONFIG_HOME", "config"), ("XDG_DATA_HOME", "data"), ("XDG_CACHE_HOME", "cache")):
@@ -122,10 +132,17 @@ def _child_env(home: Path) -> dict[str, str]:
     return env
 
 
-async def bench_serve(calls: int, starts: int) -> dict[str, float]:
+async def bench_serve(calls: int, starts: int) -> dict[str, Any]:
+    work = Path(tempfile.mkdtemp(prefix="bench-serve-"))
+    try:
+        return await _bench_serve(work, calls, starts)
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
+
+
+async def _bench_serve(work: Path, calls: int, starts: int) -> dict[str, Any]:
     from mcp import Client, StdioServerParameters
 
-    work = Path(tempfile.mkdtemp(prefix="bench-serve-"))
     (work / "small.txt").write_text("".join(f"line {i}\n" for i in range(50)))
     plain = work / "plain_server.py"
     plain.write_text(PLAIN_READ_SERVER)
@@ -158,7 +175,8 @@ async def bench_serve(calls: int, starts: int) -> dict[str, float]:
             s += await _timed(lambda: sc.call_tool("Read", args), 50)
             p += await _timed(lambda: pc.call_tool("Read", args), 50)
     return {"serve_call": _median_ms(p), "sdk_call": _median_ms(s),
-            "serve_cold": _median_ms(cold_peg), "sdk_cold": _median_ms(cold_sdk)}
+            "serve_cold": _median_ms(cold_peg), "sdk_cold": _median_ms(cold_sdk),
+            "cold_rounds": [a / b for a, b in zip(cold_peg, cold_sdk)]}
 
 
 async def main(calls: int, starts: int) -> None:
@@ -177,6 +195,12 @@ async def main(calls: int, starts: int) -> None:
           f"{serve['sdk_call']:.3f} ms  ratio {r2:.2f}x  (target < 1.5x) {'ok' if r2 < 1.5 else 'MISSED'}")
     print(f"3. cold start to first tools/list        pegboard serve {serve['serve_cold']:.0f} ms  vs SDK "
           f"MCPServer {serve['sdk_cold']:.0f} ms  ratio {r3:.2f}x")
+    report(
+        Ratio("tools/call through pegboard's MCP client / SDK Client", r1, 1.2, bound="under"),
+        Ratio("the same call through Session.call / SDK Client", r1b, 0, bound="info"),
+        Ratio("pegboard serve tools/call (Read) / SDK MCPServer", r2, 1.5, bound="under"),
+        from_rounds("pegboard serve cold start to first tools/list / SDK MCPServer", serve["cold_rounds"], 1.3),
+    )
 
 
 if __name__ == "__main__":

@@ -22,6 +22,7 @@ from __future__ import annotations
 import json
 import os
 import shutil
+import statistics
 import subprocess
 import sys
 import tempfile
@@ -31,18 +32,31 @@ from typing import Any
 
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE.parent / "tests"))
+sys.path.insert(0, str(HERE))
+from _ratios import Ratio, from_rounds, report  # noqa: E402
 
 RULES = 1_000
 
 
-def _rules(root: Path) -> str:
+def _rules(root: Path, scale: int = 1) -> str:
+    """1,000 rules of each kind the built-in plugins match, times ``scale``."""
+    if scale > 1:
+        allow = [f"Bash(cmd{i}:*)" for i in range(400 * scale)]
+        allow += [f"WebFetch(domain:host{i}.example.com)" for i in range(200 * scale)]
+        allow += [f"Write(gen{i}/**)" for i in range(100 * scale)]
+        deny = [f"Read(secret{i}/**)" for i in range(200 * scale)]
+        ask = [f"Bash(push{i}:*)" for i in range(100 * scale)]
+        return _toml(allow, deny, ask)
     allow = [f"Bash(cmd{i}:*)" for i in range(400)]
     allow += [f"WebFetch(domain:host{i}.example.com)" for i in range(200)]
     allow += [f"Write(gen{i}/**)" for i in range(100)]
     deny = [f"Read(secret{i}/**)" for i in range(200)]
     ask = [f"Bash(push{i}:*)" for i in range(100)]
     assert len(allow) + len(deny) + len(ask) == RULES
+    return _toml(allow, deny, ask)
 
+
+def _toml(allow: list[str], deny: list[str], ask: list[str]) -> str:
     def arr(items: list[str]) -> str:
         return "[" + ", ".join(json.dumps(r) for r in items) + "]"
 
@@ -134,6 +148,7 @@ def main() -> None:
 
         worst = max(measure(label, name, args) for label, (name, args) in calls.items())
         print(f"\nworst ratio: a decision costs {worst:.1f} validations (target: at most 20)")
+        report(Ratio(f"worst decision, engine alone, {RULES:,} rules / one validation", worst, 20.0))
         # The same with every matcher called in turn, as for a plugin whose
         # matchers do not implement the optional ``combine``.
         engine._plans = {b: {t: list(rules) for t, rules in engine._index[b].items()} for b in engine._index}
@@ -224,6 +239,7 @@ def builtin_plugins() -> None:
             print(f"{label:<44} {decision.decision:<8} {1 / t_decide:>12,.0f} {1 / t_validate:>14,.0f} "
                   f"{t_decide / t_validate:>6.1f}")
         print(f"\nworst ratio: a decision costs {worst:.1f} validations (target: at most 20)")
+        report(Ratio(f"worst decision, built-in plugins, {RULES:,} rules / one validation", worst, 20.0))
 
         lines = [json.dumps({"tool": name, "input": args, "mode": ("default", "acceptEdits")[i % 2]})
                  for i, (name, args) in zip(range(10_000), __import__("itertools").cycle(calls.values()))]
@@ -243,7 +259,72 @@ def builtin_plugins() -> None:
         shutil.rmtree(tmp, ignore_errors=True)
 
 
+def load_scaling(rules: int = 10_000, rounds: int = 7) -> None:
+    """Toolbox.load and decisions with ``rules`` rules against none, built-in plugins."""
+    tmp = Path(os.path.realpath(tempfile.mkdtemp(prefix="pegboard-bench-")))
+    saved = dict(os.environ)
+    try:
+        _isolate(tmp, "fs,shell,web")
+        from pegboard import PermissionRequest, Toolbox
+
+        roots = {}
+        for name, text in (("none", ""), ("many", _rules(tmp, rules // RULES))):
+            root = roots[name] = tmp / name
+            (root / ".pegboard").mkdir(parents=True)
+            (root / ".pegboard" / "config.toml").write_text(text + '\n[plugins.shell]\nsandbox = "off"\n')
+            (root / "src").mkdir()
+            (root / "src" / "a.py").write_text("print('hi')\n")
+        many = Toolbox.load(cwd=roots["many"])
+        assert len(many.permissions.rules) == rules, len(many.permissions.rules)
+        Toolbox.load(cwd=roots["none"])
+        load_ratios, none_s, many_s = [], [], []
+        for _ in range(rounds):
+            start = time.perf_counter()
+            Toolbox.load(cwd=roots["none"])
+            a = time.perf_counter() - start
+            start = time.perf_counter()
+            Toolbox.load(cwd=roots["many"])
+            b = time.perf_counter() - start
+            none_s.append(a)
+            many_s.append(b)
+            load_ratios.append(b / a)
+        print(f"Toolbox.load, built-in plugins: no rules {statistics.median(none_s) * 1000:.1f} ms, "
+              f"{rules:,} rules {statistics.median(many_s) * 1000:.1f} ms ({rounds} rounds, median)")
+        session = many.session("default")
+        root = roots["many"]
+        calls = {
+            "Bash, no rule matches": ("Bash", {"command": "make build"}),
+            "Read inside, deny rules checked": ("Read", {"file_path": str(root / "src" / "a.py")}),
+            "Write into a new folder, allow rule": ("Write", {"file_path": str(root / f"gen{rules // 10 - 1}" / "x.py"),
+                                                              "content": "x"}),
+            "WebFetch, allow rule": ("WebFetch", {"url": f"https://host{rules // 5 - 1}.example.com/a",
+                                                  "prompt": "x"}),
+        }
+        worst = 0.0
+        for label, (name, args) in calls.items():
+            tool = many.tools[name]
+            model = tool.model
+            assert model is not None
+            validated = model.model_validate(args).model_dump()
+
+            def one(tool: Any = tool, validated: Any = validated) -> Any:
+                return many.permissions.evaluate(PermissionRequest(tool=tool, input=validated, session=session,
+                                                                   policy=session.policy))
+
+            decision = one()
+            t_decide, t_validate = _per_call_pair(one, lambda model=model, args=args: model.model_validate(args))
+            worst = max(worst, t_decide / t_validate)
+            print(f"  {label:<40} {decision.decision:<6} {t_decide / t_validate:6.1f} validations")
+        report(from_rounds(f"Toolbox.load with {rules:,} rules / with none", load_ratios, 3.0),
+               Ratio(f"worst decision, built-in plugins, {rules:,} rules / one validation", worst, 20.0))
+    finally:
+        os.environ.clear()
+        os.environ.update(saved)
+        shutil.rmtree(tmp, ignore_errors=True)
+
+
 if __name__ == "__main__":
+    load_scaling()
     builtin_plugins()
     print("engine alone, with the permission tests' stand-in plugin:\n")
     main()

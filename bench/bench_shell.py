@@ -13,12 +13,16 @@ from __future__ import annotations
 import argparse
 import asyncio
 import os
+import shutil
 import statistics
 import subprocess
 import sys
 import tempfile
 import time
 from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from _ratios import Ratio, report  # noqa: E402
 
 COMMANDS = [
     "ls -la",
@@ -65,6 +69,15 @@ async def bench_tool(sandbox: str, rounds: int) -> float | None:
     from pegboard import Toolbox
 
     root = Path(tempfile.mkdtemp(prefix="pb-bench-"))
+    try:
+        return await _time_tool(root, sandbox, rounds)
+    finally:
+        shutil.rmtree(root, ignore_errors=True)
+
+
+async def _time_tool(root: Path, sandbox: str, rounds: int) -> float | None:
+    from pegboard import Toolbox
+
     cfg = root / "bench.toml"
     cfg.write_text(f'[plugins.shell]\nsandbox = "{sandbox}"\n')
     tb = Toolbox.load(cwd=root, plugins=["shell"], config=cfg)
@@ -93,21 +106,32 @@ def main() -> None:
     parser.add_argument("--rounds", type=int, default=40)
     args = parser.parse_args()
     tmp = Path(tempfile.mkdtemp(prefix="pb-bench-home-"))
+    try:
+        run(tmp, args.rounds)
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
+    sys.stdout.flush()
+
+
+def run(tmp: Path, rounds: int) -> None:
     for var in ("XDG_CONFIG_HOME", "XDG_DATA_HOME", "XDG_CACHE_HOME", "XDG_STATE_HOME"):
         os.environ[var] = str(tmp / var.lower())
     os.environ["PEGBOARD_POLICY"] = str(tmp / "no-policy.toml")
 
-    rate = bench_classifier(max(args.rounds // 2, 5))
+    rate = bench_classifier(max(rounds // 2, 5))
     print(f"classifier: {rate:,.0f} commands/s ({len(COMMANDS)} distinct shapes, parse cache cleared)")
-    raw = bench_raw(args.rounds)
-    print(f"bash -c true:           {raw * 1000:7.2f} ms (median of {args.rounds})")
+    raw = bench_raw(rounds)
+    print(f"bash -c true:           {raw * 1000:7.2f} ms (median of {rounds})")
+    ratios = []
     for sandbox in ("off", "bubblewrap", "landlock"):
-        t = asyncio.run(bench_tool(sandbox, args.rounds))
+        t = asyncio.run(bench_tool(sandbox, rounds))
         if t is None:
             print(f"Bash true, {sandbox:10}: unavailable here")
             continue
         print(f"Bash true, {sandbox:10}: {t * 1000:7.2f} ms  = {t / raw:5.2f} x bash -c true")
-    sys.stdout.flush()
+        ratios.append(Ratio(f"Bash true through the tool, sandbox {sandbox} / bash -c true", t / raw, 0,
+                            bound="info"))
+    report(*ratios)
 
 
 if __name__ == "__main__":

@@ -1,16 +1,21 @@
-"""How long `pegboard tools list` takes against the import floor.
+"""How long pegboard's commands take to start, against the import floor.
 
-Prints the median wall time of `pegboard tools list` (warm inventory cache,
-and cold: cache removed before each run) and of
-`python -c "import pydantic, pluggy, click"`, measured in the same run, and
-their ratio. Target: warm ratio <= 1.5.
+The floor is ``python -c "import pydantic, pluggy, click"``: what any CLI
+built on these libraries pays before doing anything. Measured in rounds,
+each round running every command once in turn, so a busy spell on a shared
+machine lands on all of them alike; the ratio is the median round's.
 
-    python bench/bench_startup.py [--runs N]
+* ``pegboard tools list`` with a warm inventory cache (target <= 1.5x) and
+  cold, its cache removed before each run (target <= 2x);
+* ``pegboard permissions check Read --input ...`` with no rules (target <= 2x).
+
+    python bench/bench_startup.py [--rounds N]
 """
 
 from __future__ import annotations
 
 import argparse
+import json
 import os
 import shutil
 import statistics
@@ -20,35 +25,54 @@ import tempfile
 import time
 from pathlib import Path
 
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from _ratios import from_rounds, report  # noqa: E402
 
-def median_time(cmd: list[str], runs: int, env: dict[str, str], before: object = None) -> float:
-    times = []
-    for _ in range(runs):
-        if callable(before):
-            before()
-        start = time.perf_counter()
-        subprocess.run(cmd, check=True, stdout=subprocess.DEVNULL, env=env)
-        times.append(time.perf_counter() - start)
-    return statistics.median(times)
+
+def wall(cmd: list[str], env: dict[str, str]) -> float:
+    start = time.perf_counter()
+    subprocess.run(cmd, check=True, stdout=subprocess.DEVNULL, env=env)
+    return time.perf_counter() - start
 
 
 def main() -> None:
     parser = argparse.ArgumentParser()
-    parser.add_argument("--runs", type=int, default=15)
+    parser.add_argument("--rounds", type=int, default=15)
     args = parser.parse_args()
     pegboard = shutil.which("pegboard") or str(Path(sys.executable).parent / "pegboard")
     with tempfile.TemporaryDirectory() as tmp:
-        env = {**os.environ, "XDG_CACHE_HOME": os.path.join(tmp, "cache")}
-        listing = [pegboard, "--cwd", tmp, "tools", "list"]
-        floor = median_time([sys.executable, "-c", "import pydantic, pluggy, click"], args.runs, env)
-        subprocess.run(listing, check=True, stdout=subprocess.DEVNULL, env=env)
-        warm = median_time(listing, args.runs, env)
-        cache = Path(tmp) / "cache"
-        cold = median_time(listing, max(3, args.runs // 3), env,
-                           before=lambda: shutil.rmtree(cache, ignore_errors=True))
-    print(f"import floor (pydantic, pluggy, click): {floor * 1000:7.1f} ms")
-    print(f"pegboard tools list, warm cache:        {warm * 1000:7.1f} ms   ratio {warm / floor:.2f}  (target <= 1.5)")
-    print(f"pegboard tools list, cold (no cache):   {cold * 1000:7.1f} ms   ratio {cold / floor:.2f}")
+        root = Path(tmp)
+        env = {**os.environ, "XDG_CACHE_HOME": str(root / "cache"), "XDG_CONFIG_HOME": str(root / "config"),
+               "XDG_DATA_HOME": str(root / "data"), "PEGBOARD_POLICY": str(root / "no-policy.toml")}
+        env.pop("PEGBOARD_CONFIG", None)
+        project = root / "project"
+        project.mkdir()
+        floor_cmd = [sys.executable, "-c", "import pydantic, pluggy, click"]
+        listing = [pegboard, "--cwd", str(project), "tools", "list"]
+        check = [pegboard, "--cwd", str(project), "permissions", "check", "Read",
+                 "--input", json.dumps({"file_path": str(project / "README.md")})]
+        for cmd in (floor_cmd, listing, check):
+            subprocess.run(cmd, check=True, stdout=subprocess.DEVNULL, env=env)  # warm the OS caches
+        times: dict[str, list[float]] = {"floor": [], "warm": [], "cold": [], "check": []}
+        for _ in range(args.rounds):
+            times["floor"].append(wall(floor_cmd, env))
+            times["warm"].append(wall(listing, env))
+            shutil.rmtree(root / "cache", ignore_errors=True)
+            times["cold"].append(wall(listing, env))
+            times["check"].append(wall(check, env))
+    floor = statistics.median(times["floor"])
+    print(f"import floor (pydantic, pluggy, click): {floor * 1000:7.1f} ms  (median of {args.rounds} rounds)")
+    for key, label in (("warm", "tools list, warm cache"), ("cold", "tools list, no cache"),
+                       ("check", "permissions check, no rules")):
+        print(f"pegboard {label:<28} {statistics.median(times[key]) * 1000:7.1f} ms")
+    def rounds(key: str) -> list[float]:
+        return [t / f for t, f in zip(times[key], times["floor"])]
+
+    report(
+        from_rounds("tools list, warm cache / import floor", rounds("warm"), 1.5),
+        from_rounds("tools list, no cache / import floor", rounds("cold"), 2.0),
+        from_rounds("permissions check, no rules / import floor", rounds("check"), 2.0),
+    )
 
 
 if __name__ == "__main__":

@@ -12,7 +12,14 @@ Serves a ~1 MB HTML page on 127.0.0.1 and times, on one event loop:
 * ``cached``     the whole tool answering from its page cache.
 
 Ratios are against ``httpx`` measured in the same process, so the figures
-compare across machines better than the absolute times do.
+compare across machines better than the absolute times do (target: the
+whole tool at most 20x a plain GET).
+
+Then a batch of one WebFetch of that page and nine Reads of a 100 KB file,
+through a session, against the nine Reads alone: the conversion runs in a
+worker thread and releases the GIL, so the Reads must finish about as fast
+as they do alone (target: at most 1.5x), and the batch must take about as
+long as the WebFetch alone (target: at most 1.25x).
 
     python bench/bench_web.py [--runs N] [--size-kb K]
 """
@@ -22,11 +29,19 @@ from __future__ import annotations
 import argparse
 import asyncio
 import http.server
+import os
 import statistics
+import sys
+import tempfile
 import threading
 import time
 from collections.abc import Awaitable, Callable
+from pathlib import Path
 from types import SimpleNamespace
+from typing import Any
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from _ratios import from_rounds, report  # noqa: E402
 
 
 def make_page(size: int) -> bytes:
@@ -129,6 +144,7 @@ async def main(runs: int, size_kb: int) -> None:
         md_chars = len(sample.text_content())  # type: ignore[attr-defined]
         times = await timed({"httpx": plain, "httpx-new": plain_fresh, "fetch": fetch_only,
                              "webfetch": whole, "cached": cached}, runs)
+        batch = await batch_rounds(url, runs)
     finally:
         await shared.aclose()
         httpd.shutdown()
@@ -141,6 +157,68 @@ async def main(runs: int, size_kb: int) -> None:
     for name, samples in times.items():
         med = statistics.median(samples)
         print(f"{name:<10} {med * 1000:>10.1f} {min(samples) * 1000:>8.1f} {med / floor:>8.2f}")
+    for name in ("reads", "mixed_reads", "mixed", "webfetch"):
+        print(f"batch: {name:<12} {statistics.median(batch[name]) * 1000:8.1f} ms (median)")
+    report(
+        from_rounds(f"WebFetch of a {len(body) // 1024} KB page / plain GET",
+                    [w / h for w, h in zip(times["webfetch"], times["httpx"])], 20.0),
+        from_rounds("9 Reads beside a WebFetch / the 9 Reads alone",
+                    [m / r for m, r in zip(batch["mixed_reads"], batch["reads"])], 1.5),
+        from_rounds("batch of a WebFetch and 9 Reads / the WebFetch alone",
+                    [m / w for m, w in zip(batch["mixed"], batch["webfetch"])], 1.25),
+    )
+
+
+async def batch_rounds(url: str, runs: int) -> dict[str, list[float]]:
+    """Per round: 9 Reads alone, WebFetch alone, and both in one batch (with
+    the moment the last Read of that batch finished, from a post-call hook)."""
+    import pluggy
+
+    from pegboard import Toolbox
+
+    hookimpl = pluggy.HookimplMarker("pegboard")
+    finished: dict[str, float] = {}
+
+    class Clock:
+        @hookimpl
+        def pegboard_after_call(self, call: Any, result: Any) -> None:
+            finished[call.call_id] = time.perf_counter()
+
+    with tempfile.TemporaryDirectory() as tmp:
+        root = Path(tmp).resolve()
+        for var in ("XDG_CONFIG_HOME", "XDG_DATA_HOME", "XDG_CACHE_HOME", "XDG_STATE_HOME"):
+            os.environ[var] = str(root / var.lower())
+        os.environ["PEGBOARD_POLICY"] = str(root / "no-policy.toml")
+        project = root / "project"
+        project.mkdir()
+        text = project / "notes.txt"  # over the size a Read does on the event loop: it takes a thread
+        text.write_text("".join(f"line {i} of the notes, with some words to read\n" for i in range(2200)))
+        config = root / "bench.toml"
+        config.write_text('[permissions]\nallow = ["WebFetch(domain:127.0.0.1)"]\n[plugins.web]\ncache_ttl_s = 0\n')
+        toolbox = Toolbox.load(cwd=project, config=config, plugins=["fs", "web"], host=Clock())
+        session = toolbox.session(mode="default")
+        reads = [("Read", {"file_path": str(text)}, f"read-{i}") for i in range(9)]
+        fetch = ("WebFetch", {"url": url, "prompt": "what is on the page?"}, "fetch")
+
+        async def run(calls: list[Any]) -> tuple[float, float]:
+            finished.clear()
+            start = time.perf_counter()
+            results = await session.call_batch(calls)
+            end = time.perf_counter()
+            assert not any(r.is_error for r in results), [r.text_content()[:200] for r in results if r.is_error]
+            read_ends = [t for cid, t in finished.items() if cid.startswith("read-")]
+            return end - start, (max(read_ends) - start) if read_ends else 0.0
+
+        await run([fetch, *reads])  # warm-up
+        out: dict[str, list[float]] = {"reads": [], "webfetch": [], "mixed": [], "mixed_reads": []}
+        for _ in range(runs):
+            out["reads"].append((await run(reads))[0])
+            out["webfetch"].append((await run([fetch]))[0])
+            mixed, mixed_reads = await run([fetch, *reads])
+            out["mixed"].append(mixed)
+            out["mixed_reads"].append(mixed_reads)
+        await session.aclose()
+    return out
 
 
 if __name__ == "__main__":
