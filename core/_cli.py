@@ -535,11 +535,13 @@ def doctor() -> None:
     sys.exit(1 if failed else 0)
 
 
-from ._cli_sessions import sessions_group  # noqa: E402  (below the built-in commands they join)
+from ._cli_audit import audit_group  # noqa: E402  (below the built-in commands they join)
+from ._cli_sessions import sessions_group  # noqa: E402
 from ._cli_store import store_group  # noqa: E402
 
 cli.add_command(store_group)
 cli.add_command(sessions_group)
+cli.add_command(audit_group)
 
 
 def main() -> None:

@@ -11,7 +11,7 @@ import click
 from ._cli_shared import JSON, global_options
 from ._cli_shared import current_state as _state
 
-__all__ = ["store_checks", "store_group", "store_report"]
+__all__ = ["audit_checks", "store_checks", "store_group", "store_report"]
 
 
 @click.group("store")
@@ -63,9 +63,10 @@ def store_checks(toolbox: Any) -> list[Any]:
     report = store_report(toolbox)
     where = f"{report['url']} ({report['backend']}, from {report['source']})"
     if report["error"]:
-        return [Check("store", "fail", f"{where}: {report['error']}")]
+        return [Check("store", "fail", f"{where}: {report['error']}"), *audit_checks(toolbox)]
     if report["reachable"] is None:
-        return [Check("store", "ok", f"{where}: not created yet (made when something first uses it)")]
+        return [Check("store", "ok", f"{where}: not created yet (made when something first uses it)"),
+                *audit_checks(toolbox)]
     checks = [Check("store", "ok", f"{where}: reachable")]
     for row in report["components"]:
         if row["database"] is None or row["state"] == "current":
@@ -75,7 +76,30 @@ def store_checks(toolbox: Any) -> list[Any]:
                             f"database {row['database']}, code {row['code']}: {row['state']}"))
     if len(checks) == 1:
         checks[0] = Check("store", "ok", f"{where}: reachable, every schema current")
-    return checks
+    return checks + audit_checks(toolbox)
+
+
+def audit_checks(toolbox: Any) -> list[Any]:
+    """Whether the audit is on, and whether decisions wait for the store."""
+    from ._doctor import Check
+
+    if not toolbox.settings.core.audit.enabled:
+        return [Check("audit", "ok", f"off ([audit] enabled in {toolbox.settings.source_of('audit', 'enabled')})")]
+    from ._audit import writer_for
+    from ._store import CORE_COMPONENT
+
+    writer = writer_for(toolbox.plugins.stores(CORE_COMPONENT))
+    waiting = 0
+    for path in writer.spooled():
+        try:
+            with open(path, encoding="utf-8") as handle:
+                waiting += sum(1 for line in handle if line.strip())
+        except OSError:
+            continue
+    if waiting:
+        return [Check("audit", "warn", f"on; {waiting} decisions wait in {writer.spool_dir()} for the store "
+                                       "(the next process that reaches it writes them)")]
+    return [Check("audit", "ok", "on: every decision is recorded in the store")]
 
 
 @store_group.command("info")

@@ -152,6 +152,15 @@ class PermissionEngine:
         own = (os.path.realpath(config_dir()), os.path.realpath(policy_path()))
         self._own_prefixes = tuple(p.rstrip("/") + "/" for p in own)
         self._home = Path(os.path.realpath(Path.home()))
+        audit = self.settings.core.audit
+        if audit.enabled:
+            from ._audit import AuditLog
+            from ._store import CORE_COMPONENT
+
+            self.audit: Any = AuditLog(toolbox.plugins.stores(CORE_COMPONENT), audit.preview_chars,
+                                       audit.max_age_days, audit.max_rows)
+        else:
+            self.audit = None
         self._prefix_cache: dict[tuple[Path, ...], tuple[tuple[str, ...], tuple[str, ...]]] = {}
 
     # --- policies ----------------------------------------------------------
@@ -462,7 +471,15 @@ class PermissionEngine:
 
     async def authorize(self, request: PermissionRequest) -> Decision:
         """The final decision: asks go to the classifier (auto), then the
-        host; without a host, an ask is a deny that says how to allow it."""
+        host; without a host, an ask is a deny that says how to allow it.
+        With ``[audit] enabled``, the decision is recorded (queued; never
+        waited on)."""
+        decision = await self._authorize(request)
+        if self.audit is not None:
+            self.audit.record(request, decision)
+        return decision
+
+    async def _authorize(self, request: PermissionRequest) -> Decision:
         decision = self.evaluate(request)
         if decision.decision != "ask":
             return decision
@@ -482,11 +499,13 @@ class PermissionEngine:
         shown = replace(decision, suggestions=decision.suggestions or (request.tool.name,))
         shown = replace(shown, previews=tuple(self._safe_preview(r, request.session) for r in shown.suggestions))
         try:
-            answer = await _maybe_await(hook.pegboard_ask(request=request, decision=shown))
+            answer, host = await _ask(hook, request, shown)
         except Exception as exc:
             return Decision("deny", f"{decision.reason}; asking failed: {_short_error(exc)}", "host")
         if not isinstance(answer, Answer):
             return self._unasked(request, decision, "the host gave no answer")
+        # For the audit: what the person said, and through which host.
+        request.extra["answer"] = ("declined" if not answer.allow else answer.remember or "once", host)
         if not answer.allow:
             return Decision("deny", answer.message or "the person declined this call", "person")
         if answer.remember is None:
@@ -581,6 +600,17 @@ def _suggestions(votes: list[tuple[str, Vote]]) -> tuple[str, ...]:
     """The rules the votes offer for "always allow", each once, in order
     (made only for an ask: most decisions never show them)."""
     return tuple(dict.fromkeys(s for _, v in votes for s in v.suggestions if isinstance(s, str)))
+
+
+async def _ask(hook: Any, request: PermissionRequest, decision: Decision) -> tuple[Any, str]:
+    """``pegboard_ask`` as pluggy calls a firstresult hook (last registered
+    first, the first answer wins), also saying which host answered."""
+    kwargs = {"request": request, "decision": decision}
+    for impl in reversed(hook.pegboard_ask.get_hookimpls()):
+        answer = await _maybe_await(impl.function(*[kwargs[a] for a in impl.argnames]))
+        if answer is not None:
+            return answer, impl.plugin_name
+    return None, ""
 
 
 async def _maybe_await(value: Any) -> Any:
