@@ -141,6 +141,7 @@ class AuditLog:
             self._writer.put({
                 "at": time.time(),
                 "session_id": request.session.id,
+                "parent_id": request.session.parent_id,
                 "call_id": request.extra.get("call_id"),
                 "tool": request.tool.name,
                 "decision": decision.decision,
@@ -227,7 +228,8 @@ class _Writer:
             else:
                 refused += 1
                 time.sleep(0.2)
-        return not self._queue
+        with self._flush_lock:  # a batch the thread took is in no queue: wait until it is written
+            return not self._queue
 
     def _flush_some(self) -> bool:
         """One batch; False when the store refused it (rows kept)."""
@@ -344,7 +346,7 @@ class _Writer:
             _say(f"pegboard: pruning the audit log failed: {self.store.describe_error(exc)}")
 
     def at_exit(self) -> None:
-        if self._pid != os.getpid() or not self._queue:
+        if self._pid != os.getpid():
             return
         if not self.flush(EXIT_FLUSH_S):
             self._spill(self._take_all())

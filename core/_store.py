@@ -52,10 +52,10 @@ class StoreSchema:
     ``metadata``: the component's own ``sqlalchemy.MetaData``; every table's
     name starts with ``<plugin>_``. ``version``: the schema these tables
     have now (start at 1). ``upgrades[n]``: a function taking a connection
-    (inside the upgrade's transaction) from version ``n - 1`` to ``n``; one
-    is needed for every version above 1. Tables new in a version need no
-    step: whatever ``metadata`` holds and the database lacks is created
-    after the steps ran.
+    (inside the upgrade's transaction) from version ``n - 1`` to ``n``, for
+    every version above 1; ``None`` for a version that only adds tables:
+    whatever ``metadata`` holds and the database lacks is created after the
+    steps ran.
 
     A table with a ``session_id`` column holds rows that belong to a
     session: deleting the session deletes them (after telling the plugin
@@ -64,7 +64,7 @@ class StoreSchema:
 
     metadata: MetaData
     version: int = 1
-    upgrades: Mapping[int, Callable[[Connection], None]] = field(default_factory=dict)
+    upgrades: Mapping[int, Callable[[Connection], None] | None] = field(default_factory=dict)
 
     def problems(self, component: str) -> list[str]:
         found = []
@@ -242,7 +242,9 @@ class Store:
                                  f"newer than this pegboard knows ({schema.version}); upgrade pegboard")
             if found is not None and found < schema.version:
                 for step in range(found + 1, schema.version + 1):
-                    schema.upgrades[step](conn)
+                    change = schema.upgrades[step]
+                    if change is not None:  # None: the version only adds tables
+                        change(conn)
             schema.metadata.create_all(conn, checkfirst=True)
             if found is None:
                 conn.execute(table.insert().values(component=component, version=schema.version,

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from sqlalchemy import Column, Float, Index, Integer, MetaData, String, Table, Text
+from sqlalchemy import Column, Connection, Float, Index, Integer, MetaData, String, Table, Text, text
 
 from ._store import StoreSchema
 
@@ -34,6 +34,7 @@ audit = Table(
     Column("id", Integer, primary_key=True, autoincrement=True),
     Column("at", Float, nullable=False, index=True),
     Column("session_id", SESSION_ID, nullable=False),
+    Column("parent_id", SESSION_ID, nullable=True),  # a sub-agent's parent session (version 2)
     Column("call_id", String(100), nullable=True),
     Column("tool", String(200), nullable=False),
     Column("decision", String(8), nullable=False),
@@ -51,5 +52,10 @@ audit = Table(
 )
 
 
+def _audit_parent(conn: Connection) -> None:
+    conn.execute(text("ALTER TABLE pegboard_audit ADD COLUMN parent_id VARCHAR(64)"))
+
+
 def core_schema() -> StoreSchema:
-    return StoreSchema(metadata=metadata, version=1)
+    # 1: sessions, scratchpad, audit; 2: the audit records a child session's parent.
+    return StoreSchema(metadata=metadata, version=2, upgrades={2: _audit_parent})

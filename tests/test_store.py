@@ -191,15 +191,15 @@ def test_store_info_and_migrate_never_show_the_password(
     user_config(f'[store]\nurl = "{url}"\n')
     code, out = run_cli("store", "migrate", cwd=tmp_path)
     assert code == 0, out
-    assert "pegboard     version 1  created" in out
+    assert "pegboard     version 2  created" in out
     code, out = run_cli("store", "info", cwd=tmp_path)
     assert code == 0, out
     assert "postgres:***@127.0.0.1" in out and "backend  postgresql" in out
-    assert "schema   pegboard     database 1    code 1    current" in out
+    assert "schema   pegboard     database 2    code 2    current" in out
     code, out = run_cli("doctor", cwd=tmp_path)
     assert "OK    store: postgresql+psycopg://postgres:***@" in out and "every schema current" in out
     code, out = run_cli("store", "info", "--json", cwd=tmp_path)
-    assert json.loads(out)["components"][0] == {"component": "pegboard", "database": 1, "code": 1,
+    assert json.loads(out)["components"][0] == {"component": "pegboard", "database": 2, "code": 2,
                                                  "state": "current"}
     for text in (out,):
         assert "hunter2" not in text

@@ -276,3 +276,35 @@ def test_audit_tail_follows_new_decisions(project: Path) -> None:
     finally:
         tail.terminate()
         tail.wait(timeout=10)
+
+
+def test_an_audit_log_from_the_first_schema_is_upgraded(project: Path) -> None:
+    """Version 1 of the core's tables had no parent_id in the audit: a
+    database made then keeps its rows and gains the column."""
+    import sqlalchemy as sa
+
+    from pegboard._store import SCHEMA_TABLE
+    from pegboard._tables import audit
+
+    toolbox = Toolbox.load(cwd=project, plugins=["fs"])
+    engine = toolbox.plugins.stores.store.engine
+    old = sa.Table("pegboard_audit", sa.MetaData(),
+                   *[sa.Column(c.name, c.type, primary_key=c.primary_key, nullable=c.nullable)
+                     for c in audit.columns if c.name != "parent_id"])
+    with engine.begin() as conn:
+        old.create(conn)
+        conn.execute(sa.text(f"CREATE TABLE {SCHEMA_TABLE} (component VARCHAR(100) PRIMARY KEY, "
+                             "version INTEGER NOT NULL, updated_at FLOAT NOT NULL)"))
+        conn.execute(sa.text(f"INSERT INTO {SCHEMA_TABLE} VALUES ('pegboard', 1, 0)"))
+        conn.execute(old.insert().values(at=time.time(), session_id="before", tool="Read", decision="allow", reason="r",
+                                         source="plugin fs", source_kind="plugin", mode="default",
+                                         input_digest="0" * 64, input_preview="", pid=1))
+
+    async def calls() -> None:
+        async with toolbox.session(session_id="kid", parent_id="mom") as kid:
+            await kid.call("Read", {"file_path": str(project / "a.txt")})
+
+    asyncio.run(calls())
+    rows = audit_rows(toolbox)
+    assert [(r["session_id"], r["parent_id"]) for r in rows] == [("before", None), ("kid", "mom")]
+    assert toolbox.plugins.stores.store.versions()["pegboard"] == 2
