@@ -43,7 +43,7 @@ def test_server_config_needs_one_transport() -> None:
         ServerConfig()
     with pytest.raises(ValidationError, match="either command"):
         ServerConfig(command="x", url="http://127.0.0.1/mcp")
-    with pytest.raises(ValidationError, match="headers are for url"):
+    with pytest.raises(ValidationError, match="headers and oauth are for url"):
         ServerConfig(command="x", headers={"a": "b"})
     with pytest.raises(ValidationError, match="args, env and cwd"):
         ServerConfig(url="http://127.0.0.1/mcp", args=["x"])

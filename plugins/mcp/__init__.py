@@ -17,6 +17,7 @@ from pegboard import PermissionRequest, Rule, Tool, Vote, hookimpl
 
 from ._config import McpConfig, ServerSpec, collect_servers, split_tool_name, tool_name
 from ._store import Approvals, ToolCache
+from ._tokens import TokenFile
 
 __all__ = ["RESOURCE_TOOLS"]
 
@@ -85,6 +86,27 @@ def _server_tools(spec: ServerSpec, cache: ToolCache, problems: list[str]) -> li
     return tools
 
 
+SIGN_IN_TOOLS = ("authenticate", "complete_authentication")
+
+
+def _sign_in_tools(spec: ServerSpec) -> list[Tool]:
+    """In place of a server's tools while it needs the person to sign in."""
+    empty = {"type": "object", "properties": {}, "additionalProperties": False}
+    return [
+        Tool(name=tool_name(spec.name, "authenticate"), handler=f"{HANDLERS}:authenticate", input_schema=empty,
+             description=(f"MCP server {spec.name} needs the user to sign in before its tools can be used. "
+                          "Call this to start: it returns a link. Show the link to the user and ask them to open "
+                          f"it and sign in, then call mcp__{spec.name}__complete_authentication."),
+             loading="always", permission="read", metadata={"server": spec.name, "sign_in": True}),
+        Tool(name=tool_name(spec.name, "complete_authentication"), handler=f"{HANDLERS}:complete_authentication",
+             input_schema=empty,
+             description=(f"Finish signing in to MCP server {spec.name}, after the user opened the link that "
+                          f"mcp__{spec.name}__authenticate gave and signed in. Waits for the sign-in to "
+                          "complete; then the server's own tools take the place of these two."),
+             loading="always", permission="read", metadata={"server": spec.name, "sign_in": True}),
+    ]
+
+
 def _list_new_servers(specs: list[ServerSpec], cache: ToolCache, context: Any) -> None:
     """Servers whose tools were never recorded are listed now (all at once),
     except by a toolbox that only lists tools, which says they are missing."""
@@ -104,7 +126,13 @@ def _list_new_servers(specs: list[ServerSpec], cache: ToolCache, context: Any) -
     due = []
     for spec in unlisted:
         failed = cache.last_failure(spec)
-        if failed is not None and time.time() - failed[0] < RETRY_LISTING_AFTER_S:
+        if cache.needs_sign_in(spec):
+            # Nothing changes until the person signs in (which writes the token file).
+            tokens = TokenFile(context.data_dir, spec).path
+            context.watch(tokens)
+            if failed is None or not tokens.exists() or tokens.stat().st_mtime < failed[0]:
+                continue
+        elif failed is not None and time.time() - failed[0] < RETRY_LISTING_AFTER_S:
             problem(f"MCP server {spec.name!r} ({spec.source}): its tools are not offered: {failed[1]} "
                     f"(tried again after {RETRY_LISTING_AFTER_S:g} s, or with `pegboard mcp refresh {spec.name}`)")
             continue
@@ -115,11 +143,12 @@ def _list_new_servers(specs: list[ServerSpec], cache: ToolCache, context: Any) -
 
     for spec in due:
         context.watch(cache.failure_path(spec))
-    for name, reason in discover(due, context.data_dir).items():
+    for name, (reason, sign_in) in discover(due, context.data_dir).items():
         spec = next(s for s in due if s.name == name)
         if reason is not None:
-            cache.record_failure(spec, reason)
-            problem(f"MCP server {name!r} ({spec.source}): its tools are not offered: {reason}")
+            cache.record_failure(spec, reason, sign_in)
+            if not sign_in:  # a server that needs sign-in is not a problem: its tools say so
+                problem(f"MCP server {name!r} ({spec.source}): its tools are not offered: {reason}")
 
 
 @hookimpl
@@ -140,6 +169,10 @@ def pegboard_register_tools(register: Callable[[Tool], None], config: McpConfig,
     runnable = [s for s in specs if s.config.enabled and approvals.is_approved(s)]
     _list_new_servers(runnable, cache, context)
     for spec in runnable:
+        if cache.needs_sign_in(spec):
+            for tool in _sign_in_tools(spec):
+                register(tool)
+            continue
         clashes: list[str] = []
         for tool in _server_tools(spec, cache, clashes):
             register(tool)
@@ -171,6 +204,8 @@ def pegboard_permission(request: PermissionRequest) -> Vote | None:
         return None
     if tool.name in RESOURCE_TOOLS:
         return Vote.allow("reading MCP resources changes nothing")
+    if tool.metadata.get("sign_in"):
+        return Vote.allow("signing in to an MCP server only starts what the user completes in their browser")
     server = tool.metadata.get("server", "?")
     changed = _pending_change(request)
     if changed is not None:

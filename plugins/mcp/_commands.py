@@ -97,6 +97,44 @@ async def _refresh(toolbox: Any, names: list[str]) -> dict[str, tuple[bool, str]
     return out
 
 
+async def _login(toolbox: Any, name: str, browser: bool, timeout_s: float) -> int:
+    from ._manager import describe_exception
+    from ._signin import SignIn
+
+    spec = {s.name: s for s in _specs(toolbox)}.get(name)
+    if spec is None or spec.config.transport != "http":
+        click.echo(f"pegboard: no url server is called {name!r}; `pegboard mcp list` shows them", err=True)
+        return 2
+
+    async def show(url: str) -> None:
+        # The link is printed either way: a browser may not open on this machine.
+        click.echo(f"Open this link to sign in to {name}:\n{url}", err=True)
+        if browser:
+            import webbrowser
+
+            await asyncio.to_thread(webbrowser.open, url)
+
+    from ._store import ToolCache
+
+    data_dir = toolbox.context_for("mcp").data_dir
+    signin = SignIn(spec, data_dir, open_url=show, scope=ToolCache(data_dir).sign_in_scope(spec))
+    try:
+        url = await signin.start()
+        if url is not None:
+            click.echo(f"Waiting for the sign-in (up to {timeout_s:g} s)...", err=True)
+        tools = await signin.finish(timeout_s)
+    except TimeoutError:
+        click.echo(f"pegboard: the sign-in to {name} did not complete within {timeout_s:g} s", err=True)
+        return 1
+    except Exception as exc:
+        click.echo(f"pegboard: signing in to {name} failed: {describe_exception(exc)}", err=True)
+        return 1
+    finally:
+        await signin.close()
+    click.echo(f"signed in to {name}; {len(tools)} tools")
+    return 0
+
+
 def add_commands(cli: click.Group) -> None:
     from pegboard.cli import JSON, MODE, global_options
 
@@ -159,6 +197,32 @@ def add_commands(cli: click.Group) -> None:
             failed = failed or not ok
         if failed:
             raise SystemExit(1)
+
+    @mcp_group.command("login")
+    @global_options
+    @click.argument("name")
+    @click.option("--no-browser", is_flag=True, help="Print the sign-in link instead of opening a browser.")
+    @click.option("--timeout", "timeout_s", type=float, default=300.0, show_default=True,
+                  help="Seconds to wait for the sign-in to complete.")
+    def mcp_login(name: str, no_browser: bool, timeout_s: float) -> None:
+        """Sign in to a url server (OAuth): a browser, or a printed link, and a loopback redirect."""
+        code = asyncio.run(_login(_toolbox(), name, not no_browser, timeout_s))
+        if code:
+            raise SystemExit(code)
+
+    @mcp_group.command("logout")
+    @global_options
+    @click.argument("name")
+    def mcp_logout(name: str) -> None:
+        """Forget a server's sign-in (its tokens and registration) on this machine."""
+        from ._tokens import TokenFile
+
+        toolbox = _toolbox()
+        spec = {s.name: s for s in _specs(toolbox)}.get(name)
+        if spec is None or spec.config.transport != "http":
+            raise click.ClickException(f"no url server is called {name!r}; `pegboard mcp list` shows them")
+        removed = TokenFile(toolbox.context_for("mcp").data_dir, spec).delete()
+        click.echo(f"signed out of {name}" if removed else f"{name}: not signed in")
 
     @cli.command("serve")
     @global_options

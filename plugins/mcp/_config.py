@@ -19,6 +19,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 
 __all__ = [
     "McpConfig",
+    "OAuthConfig",
     "ServerConfig",
     "ServerSpec",
     "SERVER_NAME_RE",
@@ -60,6 +61,41 @@ def split_tool_name(name: str) -> tuple[str, str | None] | None:
     return server, (tool if sep else None)
 
 
+class OAuthConfig(BaseModel):
+    """``[plugins.mcp.servers.<name>.oauth]``: how pegboard signs in to a url server.
+
+    Without this table a server that answers 401 is signed in to with the
+    authorization code flow, registering pegboard dynamically. Secrets are
+    best given as ``${VARIABLE}``, expanded when the server is connected."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    grant: Literal["authorization_code", "client_credentials"] = "authorization_code"
+    client_id: str | None = None
+    client_secret: str | None = None
+    # client_credentials with private_key_jwt: a PEM file, and its algorithm.
+    private_key_file: str | None = None
+    signing_algorithm: str = "RS256"
+    token_endpoint_auth_method: Literal["client_secret_basic", "client_secret_post"] = "client_secret_basic"
+    # A client ID metadata document (an https URL), used where the
+    # authorization server supports them, in place of registration.
+    client_metadata_url: str | None = None
+    scope: str | None = None
+    # The loopback port of the redirect; by default one is picked once per server and kept.
+    redirect_port: int | None = Field(default=None, ge=1024, le=65535)
+
+    @model_validator(mode="after")
+    def _complete(self) -> OAuthConfig:
+        if self.grant == "client_credentials":
+            if not self.client_id:
+                raise ValueError("client_credentials needs client_id")
+            if (self.client_secret is None) == (self.private_key_file is None):
+                raise ValueError("client_credentials needs client_secret or private_key_file (one of them)")
+        elif self.private_key_file is not None:
+            raise ValueError("private_key_file is for grant = \"client_credentials\"")
+        return self
+
+
 class ServerConfig(BaseModel):
     """One ``[plugins.mcp.servers.<name>]`` table (or one ``.mcp.json`` entry)."""
 
@@ -71,6 +107,7 @@ class ServerConfig(BaseModel):
     cwd: str | None = None
     url: str | None = None
     headers: dict[str, str] = Field(default_factory=dict)
+    oauth: OAuthConfig | None = None
     enabled: bool = True
     eager_load_tools: list[str] = Field(default_factory=list)
     include_tools: list[str] | None = None
@@ -87,8 +124,8 @@ class ServerConfig(BaseModel):
             raise ValueError("give either command (a stdio server) or url (a Streamable HTTP server), not both")
         if self.url is not None and (self.args or self.env or self.cwd):
             raise ValueError("args, env and cwd are for stdio servers; a url server takes headers")
-        if self.command is not None and self.headers:
-            raise ValueError("headers are for url servers")
+        if self.command is not None and (self.headers or self.oauth is not None):
+            raise ValueError("headers and oauth are for url servers")
         return self
 
     @property
@@ -207,6 +244,12 @@ def read_mcp_json(path: Path) -> tuple[dict[str, ServerConfig], list[str]]:
             continue
         # Keys other tools add (descriptions, timeouts in their own units) are not ours to reject.
         known = {k: v for k, v in entry.items() if k in ServerConfig.model_fields}
+        if isinstance(known.get("oauth"), dict):
+            # Claude Code writes {"clientId", "callbackPort"}; ours are snake_case.
+            given = known["oauth"]
+            aliases = {"clientId": "client_id", "clientSecret": "client_secret", "callbackPort": "redirect_port"}
+            known["oauth"] = {aliases.get(k, k): v for k, v in given.items()
+                              if aliases.get(k, k) in OAuthConfig.model_fields}
         try:
             out[name] = ServerConfig.model_validate(known)
         except ValidationError as exc:

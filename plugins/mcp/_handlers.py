@@ -17,7 +17,10 @@ from ._models import ListResourcesInput, ReadResourceDirInput, ReadResourceInput
 if TYPE_CHECKING:
     from ._pool import ServerPool
 
-__all__ = ["call_server_tool", "list_resources", "pool_for", "read_resource", "read_resource_dir"]
+__all__ = ["authenticate", "call_server_tool", "complete_authentication", "list_resources", "pool_for",
+           "read_resource", "read_resource_dir"]
+
+SIGN_IN_WAIT_S = 180.0
 
 
 def pool_for(ctx: ToolContext) -> ServerPool:
@@ -43,11 +46,15 @@ def pool_for(ctx: ToolContext) -> ServerPool:
 async def call_server_tool(args: dict[str, Any], ctx: ToolContext) -> ToolResult:
     from ._manager import ServerUnavailable, ToolCallTimeout
 
+    from ._manager import NeedsSignIn
+
     server, tool = ctx.tool.metadata["server"], ctx.tool.metadata["tool"]
     pool = pool_for(ctx)
     try:
         conn = pool.connection(server)
         await conn.ensure_started()
+    except NeedsSignIn as exc:
+        return _needs_sign_in(ctx, pool, exc)
     except ServerUnavailable as exc:
         return ToolResult.error(f"{ctx.tool.name} is unavailable: {exc}\nOther tools keep working.")
     live = pool.cached_tool(server, tool)
@@ -74,6 +81,8 @@ async def call_server_tool(args: dict[str, Any], ctx: ToolContext) -> ToolResult
 
     try:
         result = await conn.call_tool(tool, args, progress=progress)
+    except NeedsSignIn as exc:
+        return _needs_sign_in(ctx, pool, exc)
     except ToolCallTimeout as exc:
         return ToolResult.error(f"{exc}. The call may still be running on the server; "
                                 "check its effects before trying again.")
@@ -168,3 +177,72 @@ async def read_resource_dir(args: ReadResourceDirInput, ctx: ToolContext) -> Too
     lines += [f"- {base}{d}/  (directory, {n} resource{'s' if n != 1 else ''} below)" for d, n in sorted(dirs.items())]
     lines += sorted(files)
     return ToolResult(content=[TextContent(text="\n".join(lines))])
+
+
+def _needs_sign_in(ctx: ToolContext, pool: ServerPool, exc: Exception) -> ToolResult:
+    """Record that the server wants a sign-in and swap its tools for the sign-in tools."""
+    server = ctx.tool.metadata["server"]
+    pool.cache.record_failure(pool.specs[server], str(exc), sign_in=True, scope=getattr(exc, "scope", None))
+    ctx.plugin_context.tools_changed()
+    return ToolResult.error(f"{ctx.tool.name} was not run: {exc}. Its tools come back once the user has signed in.")
+
+
+async def authenticate(args: dict[str, Any], ctx: ToolContext) -> ToolResult:
+    from ._signin import SignIn
+
+    server = ctx.tool.metadata["server"]
+    pool = pool_for(ctx)
+    spec = pool.specs.get(server)
+    if spec is None:
+        return ToolResult.error(f"no MCP server is called {server!r}")
+    signins = ctx.state.setdefault("signins", {})
+    if (old := signins.pop(server, None)) is not None:
+        await old.close()
+    signin = SignIn(spec, ctx.plugin_context.data_dir, scope=pool.cache.sign_in_scope(spec))
+    try:
+        url = await signin.start()
+    except Exception as exc:
+        await signin.close()
+        from ._manager import describe_exception
+
+        return ToolResult.error(f"Signing in to MCP server {server!r} failed: {describe_exception(exc)}")
+    if url is None:
+        await signin.close()
+        return await _signed_in(ctx, pool, server, None)
+    signins[server] = signin
+    ctx.emit("mcp.sign_in", {"server": server, "url": url})
+    return ToolResult.text(
+        f"Ask the user to open this link and sign in to MCP server {server!r}:\n{url}\n"
+        f"When they say they are done, call mcp__{server}__complete_authentication.")
+
+
+async def complete_authentication(args: dict[str, Any], ctx: ToolContext) -> ToolResult:
+    server = ctx.tool.metadata["server"]
+    signin = ctx.state.get("signins", {}).get(server)
+    if signin is None:
+        return ToolResult.error(f"No sign-in to {server!r} is under way: call mcp__{server}__authenticate first.")
+    try:
+        tools = await signin.finish(SIGN_IN_WAIT_S)
+    except TimeoutError:
+        return ToolResult.error(f"The user has not finished signing in to {server!r} yet (waited "
+                                f"{SIGN_IN_WAIT_S:g} s). Ask them to open the link; then call this again.")
+    except Exception as exc:
+        ctx.state["signins"].pop(server, None)
+        from ._manager import describe_exception
+
+        return ToolResult.error(f"Signing in to MCP server {server!r} failed: {describe_exception(exc)}. "
+                                f"Call mcp__{server}__authenticate to try again.")
+    ctx.state["signins"].pop(server, None)
+    return await _signed_in(ctx, pool_for(ctx), server, tools)
+
+
+async def _signed_in(ctx: ToolContext, pool: ServerPool, server: str, tools: list[str] | None) -> ToolResult:
+    # The session's own connection reconnects with the new tokens on its next call.
+    conn = pool.connections.get(server)
+    if conn is not None:
+        await conn.stop()
+    ctx.plugin_context.tools_changed()
+    listing = pool.cache.load(pool.specs[server])
+    names = [f"mcp__{server}__{t.name}" for t in listing.tools] if listing else []
+    return ToolResult.text(f"Signed in to MCP server {server!r}. Its tools are now available: "
+                           f"{', '.join(names) or '(none)'}.")

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import asyncio
 import os
+import sys
 import tempfile
 import time
 import warnings
@@ -68,6 +69,26 @@ class ServerUnavailable(Exception):
     """The server cannot take calls now; the message says why (for the model)."""
 
 
+class NeedsSignIn(ServerUnavailable):
+    """The server answered 401 (or 403 for more scope) and only the person can sign in."""
+
+    def __init__(self, server: str, scope: str | None = None) -> None:
+        self.server = server
+        self.scope = scope
+        more = f" (with scope {scope!r})" if scope else ""
+        super().__init__(f"MCP server {server!r} needs you to sign in{more}: call mcp__{server}__authenticate, "
+                         f"or the user can run `pegboard mcp login {server}`")
+
+
+def _sign_in_error(exc: BaseException, server: str) -> NeedsSignIn | None:
+    if "mcp.client.auth" not in sys.modules and "pegboard.plugins.mcp._auth" not in sys.modules:
+        return None
+    from ._auth import find_sign_in_required
+
+    found = find_sign_in_required(exc)
+    return NeedsSignIn(server, found.scope) if found is not None else None
+
+
 class ToolCallTimeout(Exception):
     pass
 
@@ -104,9 +125,15 @@ class ServerConnection:
         environ: Mapping[str, str] | None = None,
         mode: str = "auto",
         client_side: ClientSide | None = None,
+        data_dir: Path | None = None,
+        interaction: Any = None,
     ) -> None:
         self.spec = spec
         self.client_side = client_side or ClientSide()
+        self.pending_sign_in: NeedsSignIn | None = None
+        # Where OAuth tokens live (url servers); interaction: how a person signs in, if one can.
+        self._data_dir = data_dir
+        self._interaction = interaction
         # "auto" negotiates the newest protocol the server speaks; "legacy"
         # forces the handshake era (tests, servers whose discovery misbehaves).
         self._mode = spec.config.protocol if spec.config.protocol != "auto" else mode
@@ -161,8 +188,13 @@ class ServerConnection:
         if self._target is not None:
             return self._target
         if cfg.transport == "http":
+            auth = None
+            if self._data_dir is not None:
+                from ._auth import build_auth
+
+                auth = build_auth(self.spec, self._data_dir, self._environ, self._interaction)
             return _http_transport(expand_vars(cfg.url or "", self._environ),
-                                   {k: expand_vars(v, self._environ) for k, v in cfg.headers.items()})
+                                   {k: expand_vars(v, self._environ) for k, v in cfg.headers.items()}, auth)
         env = get_default_environment() | {k: expand_vars(v, self._environ) for k, v in cfg.env.items()}
         cwd = Path(expand_vars(cfg.cwd, self._environ)) if cfg.cwd else self.spec.root
         if not cwd.is_absolute():
@@ -209,8 +241,15 @@ class ServerConnection:
             if isinstance(exc, asyncio.CancelledError):
                 raise
             if not self._stopping:
-                self._fail(self._with_stderr(f"the connection to MCP server {self.name!r} failed: "
-                                             f"{describe_exception(exc)}"))
+                sign_in = _sign_in_error(exc, self.name)
+                if sign_in is not None:
+                    # A 401 or a 403 for more scope mid-session: the calls in flight say so.
+                    self.pending_sign_in = sign_in
+                    self._fail(str(sign_in))
+                    self.next_attempt = 0.0
+                else:
+                    self._fail(self._with_stderr(f"the connection to MCP server {self.name!r} failed: "
+                                                 f"{describe_exception(exc)}"))
             return
         finally:
             self.client = None
@@ -318,6 +357,7 @@ class ServerConnection:
 
     async def _start(self) -> None:
         await self._reap()
+        self.pending_sign_in = None
         self.state = "starting"
         self.starts += 1
         self._stopping = False
@@ -334,6 +374,11 @@ class ServerConnection:
             raise ServerUnavailable(self.reason) from None
         except Exception as exc:
             await self._reap(cancel=True)
+            sign_in = _sign_in_error(exc, self.name)
+            if sign_in is not None:
+                self._fail(str(sign_in))
+                self.next_attempt = 0.0  # a sign-in, not a crash: no back-off once it is done
+                raise sign_in from None
             self._fail(self._with_stderr(f"MCP server {self.name!r} failed to start: {describe_exception(exc)}"))
             raise ServerUnavailable(self.reason) from None
         self.state = "running"
@@ -376,6 +421,11 @@ class ServerConnection:
         if self._task is not None:
             with suppress(asyncio.TimeoutError, asyncio.CancelledError, Exception):
                 await asyncio.wait_for(asyncio.shield(self._task), 2.0)
+        if self.pending_sign_in is not None:
+            return self.pending_sign_in
+        sign_in = _sign_in_error(exc, self.name)
+        if sign_in is not None:
+            return sign_in
         if self.state != "failed":
             await self._reap(cancel=True)
             self._fail(self._with_stderr(f"lost the connection to MCP server {self.name!r}: "
@@ -392,6 +442,9 @@ class ServerConnection:
             result = await client.call_tool(name, arguments, read_timeout_seconds=timeout,
                                             progress_callback=progress)
         except MCPError as exc:
+            sign_in = _sign_in_error(exc, self.name)
+            if sign_in is not None:
+                raise sign_in from None
             if exc.error.code == REQUEST_TIMEOUT:
                 raise ToolCallTimeout(f"{name} on MCP server {self.name!r} gave no answer within {timeout:g} s") \
                     from None
@@ -401,6 +454,9 @@ class ServerConnection:
         except (OSError, anyio.BrokenResourceError, anyio.ClosedResourceError, anyio.EndOfStream) as exc:
             raise await self._broken(exc) from None
         except Exception as exc:
+            sign_in = _sign_in_error(exc, self.name)
+            if sign_in is not None:
+                raise sign_in from None
             if type(exc).__module__.startswith("httpx2"):
                 raise await self._broken(exc) from None
             raise
@@ -464,10 +520,10 @@ async def _closing(inner: AbstractAsyncContextManager[Any], handle: Any) -> Any:
 
 
 @asynccontextmanager
-async def _http_transport(url: str, headers: dict[str, str]) -> Any:
+async def _http_transport(url: str, headers: dict[str, str], auth: Any = None) -> Any:
     from mcp.client.streamable_http import streamable_http_client
     from mcp.shared._httpx_utils import create_mcp_http_client
 
-    async with create_mcp_http_client(headers=headers or None) as http:
+    async with create_mcp_http_client(headers=headers or None, auth=auth) as http:
         async with streamable_http_client(url, http_client=http) as streams:
             yield streams

@@ -28,6 +28,7 @@ class ServerPool:
         targets: Mapping[str, Any] | None = None,
         on_tools_changed: Callable[[], None] | None = None,
         client_side: ClientSide | None = None,
+        interaction: Any = None,
     ) -> None:
         self.specs = {s.name: s for s in specs}
         self.approvals = Approvals(data_dir)
@@ -48,7 +49,7 @@ class ServerPool:
                 self.listings[spec.name] = listing
             self.connections[spec.name] = ServerConnection(
                 spec, target=(targets or {}).get(spec.name), log_dir=log_dir, on_listing=self._listed,
-                client_side=client_side)
+                client_side=client_side, data_dir=data_dir, interaction=interaction)
 
     def _listed(self, conn: ServerConnection, tools: list[types.Tool]) -> None:
         """A server (re)started: refresh the on-disk cache, report changed tools."""

@@ -140,9 +140,27 @@ class ToolCache:
     def failure_path(self, spec: ServerSpec) -> Path:
         return self.folder / f"{spec.name}-{spec.cache_key}.failed.json"
 
-    def record_failure(self, spec: ServerSpec, reason: str) -> None:
-        """Remembered so that every toolbox does not wait on a server that is down."""
-        _write_json(self.failure_path(spec), {"when": time.time(), "reason": reason})
+    def record_failure(self, spec: ServerSpec, reason: str, sign_in: bool = False, scope: str | None = None) -> None:
+        """Remembered so that every toolbox does not wait on a server that is
+        down; ``sign_in``: it answered that the person must sign in first
+        (``scope``: with at least this scope)."""
+        _write_json(self.failure_path(spec), {"when": time.time(), "reason": reason, "sign_in": sign_in,
+                                              "scope": scope})
+
+    def sign_in_scope(self, spec: ServerSpec) -> str | None:
+        """The scope the server last asked for more of (a step-up), if any."""
+        data = _read_json(self.failure_path(spec))
+        scope = data.get("scope") if isinstance(data, dict) and data.get("sign_in") else None
+        return scope if isinstance(scope, str) else None
+
+    def needs_sign_in(self, spec: ServerSpec) -> bool:
+        """The server's last answer was that the person must sign in, and no
+        tool list was recorded since."""
+        data = _read_json(self.failure_path(spec))
+        if not isinstance(data, dict) or not data.get("sign_in"):
+            return False
+        listing = self.load(spec)
+        return listing is None or float(data.get("when", 0)) >= listing.updated
 
     def last_failure(self, spec: ServerSpec) -> tuple[float, str] | None:
         data = _read_json(self.failure_path(spec))

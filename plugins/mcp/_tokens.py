@@ -1,0 +1,57 @@
+"""Where a server's OAuth sign-in is kept: one file per server URL in
+pegboard's data directory (never in config or caches), readable by the user
+only. Tokens are never logged or shown.
+
+Light: listings read whether a server is signed in without the SDK.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+from pathlib import Path
+from typing import Any
+
+from ._config import ServerSpec
+
+__all__ = ["TokenFile"]
+
+
+class TokenFile:
+    def __init__(self, data_dir: Path, spec: ServerSpec) -> None:
+        key = hashlib.sha256((spec.config.url or "").encode()).hexdigest()[:16]
+        self.folder = data_dir / "mcp" / "oauth"
+        self.path = self.folder / f"{spec.name}-{key}.json"
+
+    def read(self) -> dict[str, Any]:
+        try:
+            data = json.loads(self.path.read_text(encoding="utf-8"))
+        except (OSError, ValueError):
+            return {}
+        return data if isinstance(data, dict) else {}
+
+    def write(self, data: dict[str, Any]) -> None:
+        """Atomically, created 0600 in a 0700 folder: no moment when another user could read it."""
+        self.folder.mkdir(parents=True, exist_ok=True, mode=0o700)
+        os.chmod(self.folder, 0o700)
+        tmp = self.path.with_name(f".{self.path.name}.{os.getpid()}.tmp")
+        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+        with os.fdopen(fd, "w", encoding="utf-8") as fh:
+            json.dump(data, fh)
+        os.replace(tmp, self.path)
+
+    def update(self, **values: Any) -> None:
+        data = self.read()
+        data.update(values)
+        self.write(data)
+
+    def signed_in(self) -> bool:
+        return bool(self.read().get("tokens"))
+
+    def delete(self) -> bool:
+        try:
+            self.path.unlink()
+        except FileNotFoundError:
+            return False
+        return True
