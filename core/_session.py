@@ -253,6 +253,13 @@ class Session:
         """Whether the resolved ``path`` is protected (``[permissions] protected_paths``, pegboard's own config)."""
         return self.toolbox.permissions.is_protected(path, self)
 
+    def protected_patterns(self) -> tuple[str, ...]:
+        """The ``[permissions] protected_paths`` patterns in force (the
+        defaults, then every layer's; gitignore order, ``!`` unprotects), for
+        a plugin that must find protected paths before anything names one,
+        as the shell's sandbox does."""
+        return tuple(self.toolbox.permissions.protected_patterns)
+
     def inside_working_dirs(self, path: str) -> bool:
         """Whether the resolved ``path`` is one of this session's working directories or lies within one."""
         return self.toolbox.permissions.inside(path, self)

@@ -46,7 +46,8 @@ from pegboard import Vote
 from ._classify import PartVerdict, Verdict, classify
 from ._filerules import box_paths, named_file_vote, tree_read_vote
 from ._parse import all_command_words, parse_command
-from ._sandbox import Backend, Box, backend_for, private_tmp, protected_inside, protects_inside
+from ._guard import Guard, guard
+from ._sandbox import Backend, Box, backend_for, private_tmp, protects_inside
 
 if TYPE_CHECKING:
     from pegboard import PermissionRequest, Rule, Session
@@ -93,27 +94,32 @@ def _request_cwd(request: PermissionRequest) -> Path:
 class SandboxPlan:
     """``unenforced``: a deny rule on paths the box cannot enforce (a
     pattern such as ``Read(*.pem)``, or Landlock and any ``Read`` deny
-    rule); while there is one, the box earns no auto-allow."""
+    rule). ``unguarded``: why a protected path could still be changed from
+    the box (``_guard``). While either is set, the box earns no auto-allow."""
 
     backend: Backend
     box: Box
     unenforced: str | None = None
+    unguarded: str | None = None
 
     @property
     def safe(self) -> bool:
         """Whether a command in this box may run without asking."""
-        return protects_inside(self.backend, self.box) and self.unenforced is None
+        return protects_inside(self.backend, self.box) and self.unenforced is None and self.unguarded is None
 
 
 def sandbox_plan(session: Session, config: ShellConfig, disable: bool, *,
-                 prepare: bool = False) -> SandboxPlan | None:
+                 prepare: bool = False, guard_paths: bool = True) -> SandboxPlan | None:
     """The sandbox the next command runs in, or None when it runs unconfined.
 
     The unrestricted level and the ask-every-call policy do not confine (an
     approved call there runs as the person's own); every other policy does,
     with the working directories writable only where the policy offers
-    workspace tools or more and is not plan mode. ``prepare``: about to run,
-    so create what the box needs (deciding permission changes nothing on disk).
+    workspace tools or more and is not plan mode. Under bubblewrap every
+    protected path in them is bound read-only again (``_guard``; skipped
+    with ``guard_paths=False`` by a vote that only needs what is hidden).
+    ``prepare``: about to run, so create what the box needs (deciding
+    permission changes nothing on disk).
     """
     if disable:
         return None
@@ -124,23 +130,15 @@ def sandbox_plan(session: Session, config: ShellConfig, disable: bool, *,
     if policy.name == "unrestricted" or policy.ask_every_call:
         return None
     writes = policy.offers in ("workspace", "unrestricted") and not policy.read_only_tools
-    dirs = tuple(Path(os.path.realpath(d)) for d in session.working_dirs)
-    from pegboard.paths import config_dir
-
-    cwd = shell_cwd(session)
-    extra = [Path(os.path.realpath(config_dir()))]
-    if (cwd / ".git").exists():
-        extra.append(cwd / ".git")
-    if prepare and writes and backend == "bubblewrap":
-        # A missing .pegboard could be created by a sandboxed command and hold
-        # allow rules for the next session: make it exist, so it is bound read-only.
-        (Path(os.path.realpath(session.root)) / ".pegboard").mkdir(exist_ok=True)
-    readonly = protected_inside(dirs, extra) if writes else ()
-    writable = dirs if writes else ()
+    writable = tuple(Path(os.path.realpath(d)) for d in session.working_dirs) if writes else ()
+    protected = Guard()
+    if writable and backend == "bubblewrap" and guard_paths:
+        protected = guard(session, writable, prepare=prepare)
     hidden, guarded, unenforced = box_paths(session, backend, writable)
     tmp = private_tmp(session.data_dir) if prepare else None
-    return SandboxPlan(backend, Box(writable, (*readonly, *guarded), config.allow_network, tmp,
-                                    unix_sockets=config.allow_unix_sockets, hidden=hidden), unenforced)
+    return SandboxPlan(backend, Box(writable, (*protected.paths, *guarded), config.allow_network, tmp,
+                                    unix_sockets=config.allow_unix_sockets, hidden=hidden), unenforced,
+                       protected.unguarded)
 
 
 # --- the vote -----------------------------------------------------------------
@@ -162,7 +160,7 @@ def vote(request: PermissionRequest, config: ShellConfig) -> Vote:
     verdict = analysis(request, command).verdict(_request_cwd(request))
     if _names_config(command, session):
         return Vote.ask("the command names pegboard's configuration", suggest=suggestions(command))
-    plan = sandbox_plan(session, config, disable=False)
+    plan = sandbox_plan(session, config, disable=False, guard_paths=False)
     if verdict.read_only or verdict.file_edit:
         votes = list(_path_votes(request, verdict.parts))
         hidden = frozenset(plan.box.hidden) if plan is not None and plan.backend == "bubblewrap" else frozenset()
@@ -186,11 +184,16 @@ def vote(request: PermissionRequest, config: ShellConfig) -> Vote:
         if verdict.read_only:
             # A read outside: the sandbox does not narrow reads, so it does not help.
             return Vote.ask(worst.reason, suggest=suggestions(command))
-    if plan is not None and plan.safe and config.auto_allow_if_sandboxed and not session.policy.read_only_tools:
-        return Vote.allow(f"runs inside the {plan.backend} sandbox")
+    if plan is not None and config.auto_allow_if_sandboxed and protects_inside(plan.backend, plan.box):
+        plan = sandbox_plan(session, config, disable=False)  # now with the protected paths it must guard
+        if plan is not None and plan.safe and not session.policy.read_only_tools:
+            return Vote.allow(f"runs inside the {plan.backend} sandbox")
     if plan is not None and plan.unenforced is not None and config.auto_allow_if_sandboxed:
         return Vote.ask(f"{verdict.reason}; the sandbox does not run it unasked, as it cannot enforce "
                         f"{plan.unenforced}", suggest=suggestions(command))
+    if plan is not None and plan.unguarded is not None and config.auto_allow_if_sandboxed:
+        return Vote.ask(f"{verdict.reason}; the sandbox does not run it unasked: {plan.unguarded}",
+                        suggest=suggestions(command))
     return Vote.ask(f"{verdict.reason}", suggest=suggestions(command))
 
 

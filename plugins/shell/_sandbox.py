@@ -5,8 +5,8 @@ connect() on a socket file, and /run/docker.sock or an agent socket would
 otherwise be a way out.
 
 bubblewrap gives the strongest box: the whole file system read-only except the
-directories a policy lets the command write, ``.git`` and pegboard's config
-re-mounted read-only on top, the session's own /tmp (kept between the calls
+directories a policy lets the command write, every protected path in them
+re-mounted read-only on top (``_guard``), the session's own /tmp (kept between the calls
 of a session, never the host's), new PID/IPC/network namespaces,
 no capabilities (as root, bwrap keeps them unless told, and CAP_SYS_ADMIN
 would let ``mount -o remount,rw`` undo a read-only bind), its own session
@@ -53,8 +53,8 @@ class Box:
     """What a confined command may do.
 
     ``writable``: directories it may write (empty: the file system is
-    read-only). ``readonly``: paths inside those kept read-only (``.git``,
-    config). ``network``: whether it may reach the network. ``tmp``: the
+    read-only). ``readonly``: paths inside those kept read-only (protected
+    paths, what deny rules name). ``network``: whether it may reach the network. ``tmp``: the
     session's scratch directory (bwrap mounts it on /tmp; Landlock lets
     TMPDIR point there); None gives bwrap an empty tmpfs. ``unix_sockets``:
     let the command create AF_UNIX sockets (docker.sock, D-Bus, agents).
@@ -200,20 +200,6 @@ def describe(backend: Backend) -> str:
         return (f"Landlock ABI {abi}: writes confined to the working directories, .git inside them writable; "
                 f"{net}, UDP not; {sig}; capabilities dropped")
     return "no sandbox: commands run with the user's full rights"
-
-
-def protected_inside(dirs: Sequence[Path], extra: Sequence[Path]) -> tuple[Path, ...]:
-    """The paths a confined command may not write even inside ``dirs``."""
-    out: list[Path] = []
-    for d in dirs:
-        for name in (".git", ".pegboard", ".mcp.json", ".gitmodules"):
-            p = d / name
-            if p.exists() and p not in out:
-                out.append(p)
-    for p in extra:
-        if p not in out:
-            out.append(p)
-    return tuple(out)
 
 
 def private_tmp(base: Path) -> Path:
