@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import asyncio
 import itertools
 import os
 import uuid
@@ -17,6 +16,7 @@ from ._tasks import BackgroundTasks
 from ._tools import Tool, ToolResult
 
 if TYPE_CHECKING:
+    import asyncio
     from ._catalogue import Catalogue
     from ._decisions import CompiledRule, DecisionKind
     from ._toolbox import Toolbox
@@ -109,6 +109,8 @@ class Session:
         if self.parent is not None:
             return self.parent.ask_lock
         if self._ask_lock is None:
+            import asyncio  # here, not at the top: start-up never needs it
+
             self._ask_lock = asyncio.Lock()
         return self._ask_lock
 

@@ -14,7 +14,6 @@ toolbox that never touches the store costs a small object, not an import.
 
 from __future__ import annotations
 
-import asyncio
 import re
 import threading
 import time
@@ -25,6 +24,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
 
 if TYPE_CHECKING:
+    import asyncio
     from sqlalchemy import Connection, Engine, MetaData
 
     from ._config import Settings
@@ -407,6 +407,8 @@ class PluginStore:
         def work() -> T:
             with self.begin(read_only=read_only) as conn:
                 return fn(conn, *args)
+
+        import asyncio  # here, not at the top: start-up never needs it
 
         return await asyncio.to_thread(work)
 

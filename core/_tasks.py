@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-import asyncio
+import inspect
 import itertools
 import sys
 import time
@@ -11,6 +11,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Literal
 
 if TYPE_CHECKING:
+    import asyncio
     from ._session import Session
 
 __all__ = ["BackgroundTask", "BackgroundTasks"]
@@ -63,10 +64,14 @@ class BackgroundTasks:
         task_id = f"task-{next(_ids)}"
         record = BackgroundTask(task_id, kind, description, time.monotonic(), on_stop=on_stop, _work=work)
         self._tasks[task_id] = record
+        import asyncio  # here, not at the top: start-up never needs it
+
         record._task = asyncio.get_running_loop().create_task(self._run(record, work), name=task_id)
         return task_id
 
     async def _run(self, record: BackgroundTask, work: Coroutine[Any, Any, Any]) -> None:
+        import asyncio
+
         try:
             record.result = await work
             self._finish(record, "done")
@@ -99,7 +104,7 @@ class BackgroundTasks:
         if record.on_stop is not None:
             try:
                 outcome = record.on_stop()
-                if asyncio.iscoroutine(outcome):
+                if inspect.iscoroutine(outcome):
                     await outcome
             except Exception as exc:  # the task is stopped below regardless
                 print(f"pegboard: on_stop of {task_id} failed: {exc!r}", file=sys.stderr)
@@ -124,5 +129,7 @@ class BackgroundTasks:
         """The task, after it ended or ``timeout`` seconds passed."""
         record = self._tasks.get(task_id)
         if record is not None and record._task is not None and not record._task.done():
+            import asyncio
+
             await asyncio.wait({record._task}, timeout=timeout)
         return record

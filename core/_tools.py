@@ -7,7 +7,6 @@ or its schema is needed, so that listing tools never imports tool modules.
 
 from __future__ import annotations
 
-import asyncio
 import importlib
 import inspect
 import os
@@ -20,6 +19,7 @@ from typing import TYPE_CHECKING, Annotated, Any, Literal, Union
 from pydantic import BaseModel, ConfigDict, Field
 
 if TYPE_CHECKING:
+    import asyncio
     from ._decisions import CompiledRule
     from ._plugins import PluginContext
     from ._session import Session
@@ -176,6 +176,8 @@ class Tool:
         fn = self.function
         if inspect.iscoroutinefunction(fn):
             return await fn(args, ctx)  # type: ignore[no-any-return]
+        import asyncio  # here, not at the top: start-up never needs it (about 40 ms with ssl)
+
         result = await asyncio.to_thread(fn, args, ctx)
         if inspect.isawaitable(result):
             return await result  # type: ignore[no-any-return]

@@ -229,3 +229,18 @@ def test_cli_module_stays_light() -> None:
             "if m in sys.modules))")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "[]"
+
+
+def test_a_permission_check_does_not_import_asyncio(tmp_path: Path) -> None:
+    """Deciding needs no event loop: asyncio (and the ssl it imports) is about
+    40 ms of a cold `permissions check`. Only running a tool imports it."""
+    code = ("import sys\nfrom pegboard._cli import main\n"
+            f"sys.argv = ['pegboard', '--cwd', {str(tmp_path)!r}, 'permissions', 'check', 'Read', '--input', "
+            f"'{{\"file_path\": \"x\"}}']\n"
+            "try:\n    main()\nexcept SystemExit:\n    pass\n"
+            "print('asyncio' in sys.modules, file=sys.stderr)\n")
+    env = {**os.environ, "XDG_CONFIG_HOME": str(tmp_path / "c"), "XDG_DATA_HOME": str(tmp_path / "d"),
+           "XDG_CACHE_HOME": str(tmp_path / "k"), "PEGBOARD_POLICY": str(tmp_path / "none.toml")}
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env, check=True)
+    assert "allow" in out.stdout
+    assert out.stderr.strip().splitlines()[-1] == "False"
