@@ -26,6 +26,9 @@ import uuid
 from pathlib import Path
 from typing import Any
 
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from _ratios import Ratio, report  # noqa: E402
+
 PG_SERVER = "postgresql+psycopg://postgres@127.0.0.1:5432"
 
 
@@ -49,7 +52,8 @@ async def timed(session: Any, path: str, calls: int, flush: bool) -> float:
     return (time.perf_counter() - start) / calls * 1e6
 
 
-async def measure(tmp: Path, url: str, calls: int, rounds: int) -> tuple[float, float, float, float, int]:
+async def measure(tmp: Path, url: str, calls: int,
+                  rounds: int) -> tuple[float, float, float, float, int, list[float]]:
     from pegboard import Toolbox
 
     project = tmp / "project"
@@ -73,7 +77,7 @@ async def measure(tmp: Path, url: str, calls: int, rounds: int) -> tuple[float, 
         ratios.append(on_us / off_us)
         offs.append(off_us)
         ons.append(on_us)
-    return min(ons) / min(offs), statistics.median(ratios), min(offs), min(ons), rounds
+    return min(ons) / min(offs), statistics.median(ratios), min(offs), min(ons), rounds, ratios
 
 
 def postgres_database() -> tuple[str, Any] | None:
@@ -105,10 +109,13 @@ def main() -> None:
             backends.append(("PostgreSQL", pg[0], None))
         try:
             for label, url, target in backends:
-                ratio, median, off_us, on_us, rounds = asyncio.run(measure(tmp, url, args.calls, args.rounds))
+                ratio, median, off_us, on_us, rounds, per_round = asyncio.run(
+                    measure(tmp, url, args.calls, args.rounds))
                 goal = f" (target <= {target}: {'met' if ratio <= target else 'NOT met'})" if target else ""
                 print(f"{label + ':':<12} Read, audit off {off_us:7.1f} µs   audit on {on_us:7.1f} µs   "
                       f"ratio {ratio:.2f}{goal}; best of {rounds} alternating batches, median round {median:.2f}")
+                report(Ratio(f"a Read with the audit on, {label} / audit off", ratio, target or 0,
+                             bound="at most" if target else "info", low=min(per_round), high=max(per_round)))
         finally:
             from pegboard._store import dispose_all
 
