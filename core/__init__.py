@@ -19,6 +19,7 @@ if _typing.TYPE_CHECKING:
     from ._matchers import InputFieldMatcher
     from ._plugins import PluginContext
     from ._policy import Policy, clamp_policy, policy_for
+    from ._scope import UserScope
     from ._session import CallInfo, Grant, PreCall, Session
     from ._store import PluginStore, StoreError, StoreSchema
     from ._toolbox import Toolbox
@@ -54,6 +55,7 @@ _LAZY = {
     "ToolContext": "_tools",
     "ToolResult": "_tools",
     "Toolbox": "_toolbox",
+    "UserScope": "_scope",
     "Vote": "_decisions",
     "clamp_policy": "_policy",
     "policy_for": "_policy",

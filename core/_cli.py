@@ -14,6 +14,7 @@ from ._policy import policy_for
 from ._cli_shared import JSON, MODE, fail_config, global_options
 from ._cli_shared import CLIState as _CLIState
 from ._cli_shared import current_state as _state
+from ._cli_trust import trust_command
 
 if TYPE_CHECKING:
     from ._decisions import Answer, Decision, PermissionRequest
@@ -252,7 +253,12 @@ def call(tool: str, input_json: str, session_id: str | None, mode: str | None, a
 
     arguments = _parse_input(input_json)
     host = _TerminalHost() if sys.stdin.isatty() else None
-    toolbox = _state().toolbox(host=host)
+    state = _state()
+    if host is not None:
+        from ._cli_trust import offer_trust
+
+        offer_trust(state.cwd or Path.cwd(), state.config)
+    toolbox = state.toolbox(host=host)
     try:
         session = toolbox.session(mode, session_id=session_id)
     except ValueError as exc:
@@ -418,16 +424,24 @@ def config_group() -> None:
 @config_group.command("path")
 @global_options
 def config_path() -> None:
-    """The config files, lowest precedence first, and whether each exists."""
+    """The config files, lowest precedence first, and whether the project is trusted."""
     from ._config import config_dir, policy_path
+    from ._trust import TRUST_FILE, TrustStore, project_grants_file
 
     state = _state()
     root = (state.cwd or Path.cwd()).resolve()
-    click.echo(f"user     {config_dir() / 'config.toml'}")
-    click.echo(f"project  {root / '.pegboard' / 'config.toml'}")
+    try:
+        trusted = "trusted" if TrustStore(config_dir()).is_trusted(root) else "not trusted: it may only narrow"
+    except ValueError as exc:
+        trusted = str(exc)
+    click.echo(f"user            {config_dir() / 'config.toml'}")
+    click.echo(f"user grants     {config_dir() / 'granted.toml'}")
+    click.echo(f"project         {root / '.pegboard' / 'config.toml'}  ({trusted})")
+    click.echo(f"project grants  {project_grants_file(config_dir(), root)}")
     if state.config:
-        click.echo(f"explicit {state.config}")
-    click.echo(f"policy   {policy_path()}")
+        click.echo(f"explicit        {state.config}")
+    click.echo(f"policy          {policy_path()}")
+    click.echo(f"trusted folders {config_dir() / TRUST_FILE}")
 
 
 def _flatten(data: Any, prefix: tuple[str, ...] = ()) -> list[tuple[tuple[str, ...], Any]]:
@@ -443,15 +457,13 @@ def _flatten(data: Any, prefix: tuple[str, ...] = ()) -> list[tuple[tuple[str, .
 @global_options
 @JSON
 def config_show(as_json: bool) -> None:
-    """The merged config, with the file each value came from."""
-    from ._config import ConfigError, load_settings
+    """The merged config, with the file each value came from, and what the
+    project's files set that was not applied."""
+    from ._trust import TRUST_FILE
 
-    state = _state()
-    try:
-        settings = load_settings((state.cwd or Path.cwd()), state.config)
-    except ConfigError as exc:
-        fail_config(exc)
-        return
+    # The whole toolbox: plugins strip the user-scope options of their own
+    # tables, and report what of the project's they left out.
+    settings = _state().toolbox().settings
     effective = settings.core.model_dump(mode="json")
     from ._protected import protected_patterns
 
@@ -466,11 +478,20 @@ def config_show(as_json: bool) -> None:
         if keys[:1] == ("permissions",) and keys[1:2] and keys[1] in ("allow", "ask", "deny", "protected_paths"):
             source = "every layer (see `pegboard permissions list`)"
         rows.append({"key": ".".join(keys), "value": value, "source": source})
+    from ._config import config_dir
+
+    rows.insert(0, {"key": "trusted", "value": settings.trusted, "source": str(config_dir() / TRUST_FILE)})
+    ignored = [{"key": i.what, "value": None, "source": i.source, "ignored": i.kind, "why": i.describe()}
+               for i in settings.ignored]
     if as_json:
-        _emit_json(rows)
+        _emit_json([*rows, *ignored])
         return
     for r in rows:
         click.echo(f"{r['key']} = {json.dumps(r['value'])}    # {r['source']}")
+    for r in ignored:
+        click.echo(f"# not applied: {r['why']}")
+    if not settings.trusted and any(i.kind == "untrusted" for i in settings.ignored):
+        click.echo(f"# `pegboard trust {settings.root}` applies what the folder's files set")
 
 
 # --- doctor ------------------------------------------------------------------
@@ -479,8 +500,9 @@ def config_show(as_json: bool) -> None:
 @cli.command("doctor")
 @global_options
 def doctor() -> None:
-    """Config, plugins and each plugin's own health checks, one line each."""
-    from ._config import ConfigError, find_layers
+    """Config, trust, plugins and each plugin's own health checks, one line each."""
+    from ._cli_trust import trust_lines
+    from ._config import ConfigError, load_settings
     from ._plugins import call_impl
 
     state = _state()
@@ -493,9 +515,7 @@ def doctor() -> None:
 
     root = (state.cwd or Path.cwd())
     try:
-        for layer in find_layers(root.resolve(), state.config):
-            if layer.path:
-                line("ok", f"config {layer.name}", str(layer.path))
+        load_settings(root, state.config)  # a problem here is a FAIL line, not a stack of errors
         toolbox = state.toolbox(listing=True)
     except ConfigError as exc:
         for problem in exc.problems:
@@ -503,6 +523,9 @@ def doctor() -> None:
         sys.exit(1)
     except SystemExit:
         sys.exit(1)
+    for layer in toolbox.settings.layers:
+        if layer.path:
+            line("ok", f"config {layer.name}", str(layer.path))
     for problem in toolbox.settings.problems:
         line("fail", "config", problem)
     for record in toolbox.records.values():
@@ -532,6 +555,9 @@ def doctor() -> None:
 
     for check in store_checks(toolbox):
         line(check.status, check.name, check.detail)
+    # Last, so that what plugins left out while loading is listed too.
+    for status, name, detail in trust_lines(toolbox.settings):
+        line(status, name, detail)
     sys.exit(1 if failed else 0)
 
 
@@ -542,6 +568,7 @@ from ._cli_store import store_group  # noqa: E402
 cli.add_command(store_group)
 cli.add_command(sessions_group)
 cli.add_command(audit_group)
+cli.add_command(trust_command)
 
 
 def main() -> None:

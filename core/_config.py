@@ -14,12 +14,15 @@ import tomllib
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Annotated, Any
 
 import platformdirs
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
+from ._scope import (Ignored, IgnoredKind, UserScope, deep_copy, leaf_paths, pop_path, untrusted_part,
+                     user_scope_paths)
 from ._tools import Level
+from ._trust import TrustStore, project_grants_file
 
 __all__ = [
     "ConfigError",
@@ -129,18 +132,17 @@ class AuditConfig(_Strict):
     max_rows: int = Field(default=1_000_000, ge=0)
 
 
-# Tables only the user (and the system policy) may set: a checkout must not
-# point pegboard at another database or switch the audit off.
-USER_SCOPE_TABLES = ("store", "audit")
-
-
 class CoreConfig(_Strict):
     tools: ToolsConfig = Field(default_factory=ToolsConfig)
     permissions: PermissionsConfig = Field(default_factory=PermissionsConfig)
     background: BackgroundConfig = Field(default_factory=BackgroundConfig)
     results: ResultsConfig = Field(default_factory=ResultsConfig)
-    store: StoreConfig = Field(default_factory=StoreConfig)
-    audit: AuditConfig = Field(default_factory=AuditConfig)
+    # Only the person's own files set these: a checkout must not point pegboard
+    # at another database or switch the audit off.
+    store: Annotated[StoreConfig, UserScope("it chooses where pegboard keeps its state")] = Field(
+        default_factory=StoreConfig)
+    audit: Annotated[AuditConfig, UserScope("it decides what is recorded of permission decisions")] = Field(
+        default_factory=AuditConfig)
     plugins: dict[str, dict[str, Any]] = Field(default_factory=dict)
 
 
@@ -154,8 +156,21 @@ class Layer:
     def label(self) -> str:
         return str(self.path) if self.path else self.name
 
+    @property
+    def from_checkout(self) -> bool:
+        """A file of the project's own folder (``.pegboard/``): it comes with
+        the repository, not from the person."""
+        return self.name in CHECKOUT_LAYERS
+
+    @property
+    def from_person(self) -> bool:
+        """The person's or operator's own file: the user config, ``--config``,
+        the system policy (not the project's files, not remembered approvals)."""
+        return self.name in ("user", "explicit", "policy")
+
 
 RULE_KEYS = ("allow", "ask", "deny")
+CHECKOUT_LAYERS = ("project", "checkout grants")
 UNCONFINED_MODES = ("bypassPermissions", "unrestricted")
 
 
@@ -169,6 +184,41 @@ class Settings:
     provenance: dict[tuple[str, ...], str]
     core: CoreConfig
     problems: list[str] = field(default_factory=list)
+    trusted: bool = False
+    """Whether the person trusts the project root (``pegboard trust``, or the
+    embedding host's answer): until then its files may only narrow."""
+    ignored: list[Ignored] = field(default_factory=list)
+    """What the project's files set or hold that was not applied, and why."""
+
+    def report_ignored(self, source: str | os.PathLike[str], what: str, kind: IgnoredKind = "untrusted",
+                       detail: str = "") -> None:
+        entry = Ignored(str(source), what, kind, detail)
+        if entry not in self.ignored:
+            self.ignored.append(entry)
+
+    def plugin_options(self, name: str, model: type[BaseModel]) -> dict[str, Any]:
+        """``[plugins.<name>]`` without ``enabled``, as the plugin's model
+        should see it: an option marked ``UserScope`` is taken from the
+        person's layers only; a project layer that set it is reported."""
+        prefix = ("plugins", name)
+        scoped = user_scope_paths(model) if isinstance(model, type) and issubclass(model, BaseModel) else {}
+        changed = False
+        for index, layer in enumerate(self.layers):
+            if not layer.from_checkout or not scoped:
+                continue
+            data = deep_copy(layer.data)
+            found = [(key, marker) for path, marker in scoped.items()
+                     for key in leaf_paths((*prefix, *path), pop_path(data, (*prefix, *path)))]
+            for key, marker in found:
+                self.report_ignored(layer.label, format_key(key), "user scope", marker.why)
+            if found:
+                self.layers[index] = Layer(layer.name, layer.path, data)
+                changed = True
+        if changed:
+            self.merged, self.provenance = _merge_layers(self.layers)
+        table = self.plugin_table(name)
+        table.pop("enabled", None)
+        return table
 
     def source_of(self, *keys: str) -> str:
         """The file (or "defaults") that set ``keys``, or its nearest parent."""
@@ -235,15 +285,25 @@ def _merge(into: dict[str, Any], data: Mapping[str, Any], label: str,
         provenance[path] = label
 
 
-def find_layers(root: Path, explicit: Path | None) -> list[Layer]:
-    """The config files that apply, lowest precedence first (policy last)."""
+def find_layers(root: Path, explicit: Path | None, trusted: bool = True,
+                ignored: list[Ignored] | None = None) -> list[Layer]:
+    """The config files that apply, lowest precedence first (policy last).
+
+    The project's own grants file (``.pegboard/granted.toml``, from before
+    grants were kept outside the checkout) is read only when the folder is
+    trusted. A file of the project's that resolves outside the project
+    root (a ``.pegboard`` that is a link elsewhere) is not read. Both are
+    added to ``ignored``, when given.
+    """
     layers = [Layer("defaults", None, {})]
-    # granted.toml holds rules remembered from approvals, next to each config.toml.
+    checkout = root / ".pegboard"
     candidates: list[tuple[str, Path, bool]] = [
         ("user", config_dir() / "config.toml", False),
+        # granted.toml holds rules remembered from approvals.
         ("user grants", config_dir() / "granted.toml", False),
-        ("project", root / ".pegboard" / "config.toml", False),
-        ("project grants", root / ".pegboard" / "granted.toml", False),
+        ("project", checkout / "config.toml", False),
+        ("checkout grants", checkout / "granted.toml", False),
+        ("project grants", project_grants_file(config_dir(), root), False),
     ]
     env = os.environ.get("PEGBOARD_CONFIG")
     chosen = explicit or (Path(env) if env else None)
@@ -251,17 +311,25 @@ def find_layers(root: Path, explicit: Path | None) -> list[Layer]:
         candidates.append(("explicit", chosen, True))
     candidates.append(("policy", policy_path(), False))
     for name, path, required in candidates:
-        if path.is_file():
-            layers.append(Layer(name, path, _read_toml(path)))
-        elif required:
-            raise ConfigError([f"{path}: config file not found (named by --config or PEGBOARD_CONFIG)"])
+        if not path.is_file():
+            if required:
+                raise ConfigError([f"{path}: config file not found (named by --config or PEGBOARD_CONFIG)"])
+            continue
+        if name in CHECKOUT_LAYERS:
+            real = os.path.realpath(path)
+            if not real.startswith(str(root).rstrip("/") + "/"):
+                if ignored is not None:
+                    ignored.append(Ignored(str(path), "the whole file", "outside", f"it is {real}"))
+                continue
+            if name == "checkout grants" and not trusted:
+                if ignored is not None:
+                    ignored.append(Ignored(str(path), "remembered approvals in the checkout", "untrusted"))
+                continue
+        layers.append(Layer(name, path, _read_toml(path)))
     return layers
 
 
-def load_settings(root: Path, explicit: Path | None = None) -> Settings:
-    """Read and validate every layer. ``ConfigError`` lists each problem."""
-    root = Path(os.path.realpath(root))
-    layers = find_layers(root, explicit)
+def _merge_layers(layers: list[Layer]) -> tuple[dict[str, Any], dict[tuple[str, ...], str]]:
     merged: dict[str, Any] = {}
     provenance: dict[tuple[str, ...], str] = {}
     for layer in layers:
@@ -269,6 +337,26 @@ def load_settings(root: Path, explicit: Path | None = None) -> Settings:
     policy = next((layer for layer in layers if layer.name == "policy"), None)
     if policy is not None:
         _apply_policy(merged, policy)
+    return merged, provenance
+
+
+def load_settings(root: Path, explicit: Path | None = None, *, trusted: bool | None = None) -> Settings:
+    """Read and validate every layer. ``ConfigError`` lists each problem.
+
+    ``trusted``: whether the project root is trusted; None asks the
+    person's trusted folders (``pegboard trust``).
+    """
+    root = Path(os.path.realpath(root))
+    if trusted is None:
+        try:
+            trusted = TrustStore(config_dir()).is_trusted(root)
+        except ValueError as exc:
+            raise ConfigError([str(exc)]) from None
+    ignored: list[Ignored] = []
+    layers = find_layers(root, explicit, trusted, ignored)
+    # Every layer as written is checked first, so that a mistake is reported
+    # even in what is then left out (a typo in an ignored table still fails).
+    merged, provenance = _merge_layers(layers)
     try:
         core = CoreConfig.model_validate(merged)
     except ValidationError as exc:
@@ -279,24 +367,54 @@ def load_settings(root: Path, explicit: Path | None = None) -> Settings:
     for layer in layers:
         mode = layer.data.get("permissions", {}).get("mode") if isinstance(layer.data.get("permissions"), Mapping) \
             else None
-        if layer.name.startswith("project") and mode in UNCONFINED_MODES:
+        if layer.from_checkout and mode in UNCONFINED_MODES:
             # The project's config comes with the repository: a clone must not
             # be able to switch every prompt off for whoever opens it.
             raise ConfigError([f"{layer.label}: [permissions] mode = {mode!r}: a project's config cannot choose "
                                "a mode without prompts; choose it in your user config or with --mode"])
-        if layer.name.startswith("project"):
-            for table in USER_SCOPE_TABLES:
-                if isinstance(layer.data.get(table), Mapping) and layer.data[table]:
-                    keys = ", ".join(sorted(layer.data[table]))
-                    raise ConfigError([f"{layer.label}: [{table}] {keys}: user-scope settings; a project's config "
-                                       f"cannot set them (set them in {config_dir() / 'config.toml'})"])
+    narrowed = _project_parts(layers, trusted, ignored)
+    if narrowed != layers:
+        layers = narrowed
+        merged, provenance = _merge_layers(layers)
+        try:
+            core = CoreConfig.model_validate(merged)
+        except ValidationError as exc:
+            raise ConfigError(describe_errors(exc, provenance)) from None
+    policy = next((layer for layer in layers if layer.name == "policy"), None)
     if core.permissions.disable_bypass_permissions and core.permissions.mode in ("bypassPermissions", "unrestricted"):
         problems.append(
             f"{provenance.get(('permissions', 'mode'), 'defaults')}: [permissions] mode = "
             f"{core.permissions.mode!r} is disabled by the system policy {policy.label if policy else ''}".rstrip()
         )
         raise ConfigError(problems)
-    return Settings(root, layers, merged, provenance, core, problems)
+    return Settings(root, layers, merged, provenance, core, problems, trusted, ignored)
+
+
+def _project_parts(layers: list[Layer], trusted: bool, ignored: list[Ignored]) -> list[Layer]:
+    """The layers with each checkout layer cut down to what it may set:
+    untrusted, only what narrows (``untrusted_part``); trusted or not, no
+    ``UserScope`` core option, and no switching bypass modes back on."""
+    out: list[Layer] = []
+    for index, layer in enumerate(layers):
+        if not layer.from_checkout:
+            out.append(layer)
+            continue
+        data = deep_copy(layer.data)
+        dropped: list[tuple[tuple[str, ...], Any]] = []
+        if not trusted:
+            data, dropped = untrusted_part(data, _merge_layers(layers[:index])[0])
+        for path, _ in dropped:
+            ignored.append(Ignored(layer.label, format_key(path), "untrusted"))
+        for path, marker in user_scope_paths(CoreConfig).items():
+            for key in leaf_paths(path, pop_path(data, path)):
+                ignored.append(Ignored(layer.label, format_key(key), "user scope", marker.why))
+        perms = data.get("permissions")
+        if isinstance(perms, dict) and perms.get("disable_bypass_permissions") is False:
+            del perms["disable_bypass_permissions"]
+            ignored.append(Ignored(layer.label, "[permissions] disable_bypass_permissions = false", "user scope",
+                                   "a project may switch bypass modes off, not back on"))
+        out.append(layer if data == layer.data else Layer(layer.name, layer.path, data))
+    return out
 
 
 def _enabled_problems(merged: Mapping[str, Any], provenance: Mapping[tuple[str, ...], str]) -> list[str]:

@@ -4,9 +4,10 @@ plugin's ``descriptions/<Tool>.md`` last."""
 from __future__ import annotations
 
 import importlib.resources
+import os
 from pathlib import Path
 
-from ._config import config_dir
+from ._config import Settings, config_dir
 from ._hookspecs import hookimpl
 from ._plugins import PluginContext
 from ._tools import Tool
@@ -17,15 +18,41 @@ SUMMARY_LIMIT = 250
 
 
 class DescriptionOverrides:
-    """``<config dir>/descriptions/<Tool>.md``, then ``<project>/.pegboard/descriptions/<Tool>.md``."""
+    """``<config dir>/descriptions/<Tool>.md``, then ``<project>/.pegboard/descriptions/<Tool>.md``.
+
+    The project's folder is read only when the project is trusted (its text
+    is what the model reads about a tool: a checkout must not rewrite it),
+    and a file there counts only where it resolves inside the project.
+    Untrusted, the overrides it holds are reported as ignored.
+    """
+
+    def __init__(self, settings: Settings) -> None:
+        self.user = config_dir() / "descriptions"
+        self.project: Path | None = None
+        project = settings.root / ".pegboard" / "descriptions"
+        if settings.trusted:
+            self.project = project
+        elif project.is_dir():
+            for path in sorted(project.glob("*.md")):
+                settings.report_ignored(path, f"description override of {path.stem}")
+        self._inside = str(settings.root).rstrip("/") + "/"
 
     @hookimpl(tryfirst=True)
     def pegboard_tool_description(self, tool: Tool, context: PluginContext) -> str | None:
-        for folder in (config_dir() / "descriptions", context.root / ".pegboard" / "descriptions"):
-            path = folder / f"{tool.name}.md"
-            if path.is_file():
-                return path.read_text(encoding="utf-8").strip()
-        return None
+        path = self.user / f"{tool.name}.md"
+        if path.is_file():
+            return path.read_text(encoding="utf-8").strip()
+        if self.project is None:
+            return None
+        path = self.project / f"{tool.name}.md"
+        if not path.is_file():
+            return None
+        real = os.path.realpath(path)
+        if not real.startswith(self._inside):
+            context.settings.report_ignored(path, f"description override of {tool.name}", "outside",
+                                            f"it is {real}")
+            return None
+        return Path(real).read_text(encoding="utf-8").strip()
 
 
 class PackageDescriptions:
@@ -51,6 +78,3 @@ def clip_summary(text: str, limit: int = SUMMARY_LIMIT) -> str:
         return flat
     return flat[: limit - 1].rstrip() + "…"
 
-
-def override_dirs(root: Path) -> tuple[Path, Path]:
-    return config_dir() / "descriptions", root / ".pegboard" / "descriptions"

@@ -18,6 +18,8 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from ._trust import TRUST_FILE, project_grants_file
+
 __all__ = ["load_rows", "store_rows"]
 
 FORMAT = 2
@@ -41,7 +43,7 @@ def _config_candidates(root: Path, explicit: Path | None) -> list[str]:
     user = Path(config_home) / "pegboard"
     chosen = explicit or (Path(os.environ["PEGBOARD_CONFIG"]) if os.environ.get("PEGBOARD_CONFIG") else None)
     paths = [user / "config.toml", user / "granted.toml", root / ".pegboard" / "config.toml",
-             root / ".pegboard" / "granted.toml",
+             root / ".pegboard" / "granted.toml", user / TRUST_FILE, project_grants_file(user, root),
              Path(os.environ.get("PEGBOARD_POLICY", "/etc/pegboard/policy.toml"))]
     if chosen is not None:
         paths.append(chosen)

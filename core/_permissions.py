@@ -39,6 +39,7 @@ from ._grants import append_grant
 from ._plugins import _short_error
 from ._policy import Policy, clamp_policy, policy_for
 from ._protected import path_matcher, protected_patterns
+from ._trust import project_grants_file
 
 if TYPE_CHECKING:
     from ._session import Session
@@ -466,6 +467,11 @@ class PermissionEngine:
     def _how_to_allow(self, suggestions: tuple[str, ...]) -> str:
         if not suggestions:
             return ""
+        if not self.settings.trusted:
+            # The project's own allow rules would be ignored: name a file that counts.
+            return (f" To allow it, add {suggestions[0]!r} to [permissions] allow in "
+                    f"{config_dir() / 'config.toml'} (this folder is not trusted, so its own allow rules "
+                    f"are ignored: `pegboard trust {self.settings.root}`), or run in a mode that allows it.")
         return (f" To allow it, add {suggestions[0]!r} to [permissions] allow in "
                 f"{self.settings.root / '.pegboard' / 'config.toml'} (or run in a mode that allows it).")
 
@@ -540,21 +546,26 @@ class PermissionEngine:
 
     def remember(self, rule_text: str, scope: Literal["session", "project", "user"] | str,
                  session: Session) -> str:
-        """Keep an approval as an allow rule: for this session, or in the
-        project's or user's ``granted.toml`` (a config layer of its own next
-        to config.toml, read again by every later ``Toolbox.load``). The rule
-        is compiled before anything is written: one that does not parse is
-        refused with ``ValueError``. Returns where it was kept."""
+        """Keep an approval as an allow rule: for this session, or in a
+        ``granted.toml`` in the person's config folder, the user's own or
+        this project's (``projects/<name>-<digest>/granted.toml``, never in
+        the checkout, so that no repository can ship approvals). Each is a
+        config layer of its own, read again by every later ``Toolbox.load``.
+        The rule is compiled before anything is written: one that does not
+        parse is refused with ``ValueError``. Returns where it was kept."""
         if scope == "session":
             session.grant(rule_text, "allow", source="session grant")
             return "for this session"
         if scope not in ("project", "user"):
             raise ValueError(f"unknown scope {scope!r}; expected one of {', '.join(SCOPES)}")
-        folder = self.settings.root / ".pegboard" if scope == "project" else config_dir()
-        path = folder / "granted.toml"
+        if scope == "project":
+            path = project_grants_file(config_dir(), self.settings.root)
+            header = f"For the project at {self.settings.root}"
+        else:
+            path, header = config_dir() / "granted.toml", ""
         rule = Rule.parse(rule_text, "allow", str(path), self.settings.root)
         compiled = self.compile(rule, f"{scope} grants")
-        append_grant(path, rule.text)
+        append_grant(path, rule.text, header)
         if compiled is not None:
             self._add(compiled)  # every session of this toolbox, from now on
         return str(path)

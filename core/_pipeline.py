@@ -358,14 +358,20 @@ async def run_call(session: Session, name: str, arguments: Any, call_id: str) ->
     """One call, start to finish. Never raises for anything a tool, a hook or
     the arguments did; the caller's own cancellation passes through."""
     try:
-        return await _run_call(session, name, arguments, call_id)
+        result = await _run_call(session, name, arguments, call_id)
     except Refusal as refusal:
-        return refusal.result
+        result = refusal.result
     except asyncio.CancelledError:
         raise
     except Exception as exc:  # a bug in the pipeline or a plugin hook: still only this call fails
-        return ToolResult.error(f"{name} could not be run: internal error {_short_error(exc)}. "
-                                "Other calls are not affected; report this if it repeats.")
+        result = ToolResult.error(f"{name} could not be run: internal error {_short_error(exc)}. "
+                                  "Other calls are not affected; report this if it repeats.")
+    settings = session.toolbox.settings
+    if settings.ignored and session.note_once("core:ignored-config"):
+        # Once, on the first result whatever it is: a call refused because
+        # the project's allow rule was ignored is where the model needs it.
+        result = _append_notes(result, [ignored_note(settings)])
+    return result
 
 
 async def _run_call(session: Session, name: str, arguments: Any, call_id: str) -> ToolResult:
@@ -558,4 +564,5 @@ async def _side_by_side(loop: asyncio.AbstractEventLoop, one: Any, indices: Sequ
 
 # At the end: _session imports this module's callers lazily, and importing it
 # here once (not inside each call) keeps an import statement off the hot path.
+from ._scope import ignored_note  # noqa: E402
 from ._session import RESULTS_FOLDER, CallInfo, PreCall  # noqa: E402

@@ -61,6 +61,23 @@ class PluginContext:
     notes: list[str] = field(default_factory=list, compare=False)
     on_tools_changed: Callable[[], None] | None = field(default=None, compare=False, repr=False)
 
+    @property
+    def project_trusted(self) -> bool:
+        """Whether the person trusts the project root (``pegboard trust``, or
+        the embedding host's answer). Until then, nothing the project's files
+        hold may widen what pegboard does: a plugin that reads its own files
+        from the checkout (skills, agents, server definitions) reads them only
+        when this is true, and reports what it left out (``report_ignored``)."""
+        return self.settings.trusted
+
+    def report_ignored(self, source: str | os.PathLike[str], what: str) -> None:
+        """Say that something the project holds was left out because the
+        folder is not trusted: ``pegboard doctor``, ``pegboard config show``
+        and the session's first result for the model list it, with how to
+        trust the folder. ``source``: the file or folder; ``what``: a few
+        words ("3 project skills")."""
+        self.settings.report_ignored(source, what, "untrusted")
+
     def watch(self, path: Path) -> None:
         """Declare that this plugin's tool list depends on ``path`` (beyond
         config and ``PEGBOARD_*`` variables), so cached listings notice changes."""
@@ -334,9 +351,12 @@ class Plugins:
             record.tools.append(tool.name)
 
     def _validate_config(self, record: PluginRecord, obj: object) -> BaseModel | None:
-        table = self.settings.plugin_table(record.name)
-        table.pop("enabled", None)
         model = call_impl(self.pm, obj, "pegboard_config_model")
+        if model is not None:
+            table = self.settings.plugin_options(record.name, model)
+        else:
+            table = self.settings.plugin_table(record.name)
+            table.pop("enabled", None)
         if model is None:
             if table:
                 keys = ", ".join(sorted(table))

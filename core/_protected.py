@@ -41,7 +41,7 @@ def protected_patterns(settings: Settings) -> tuple[list[str], list[str]]:
             if "\x00" in entry:
                 problems.append(f"{layer.label}: [permissions] protected_paths: {entry!r} contains a NUL byte")
                 continue
-            if entry.startswith("!") and layer.name in ("project", "project grants"):
+            if entry.startswith("!") and layer.from_checkout:
                 problems.append(f"{layer.label}: [permissions] protected_paths: {entry!r}: a project config "
                                 "cannot unprotect a path; put it in the user config if you mean it")
                 continue

@@ -96,6 +96,11 @@ class Session:
     def mode(self) -> str:
         return self.policy.name
 
+    @property
+    def project_trusted(self) -> bool:
+        """Whether the project root is trusted (see ``PluginContext.project_trusted``)."""
+        return self.toolbox.settings.trusted
+
     def set_mode(self, name: str) -> None:
         # Through the engine: disable_bypass_permissions and the system
         # policy's ceiling hold for a mode switched mid-session too.

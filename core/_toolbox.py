@@ -163,6 +163,7 @@ class Toolbox:
         host: object | None = None,
         inventory: bool = False,
         listing: bool = False,
+        trust_project: bool | None = None,
     ) -> Toolbox:
         """Read config, load plugins, register tools.
 
@@ -174,16 +175,20 @@ class Toolbox:
         operator must fix. ``inventory``: also collect the tool names of
         disabled plugins (for listings). ``listing``: the toolbox only lists
         tools, so plugins start nothing to learn theirs (``PluginContext.listing_only``).
+        ``trust_project``: the host's own answer to whether the project's
+        files may widen what pegboard may do (see docs/security.md); None
+        (the default) takes the person's trusted folders (``pegboard
+        trust``), and an untrusted project's files may only narrow.
         """
         root = Path(cwd) if cwd is not None else Path.cwd()
         if not root.is_dir():
             raise ConfigError([f"--cwd {root}: not a directory"])
-        settings = load_settings(root, Path(config) if config is not None else None)
+        settings = load_settings(root, Path(config) if config is not None else None, trusted=trust_project)
         found = Plugins(settings, only=plugins, inventory=inventory, listing=listing)
 
         def register_internal(pm: pluggy.PluginManager) -> None:
             pm.register(PackageDescriptions(), name="pegboard.descriptions")
-            pm.register(DescriptionOverrides(), name="pegboard.overrides")
+            pm.register(DescriptionOverrides(settings), name="pegboard.overrides")
             pm.register(CoreVotes(), name="pegboard.core-votes")
             if host is not None:
                 pm.register(host, name="host")
@@ -215,7 +220,7 @@ class Toolbox:
             value = table.get("permission", {}).get(tool.name) if isinstance(table, dict) else None
             if value not in LEVELS:
                 continue
-            if layer.name.startswith("project"):
+            if layer.from_checkout:
                 level = max(level, value, key=LEVELS.index)
             else:
                 level = value

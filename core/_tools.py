@@ -248,6 +248,12 @@ class ToolContext:
         return self.session.rules_for(behavior, tool)
 
     @property
+    def project_trusted(self) -> bool:
+        """Whether the project root is trusted: read the project's own files
+        (its skills, its agents) only when it is."""
+        return self.session.project_trusted
+
+    @property
     def state(self) -> dict[str, Any]:
         """This plugin's state in this session (never shared across sessions)."""
         return self.session.plugin_state(self.tool.plugin)

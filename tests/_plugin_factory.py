@@ -30,6 +30,7 @@ from pathlib import Path
 
 import pytest
 
+from _trusted import trust
 from pegboard import Toolbox
 
 __all__ = ["PIPETEST", "PluginFactory", "plugin_factory"]
@@ -62,11 +63,14 @@ class PluginFactory:
         importlib.invalidate_caches()
         return module
 
-    def config(self, text: str) -> Path:
-        """Write the project's ``.pegboard/config.toml``."""
+    def config(self, text: str, *, trusted: bool = True) -> Path:
+        """Write the project's ``.pegboard/config.toml``; the folder is trusted
+        (so that the config applies) unless ``trusted=False``."""
         path = self.root / ".pegboard" / "config.toml"
         path.parent.mkdir(exist_ok=True)
         path.write_text(textwrap.dedent(text), encoding="utf-8")
+        if trusted:
+            trust(self.root)
         return path
 
     def __call__(self, source: str, *, name: str = "pipetest", config: str | None = None,

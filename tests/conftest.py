@@ -24,6 +24,15 @@ def isolated_env(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.M
 
 
 @pytest.fixture
+def trust_project() -> Callable[[Path], Path]:
+    """``trust_project(root)`` trusts a project folder as ``pegboard trust`` does
+    (for a test whose project files are meant to apply; see tests/_trusted.py)."""
+    from _trusted import trust
+
+    return trust
+
+
+@pytest.fixture
 def anyio_backend() -> str:
     """Async tests run on asyncio, as pegboard does."""
     return "asyncio"

@@ -28,7 +28,7 @@ def test_exported_names() -> None:
         "Decision", "Grant", "ImageContent", "InputFieldMatcher", "PermissionRequest", "PluginContext", "PluginStore",
         "Policy", "PreCall", "ResourceContent", "Rule", "RuleMatcher", "Session", "Settings", "StoreError",
         "StoreSchema", "TextContent", "Tool", "ToolContext",
-        "ToolResult", "Toolbox", "Vote", "clamp_policy", "hookimpl", "hookspec", "policy_for",
+        "ToolResult", "Toolbox", "UserScope", "Vote", "clamp_policy", "hookimpl", "hookspec", "policy_for",
     ])
     assert pegboard.paths.__all__ == sorted([
         "config_dir", "data_dir", "gitignore_form", "is_within", "relative_posix", "resolve_path",

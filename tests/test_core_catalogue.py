@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -41,7 +42,8 @@ def test_deferred_summaries_are_clipped_at_250_with_ellipsis(plugin_factory: Plu
     assert "Long" in catalogue.deferred_text()
 
 
-def test_description_from_plugin_folder_and_overrides(plugin_factory: PluginFactory, isolated_env: Path) -> None:
+def test_description_from_plugin_folder_and_overrides(plugin_factory: PluginFactory, isolated_env: Path,
+                                                      trust_project: Callable[[Path], Path]) -> None:
     toolbox = plugin_factory(PLUGIN)
     assert toolbox.description(toolbox.tools["Loaded"]) == "Always there."
     user_dir = isolated_env / "config" / "pegboard" / "descriptions"
@@ -50,6 +52,7 @@ def test_description_from_plugin_folder_and_overrides(plugin_factory: PluginFact
     project_dir = plugin_factory.root / ".pegboard" / "descriptions"
     project_dir.mkdir(parents=True)
     (project_dir / "Short.md").write_text("Project's words.")
+    trust_project(plugin_factory.root)  # an untrusted project's overrides are ignored (test_trust.py)
     from pegboard import Toolbox
 
     toolbox = Toolbox.load(cwd=plugin_factory.root, plugins=["pipetest"])

@@ -182,8 +182,12 @@ def test_call_asks_the_person_at_a_terminal(project: Path, plugin_factory: Plugi
     assert code == 1 and "declined" in out
     code, out = converse(b"a\n")
     assert code == 0
-    granted = plugin_factory.root / ".pegboard" / "granted.toml"
-    assert "Poke" in granted.read_text()
+    # Kept in the person's config folder, keyed by the project: never in the checkout.
+    from pegboard._trust import project_grants_file
+    from pegboard.paths import config_dir
+
+    assert "Poke" in project_grants_file(config_dir(), plugin_factory.root).read_text()
+    assert not (plugin_factory.root / ".pegboard" / "granted.toml").exists()
     # Remembered for the project: the next call runs without asking, even headless.
     code, out = run("call", "Poke", "--input", '{"text": "again"}', cwd=project)
     assert code == 0 and out.strip() == "again"

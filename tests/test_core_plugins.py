@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import sys
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -225,7 +226,9 @@ def test_project_config_can_raise_but_not_lower_a_tools_level(plugin_factory: Pl
 
 
 @pytest.mark.parametrize("mode", ["bypassPermissions", "unrestricted"])
-def test_project_config_cannot_switch_prompts_off(tmp_path: Path, isolated_env: Path, mode: str) -> None:
+def test_project_config_cannot_switch_prompts_off(tmp_path: Path, isolated_env: Path, mode: str,
+                                                  trust_project: Callable[[Path], Path]) -> None:
+    trust_project(tmp_path)  # even trusted (an untrusted one gets no wider mode at all: test_trust.py)
     config = tmp_path / ".pegboard" / "config.toml"
     config.parent.mkdir()
     config.write_text(f"[permissions]\nmode = '{mode}'\n")
@@ -234,7 +237,7 @@ def test_project_config_cannot_switch_prompts_off(tmp_path: Path, isolated_env: 
     config.write_text("[permissions]\nmode = 'acceptEdits'\n")
     assert Toolbox.load(cwd=tmp_path, plugins=[]).session().mode == "acceptEdits"
     user = isolated_env / "config" / "pegboard" / "config.toml"
-    user.parent.mkdir(parents=True)
+    user.parent.mkdir(parents=True, exist_ok=True)
     user.write_text(f"[permissions]\nmode = '{mode}'\n")
     config.unlink()
     assert Toolbox.load(cwd=tmp_path, plugins=[]).session().mode == mode

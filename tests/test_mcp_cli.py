@@ -7,6 +7,7 @@ import json
 import os
 import subprocess
 import sys
+from collections.abc import Callable
 from pathlib import Path
 
 from mcp_servers.helpers import KITCHEN_SINK
@@ -25,7 +26,8 @@ def test_import_does_not_import_mcp() -> None:
     assert out.stdout.strip() == "False", out.stderr
 
 
-def test_project_server_approval_flow(tmp_path: Path) -> None:
+def test_project_server_approval_flow(tmp_path: Path, trust_project: Callable[[Path], Path]) -> None:
+    trust_project(tmp_path)  # an untrusted folder's .mcp.json is not even listed (test_trust.py)
     (tmp_path / ".mcp.json").write_text(json.dumps({"mcpServers": {
         "proj": {"command": sys.executable, "args": [str(KITCHEN_SINK)]}}}))
     listed = run("mcp", "list", "--json", cwd=tmp_path)

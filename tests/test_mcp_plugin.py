@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import sys
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -141,9 +142,11 @@ async def test_bad_server_name_names_file_and_key(tmp_path: Path) -> None:
     assert str(config) in error and "servers" in error and "bad__name" in error
 
 
-async def test_mcp_json_server_needs_approval(tmp_path: Path) -> None:
+async def test_mcp_json_server_needs_approval(tmp_path: Path, trust_project: Callable[[Path], Path]) -> None:
     from pegboard.plugins.mcp._config import collect_servers
     from pegboard.plugins.mcp._store import Approvals
+
+    trust_project(tmp_path)  # trusted, a project's servers still need approval
 
     (tmp_path / ".mcp.json").write_text(json.dumps({"mcpServers": {
         "proj": {"command": sys.executable, "args": [str(KITCHEN_SINK)]},

@@ -14,6 +14,7 @@ import pytest
 from mcp import Client, StdioServerParameters
 from mcp.types import ElicitResult
 from mcp_servers.helpers import free_port, wait_for_port
+from _trusted import trust
 from pegboard import Toolbox
 
 pytestmark = pytest.mark.anyio
@@ -185,6 +186,7 @@ def serve_with_kitchen_sink(project: Path) -> StdioServerParameters:
 
     config = project / ".pegboard" / "config.toml"
     config.parent.mkdir(exist_ok=True)
+    trust(project)  # the project's own server and allow rule apply only in a trusted folder
     config.write_text(f'[plugins.mcp.servers.ks]\ncommand = "{sys.executable}"\nargs = ["{KITCHEN_SINK}"]\n'
                       '[permissions]\nallow = ["mcp__ks"]\n')
     return StdioServerParameters(command=str(PEGBOARD), args=["serve", "--cwd", str(project)], env=child_env())

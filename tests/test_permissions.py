@@ -11,10 +11,12 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from _trusted import trust
 from test_permissions_plugin import PLUGIN_NAME, Project, decide, project  # noqa: F401  (fixture)
 
 from pegboard import Answer, ConfigError, Decision, PermissionRequest, Vote, hookimpl
 from pegboard._config import config_dir
+from pegboard._trust import project_grants_file
 from pegboard._policy import POLICY_NAMES
 
 # --- the table -----------------------------------------------------------------
@@ -507,7 +509,11 @@ def test_headless_ask_is_a_deny_that_says_how_to_allow(project: Project) -> None
     result = _write(toolbox, target)
     text = result.text_content()
     assert result.is_error and not target.exists()
-    assert "no one is there to ask" in text and "[permissions] allow" in text
+    assert "no one is there to ask" in text and "[permissions] allow" in text and "Write(" in text
+    # The folder is not trusted: its own allow rules would be ignored, so the hint names a file that counts.
+    assert str(config_dir() / "config.toml") in text and f"pegboard trust {project.root}" in text
+    trust(project.root)
+    text = _write(project.load(), target).text_content()
     assert str(project.root / ".pegboard" / "config.toml") in text and "Write(" in text
 
 
@@ -554,8 +560,11 @@ def test_remembered_grants_are_written_and_read_again(project: Project, scope: s
     (project.root / "docs").mkdir()
     toolbox = project.load(host=host)
     assert not _write(toolbox, project.root / "docs" / "a.md").is_error
-    granted = (project.root / ".pegboard" if scope == "project" else config_dir()) / "granted.toml"
+    # Kept in the person's config folder either way: a checkout cannot ship approvals.
+    granted = project_grants_file(config_dir(), project.root) if scope == "project" else \
+        config_dir() / "granted.toml"
     assert tomllib.loads(granted.read_text())["permissions"]["allow"] == [rule]
+    assert not (project.root / ".pegboard" / "granted.toml").exists()
     # Another session of the same toolbox has it at once...
     assert not _write(toolbox, project.root / "docs" / "b.md").is_error
     assert len(host.seen) == 1
@@ -586,7 +595,7 @@ def test_remembering_keeps_existing_grants_and_refuses_a_bad_rule(project: Proje
     assert bash("npm i").decision == "allow"
     bad = bash("cargo build")
     assert bad.decision == "allow" and "could not remember" in bad.reason
-    granted = project.root / ".pegboard" / "granted.toml"
+    granted = project_grants_file(config_dir(), project.root)
     assert tomllib.loads(granted.read_text())["permissions"]["allow"] == ["Bash(make:*)", "Bash(npm:*)"]
 
 

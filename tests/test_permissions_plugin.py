@@ -19,6 +19,7 @@ from typing import Any
 
 import pytest
 
+from _trusted import trust
 from pegboard import Toolbox
 
 PLUGIN_NAME = "permtest"
@@ -335,7 +336,10 @@ class Project:
         path.write_text(textwrap.dedent(text), encoding="utf-8")
         return path
 
-    def project_config(self, text: str) -> Path:
+    def project_config(self, text: str, *, trusted: bool = True) -> Path:
+        """The project's config; the folder is trusted (so that it applies) unless ``trusted=False``."""
+        if trusted:
+            trust(self.root)
         return self.write(self.root / ".pegboard" / "config.toml", text)
 
     def user_config(self, text: str) -> Path:

@@ -42,7 +42,7 @@ def test_each_source_alone(dirs: SimpleNamespace) -> None:
     make_skill(dirs.user, "mine")
     make_skill(dirs.project, "repo")
     make_skill(dirs.plugin, "shipped")
-    catalog = load_catalog(default_sources(dirs.config, dirs.root, [("acme", dirs.plugin)]))
+    catalog = load_catalog(default_sources(dirs.config, dirs.root, [("acme", dirs.plugin)], trusted=True))
     assert {s.name: (s.source, s.origin) for s in catalog} == {
         "mine": ("user", "user"),
         "repo": ("project", "project"),
@@ -51,8 +51,25 @@ def test_each_source_alone(dirs: SimpleNamespace) -> None:
     assert catalog.shadowed == [] and catalog.broken == []
 
 
+def test_an_untrusted_project_s_skills_are_not_a_source(dirs: SimpleNamespace) -> None:
+    make_skill(dirs.user, "mine")
+    make_skill(dirs.project, "repo")
+    assert [s.name for s in load_catalog(default_sources(dirs.config, dirs.root))] == ["mine"]
+    assert [s.name for s in load_catalog(default_sources(dirs.config, dirs.root, trusted=True))] == ["mine", "repo"]
+
+
+def test_a_project_skills_folder_that_links_out_of_the_project_is_not_read(dirs: SimpleNamespace,
+                                                                           tmp_path: Path) -> None:
+    elsewhere = tmp_path / "elsewhere"
+    make_skill(elsewhere, "planted")
+    dirs.project.parent.mkdir(parents=True)
+    dirs.project.symlink_to(elsewhere)
+    catalog = load_catalog(default_sources(dirs.config, dirs.root, trusted=True))
+    assert list(catalog) == [] and "resolves outside the project" in catalog.broken[0].reason
+
+
 def test_missing_source_folders_are_not_errors(dirs: SimpleNamespace) -> None:
-    catalog = load_catalog(default_sources(dirs.config, dirs.root))
+    catalog = load_catalog(default_sources(dirs.config, dirs.root, trusted=True))
     assert list(catalog) == [] and catalog.broken == []
 
 
@@ -63,7 +80,7 @@ def test_precedence_user_over_project_over_plugin(dirs: SimpleNamespace) -> None
     make_skill(dirs.plugin, "deploy", "plugin version")
     make_skill(dirs.project, "lint", "project lint")
     make_skill(dirs.plugin, "lint", "plugin lint")
-    catalog = load_catalog(default_sources(dirs.config, dirs.root, [("acme", dirs.plugin)]))
+    catalog = load_catalog(default_sources(dirs.config, dirs.root, [("acme", dirs.plugin)], trusted=True))
     assert catalog.get("deploy").description == "user version"  # type: ignore[union-attr]
     assert catalog.get("lint").description == "project lint"  # type: ignore[union-attr]
     shadowed = {(s.skill.name, s.skill.origin, s.by.origin) for s in catalog.shadowed}
@@ -77,7 +94,7 @@ def test_name_from_front_matter_not_folder(dirs: SimpleNamespace) -> None:
     path.write_text("---\nname: same\ndescription: first\n---\nx\n", encoding="utf-8")
     path = make_skill(dirs.user, "b-folder")
     path.write_text("---\nname: same\ndescription: second\n---\nx\n", encoding="utf-8")
-    catalog = load_catalog(default_sources(dirs.config, dirs.root))
+    catalog = load_catalog(default_sources(dirs.config, dirs.root, trusted=True))
     assert catalog.get("same").description == "first"  # type: ignore[union-attr]
     assert [s.skill.description for s in catalog.shadowed] == ["second"]
 
@@ -91,7 +108,7 @@ def test_broken_skill_reported_and_others_load(dirs: SimpleNamespace) -> None:
     lower.parent.mkdir(parents=True)
     lower.write_text("---\nname: lower\ndescription: d\n---\n", encoding="utf-8")
     (dirs.project / "not-a-skill").mkdir()
-    catalog = load_catalog(default_sources(dirs.config, dirs.root))
+    catalog = load_catalog(default_sources(dirs.config, dirs.root, trusted=True))
     assert [s.name for s in catalog] == ["good"]
     reasons = {str(b.path): b.reason for b in catalog.broken}
     assert "not valid YAML" in reasons[str(bad)]
@@ -103,14 +120,14 @@ def test_hidden_folders_and_files_are_skipped(dirs: SimpleNamespace) -> None:
     make_skill(dirs.user, ".deleting-old")
     dirs.user.mkdir(parents=True, exist_ok=True)
     (dirs.user / "README.md").write_text("not a skill", encoding="utf-8")
-    assert list(load_catalog(default_sources(dirs.config, dirs.root))) == []
+    assert list(load_catalog(default_sources(dirs.config, dirs.root, trusted=True))) == []
 
 
 def test_symlinked_skill_folder_loads(dirs: SimpleNamespace, tmp_path: Path) -> None:
     make_skill(tmp_path / "elsewhere", "linked")
     dirs.user.mkdir(parents=True)
     os.symlink(tmp_path / "elsewhere" / "linked", dirs.user / "linked")
-    assert [s.name for s in load_catalog(default_sources(dirs.config, dirs.root))] == ["linked"]
+    assert [s.name for s in load_catalog(default_sources(dirs.config, dirs.root, trusted=True))] == ["linked"]
 
 
 class _Shipper:
@@ -148,7 +165,7 @@ def test_listing_fits_budget_and_counts_the_rest(dirs: SimpleNamespace) -> None:
     for i in range(40):
         make_skill(dirs.plugin, f"plug-{i:02d}", "x" * 100)
     make_skill(dirs.user, "zz-mine", "the person's own")
-    catalog = load_catalog(default_sources(dirs.config, dirs.root, [("acme", dirs.plugin)]))
+    catalog = load_catalog(default_sources(dirs.config, dirs.root, [("acme", dirs.plugin)], trusted=True))
     text = listing(catalog, 1000)
     assert len(text) <= 1000
     lines = text.splitlines()
@@ -162,7 +179,7 @@ def test_listing_fits_budget_and_counts_the_rest(dirs: SimpleNamespace) -> None:
 def test_listing_everything_when_it_fits_and_long_descriptions_clipped(dirs: SimpleNamespace) -> None:
     make_skill(dirs.user, "a", "y" * 400)
     make_skill(dirs.user, "b", "short")
-    text = listing(load_catalog(default_sources(dirs.config, dirs.root)), 4000)
+    text = listing(load_catalog(default_sources(dirs.config, dirs.root, trusted=True)), 4000)
     assert text.splitlines()[1] == "- b: short"
     assert text.splitlines()[0].endswith("…") and len(text.splitlines()[0]) == len("- a: ") + 250
     assert "more" not in text
@@ -170,7 +187,7 @@ def test_listing_everything_when_it_fits_and_long_descriptions_clipped(dirs: Sim
 
 def test_listing_hides_person_only_skills(dirs: SimpleNamespace) -> None:
     make_skill(dirs.user, "secret", extra="disable-model-invocation: true\n")
-    assert listing(load_catalog(default_sources(dirs.config, dirs.root)), 4000) == "No skills are installed."
+    assert listing(load_catalog(default_sources(dirs.config, dirs.root, trusted=True)), 4000) == "No skills are installed."
 
 
 def test_search_bodies_and_shipped_files_with_file_and_line(dirs: SimpleNamespace, tmp_path: Path) -> None:
@@ -182,7 +199,7 @@ def test_search_bodies_and_shipped_files_with_file_and_line(dirs: SimpleNamespac
     outside = tmp_path / "outside.md"
     outside.write_text("extraction outside", encoding="utf-8")
     os.symlink(outside, path.parent / "escape.md")
-    catalog = load_catalog(default_sources(dirs.config, dirs.root))
+    catalog = load_catalog(default_sources(dirs.config, dirs.root, trusted=True))
     matches, more = search(catalog, re.compile("extraction"), 100)
     assert not more
     assert [(m.path.name, m.line) for m in matches] == [("SKILL.md", 6), ("reference.md", 2)]
@@ -194,7 +211,7 @@ def test_search_bodies_and_shipped_files_with_file_and_line(dirs: SimpleNamespac
 
 def test_search_limit_reports_more(dirs: SimpleNamespace) -> None:
     make_skill(dirs.user, "many", body="hit\n" * 10)
-    matches, more = search(load_catalog(default_sources(dirs.config, dirs.root)), re.compile("hit"), 3)
+    matches, more = search(load_catalog(default_sources(dirs.config, dirs.root, trusted=True)), re.compile("hit"), 3)
     assert len(matches) == 3 and more
 
 
@@ -203,6 +220,6 @@ def test_skill_files_lists_skill_md_first(dirs: SimpleNamespace) -> None:
     (path.parent / "scripts").mkdir()
     (path.parent / "scripts" / "a.sh").write_text("echo", encoding="utf-8")
     (path.parent / "A.md").write_text("a", encoding="utf-8")
-    skill = load_catalog(default_sources(dirs.config, dirs.root)).get("s")
+    skill = load_catalog(default_sources(dirs.config, dirs.root, trusted=True)).get("s")
     assert [p.relative_to(path.parent).as_posix() for p in skill_files(skill)] == [  # type: ignore[arg-type]
         "SKILL.md", "A.md", "scripts/a.sh"]

@@ -14,6 +14,7 @@ from typing import Any
 
 import pytest
 from _plugin_factory import PluginFactory, plugin_factory  # noqa: F401  (fixture)
+from _trusted import trust
 
 from pegboard import Answer, ConfigError, PermissionRequest, Session, Toolbox, ToolResult, Vote, hookimpl
 from pegboard._config import config_dir
@@ -48,9 +49,14 @@ class Host:
         return Answer(allow=self.allow)
 
 
-def load(tmp_path: Path, options: str = "", extra: str = "", host: object | None = None) -> Toolbox:
+def load(tmp_path: Path, options: str = "", extra: str = "", host: object | None = None,
+         trusted: bool = True) -> Toolbox:
+    """The skills plugin on ``tmp_path/project``, trusted unless ``trusted=False``
+    (an untrusted project's skills are not loaded: test_trust.py)."""
     root = tmp_path / "project"
     root.mkdir(exist_ok=True)
+    if trusted:
+        trust(root)
     cfg = tmp_path / "extra.toml"
     cfg.write_text(f"{extra}\n[plugins.skills]\n{options}\n", encoding="utf-8")
     return Toolbox.load(cwd=root, config=cfg, plugins=["skills"], host=host)
@@ -453,6 +459,7 @@ def run_cli(tmp_path: Path, *args: str) -> subprocess.CompletedProcess[str]:
 
 def test_cli_lists_effective_shadowed_and_broken(tmp_path: Path) -> None:
     (tmp_path / "project").mkdir()
+    trust(tmp_path / "project")
     make_skill(user_dir(), "dup", "user dup", extra="allowed-tools: Read\n")
     make_skill(project_dir(tmp_path), "dup", "project dup")
     bad = project_dir(tmp_path) / "bad" / "SKILL.md"
@@ -490,6 +497,7 @@ def test_plugin_shipped_skills_load_below_project_and_user(plugin_factory: Plugi
     make_skill(shipped, "format", "plugin format", body="Plugin format body.\n")
     make_skill(plugin_factory.root / ".pegboard" / "skills", "lint", "project lint", body="Project lint body.\n")
     plugin_factory.write(SHIPPER.format(folder=str(shipped)), name="acme")
+    trust(plugin_factory.root)
     session = Toolbox.load(cwd=plugin_factory.root, plugins=["acme", "skills"]).session()
     assert call(session, "Skill", {"skill": "format"}).content[0].text.endswith("Plugin format body.")
     assert call(session, "Skill", {"skill": "lint"}).content[0].text.endswith("Project lint body.")
@@ -513,7 +521,7 @@ def test_claude_code_allowed_tools_pre_approve_real_tools(tmp_path: Path) -> Non
     make_skill(project_dir(tmp_path), "other")
     outside = tmp_path / "outside.txt"
     outside.write_text("data\n", encoding="utf-8")
-    toolbox = Toolbox.load(cwd=tmp_path / "project", plugins=["skills", "fs", "shell"])
+    toolbox = Toolbox.load(cwd=tmp_path / "project", plugins=["skills", "fs", "shell"], trust_project=True)
     assert {name: r.error for name, r in toolbox.records.items()} == {"skills": None, "fs": None, "shell": None}
     session = toolbox.session()
     read = {"file_path": str(outside)}

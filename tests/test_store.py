@@ -158,12 +158,14 @@ def test_sqlite_default_is_a_wal_file_in_the_data_dir(plugin_factory: PluginFact
 
 
 def test_the_store_url_is_user_scope(plugin_factory: PluginFactory) -> None:
-    plugin_factory.config('[store]\nurl = "sqlite:////tmp/elsewhere.db"\n')
-    with pytest.raises(ConfigError) as caught:
-        Toolbox.load(cwd=plugin_factory.root, plugins=[])
-    message = str(caught.value)
-    assert str(plugin_factory.root / ".pegboard" / "config.toml") in message
-    assert "[store] url" in message and "user-scope" in message
+    # Even from a trusted project (PluginFactory.config trusts it): the value is
+    # taken from the person's own layers, and the project's setting is reported.
+    config = plugin_factory.config('[store]\nurl = "sqlite:////tmp/elsewhere.db"\n[audit]\nenabled = false\n')
+    toolbox = Toolbox.load(cwd=plugin_factory.root, plugins=[])
+    assert toolbox.settings.core.store.url is None
+    messages = [i.describe() for i in toolbox.settings.ignored]
+    assert any(m.startswith(f"{config}: [store] url: ignored (only your own config") for m in messages), messages
+    assert any(m.startswith(f"{config}: [audit] enabled: ignored") for m in messages), messages
 
 
 def test_a_postgres_url_without_driver_uses_psycopg() -> None:

@@ -165,8 +165,10 @@ def test_a_request_reads_its_url_once(monkeypatch: pytest.MonkeyPatch) -> None:
 # --- the loopback unlocks ---------------------------------------------------------------------
 
 
-def _rule(spec: str | None, behavior: str = "allow", source: str = "/p/.pegboard/config.toml") -> SimpleNamespace:
-    return SimpleNamespace(rule=SimpleNamespace(tool="WebFetch", specifier=spec, behavior=behavior, source=source))
+def _rule(spec: str | None, behavior: str = "allow", source: str = "/home/u/.config/pegboard/config.toml",
+          layer: str = "user") -> SimpleNamespace:
+    return SimpleNamespace(rule=SimpleNamespace(tool="WebFetch", specifier=spec, behavior=behavior, source=source),
+                           layer=layer)
 
 
 class _Engine:
@@ -189,7 +191,9 @@ def test_unlocked_hosts_are_worked_out_once_per_rule_list(monkeypatch: pytest.Mo
     assert unlocked_hosts(session) == frozenset({"localhost", "10.0.0.5"})
     engine.rules.append(_rule("domain:10.0.0.6", source="/home/u/.config/pegboard/granted.toml"))
     assert unlocked_hosts(session) == frozenset({"localhost", "10.0.0.5"})
-    assert len(counted) == 3
+    engine.rules.append(_rule("domain:10.0.0.7", source="/p/.pegboard/config.toml", layer="project"))
+    assert unlocked_hosts(session) == frozenset({"localhost", "10.0.0.5"})  # a project's rule unlocks nothing
+    assert len(counted) == 4
     engine.rules = [_rule("domain:[::1]")]  # a new list
     assert unlocked_hosts(session) == frozenset({"::1"})
     # Odd sessions get what operator_rules makes of them, uncached.

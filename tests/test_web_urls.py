@@ -214,12 +214,18 @@ def test_operator_rules_skip_remembered_approvals_and_survive_odd_sessions() -> 
     Rule = SimpleNamespace
     compiled = [
         SimpleNamespace(rule=Rule(tool="WebFetch", specifier="domain:a.test", behavior="allow",
-                                  source="/p/.pegboard/config.toml")),
+                                  source="/home/u/.config/pegboard/config.toml"), layer="user"),
         SimpleNamespace(rule=Rule(tool="WebFetch", specifier="domain:b.test", behavior="allow",
-                                  source="/p/.pegboard/granted.toml")),
+                                  source="/home/u/.config/pegboard/granted.toml"), layer="user grants"),
+        SimpleNamespace(rule=Rule(tool="WebFetch", specifier="domain:c.test", behavior="allow",
+                                  source="/p/.pegboard/config.toml"), layer="project"),
+        SimpleNamespace(rule=Rule(tool="WebFetch", specifier="domain:d.test", behavior="allow",
+                                  source="/etc/pegboard/policy.toml"), layer="policy"),
+        SimpleNamespace(rule=Rule(tool="WebFetch", specifier="domain:e.test", behavior="allow",
+                                  source="/p/.pegboard/config.toml")),  # no layer: unlocks nothing
     ]
     session = SimpleNamespace(toolbox=SimpleNamespace(permissions=SimpleNamespace(rules=compiled)))
-    assert explicitly_allowed_hosts(operator_rules(session)) == frozenset({"a.test"})
+    assert explicitly_allowed_hosts(operator_rules(session)) == frozenset({"a.test", "d.test"})
     assert operator_rules(SimpleNamespace()) == []
     assert operator_rules(None) == []
 

@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
-from typing import Literal
+from typing import Annotated, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
+
+from pegboard import UserScope
 
 __all__ = ["FsConfig"]
 
@@ -26,7 +28,8 @@ class FsConfig(BaseModel):
     search_backend: Literal["auto", "rg", "python"] = Field(
         default="auto", description="Grep/Glob engine: ripgrep when installed (auto), or force one"
     )
-    rg_path: str | None = Field(default=None, description="ripgrep binary; default: 'rg' on PATH")
+    rg_path: Annotated[str | None, UserScope("it chooses the program Grep and Glob run")] = Field(
+        default=None, description="ripgrep binary; default: 'rg' on PATH")
     grep_head_limit: int = Field(default=250, ge=1, description="default cap on Grep output lines / files")
     glob_limit: int = Field(default=1000, ge=1, description="Glob returns at most this many paths")
     checkpoints: bool = Field(default=True, description="keep the previous content before each write (rewind)")

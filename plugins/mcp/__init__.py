@@ -15,7 +15,7 @@ from typing import Any
 
 from pegboard import PermissionRequest, Rule, Tool, Vote, hookimpl
 
-from ._config import McpConfig, ServerSpec, collect_servers, split_tool_name, tool_name
+from ._config import McpConfig, ServerSpec, collect_servers, read_mcp_json, split_tool_name, tool_name
 from ._store import Approvals, ToolCache
 from ._tokens import TokenFile
 
@@ -156,6 +156,10 @@ def pegboard_register_tools(register: Callable[[Tool], None], config: McpConfig,
     specs, problems = collect_servers(config, context.root, context.settings)
     for problem in problems:
         context.report(problem)
+    if config.read_mcp_json and not context.project_trusted:
+        found, _ = read_mcp_json(context.root / ".mcp.json")
+        if found:
+            context.report_ignored(context.root / ".mcp.json", f"MCP servers {', '.join(sorted(found))}")
     approvals = Approvals(context.data_dir)
     cache = ToolCache(context.data_dir)
     # `tools list` caches its answer; these files decide ours, so a change to

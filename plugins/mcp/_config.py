@@ -265,11 +265,13 @@ def collect_servers(config: McpConfig, root: Path, settings: Any = None) -> tupl
 
     A server is project-defined (needs approval) when it comes from .mcp.json or
     from the project's ``.pegboard/config.toml``; the user's and the operator's
-    files are trusted as they stand.
+    files are trusted as they stand. ``.mcp.json`` is read only in a trusted
+    project (``settings.trusted``; the core leaves an untrusted project's
+    ``[plugins.mcp]`` out already), and its servers still need approval.
     """
     specs: dict[str, ServerSpec] = {}
     problems: list[str] = []
-    if config.read_mcp_json:
+    if config.read_mcp_json and getattr(settings, "trusted", False) is True:
         path = root / ".mcp.json"
         found, problems = read_mcp_json(path)
         for name, server in found.items():

@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
-from typing import Literal
+from typing import Annotated, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
+
+from pegboard import UserScope
 
 __all__ = ["ShellConfig"]
 
@@ -22,16 +24,21 @@ class ShellConfig(BaseModel):
 
     model_config = ConfigDict(extra="forbid")
 
-    sandbox: Literal["auto", "bubblewrap", "landlock", "off"] = Field(
+    # User scope (docs/security.md): what confines commands, and what they
+    # inherit, is the person's choice, never a checkout's.
+    sandbox: Annotated[Literal["auto", "bubblewrap", "landlock", "off"], UserScope("it chooses the sandbox")] = Field(
         "auto", description="auto: bubblewrap, else Landlock, else none")
-    auto_allow_if_sandboxed: bool = Field(
+    auto_allow_if_sandboxed: Annotated[bool, UserScope("it lets sandboxed commands run unasked")] = Field(
         True, description="a command that runs inside a working sandbox needs no approval (outside plan mode)")
-    allow_network: bool = Field(False, description="let sandboxed commands reach the network")
-    allow_unix_sockets: bool = Field(
+    allow_network: Annotated[bool, UserScope("it gives the sandbox the network")] = Field(
+        False, description="let sandboxed commands reach the network")
+    allow_unix_sockets: Annotated[bool, UserScope("it opens the sandbox to local sockets")] = Field(
         False, description="let sandboxed commands open AF_UNIX sockets (docker.sock, D-Bus, ssh/gpg agents)")
     max_output_chars: int = Field(30_000, ge=1_000, le=1_000_000)
-    pass_env: list[str] = Field(default_factory=list, description="extra variables passed from pegboard's env")
-    env: dict[str, str] = Field(default_factory=dict, description="variables set for every command")
+    pass_env: Annotated[list[str], UserScope("it passes your environment's variables to commands")] = Field(
+        default_factory=list, description="extra variables passed from pegboard's env")
+    env: Annotated[dict[str, str], UserScope("variables change what programs run")] = Field(
+        default_factory=dict, description="variables set for every command")
 
     @field_validator("pass_env")
     @classmethod

@@ -11,11 +11,11 @@ YAML parsing, the catalogue and the handlers are imported when first needed.
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable
-from typing import TYPE_CHECKING, Any, Literal
+from typing import TYPE_CHECKING, Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from pegboard import PermissionRequest, PluginContext, Rule, Tool, Vote, hookimpl
+from pegboard import PermissionRequest, PluginContext, Rule, Tool, UserScope, Vote, hookimpl
 
 if TYPE_CHECKING:
     import click
@@ -33,12 +33,13 @@ class SkillsConfig(BaseModel):
 
     model_config = ConfigDict(extra="forbid")
 
-    agent_managed: bool = Field(
+    agent_managed: Annotated[bool, UserScope("it lets the model write your own skills")] = Field(
         False, description="Offer SkillWrite and SkillDelete (never to sub-agents).")
     scripts: bool = Field(False, description="Offer run_skill_script.")
     listing_budget: int = Field(
         4000, ge=0, le=100_000, description="Characters of the skill listing in the Skill tool's description.")
-    preapprove: list[Literal["user", "project", "plugin"]] = Field(
+    preapprove: Annotated[list[Literal["user", "project", "plugin"]],
+                          UserScope("it turns skills' allowed-tools into grants")] = Field(
         default_factory=lambda: ["user", "project", "plugin"],
         description="Sources whose skills' allowed-tools become session grants while active.")
     script_timeout_s: float = Field(120.0, gt=0, le=3600, description="run_skill_script's time limit.")
@@ -50,7 +51,15 @@ def pegboard_config_model() -> type[BaseModel]:
 
 
 @hookimpl
-def pegboard_register_tools(register: Callable[[Tool], None], config: SkillsConfig) -> None:
+def pegboard_register_tools(register: Callable[[Tool], None], config: SkillsConfig, context: PluginContext) -> None:
+    if not context.project_trusted:
+        folder = context.root / ".pegboard" / "skills"
+        try:
+            count = sum(1 for child in folder.iterdir() if (child / "SKILL.md").is_file())
+        except OSError:
+            count = 0
+        if count:
+            context.report_ignored(folder, f"{count} project skill{'s' if count > 1 else ''}")
     h = f"{_MOD}._handlers"
     register(Tool(name="Skill", handler=f"{h}:skill", input_model=f"{h}:SkillInput",
                   # Not read-only: it changes what the session allows.

@@ -20,6 +20,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from pegboard.paths import is_within, resolve_path
+
 from ._skill import SKILL_FILE, Skill, SkillError, SourceKind, read_skill
 
 __all__ = [
@@ -43,6 +45,7 @@ class Source:
     kind: SourceKind
     folder: Path
     origin: str  # "user", "project" or "plugin:<name>"
+    within: Path | None = None  # the folder counts only where it resolves inside this one
 
 
 @dataclass(frozen=True)
@@ -89,12 +92,14 @@ class Catalog:
         }
 
 
-def default_sources(config_dir: Path, root: Path, plugin_dirs: Iterable[tuple[str, Path]] = ()) -> list[Source]:
-    """The sources in precedence order."""
-    sources = [
-        Source("user", config_dir / "skills", "user"),
-        Source("project", root / ".pegboard" / "skills", "project"),
-    ]
+def default_sources(config_dir: Path, root: Path, plugin_dirs: Iterable[tuple[str, Path]] = (), *,
+                    trusted: bool = False) -> list[Source]:
+    """The sources in precedence order; the project's only when the project
+    is trusted (a checkout's skills are text the model follows, and their
+    ``allowed-tools`` would become grants)."""
+    sources = [Source("user", config_dir / "skills", "user")]
+    if trusted:
+        sources.append(Source("project", root / ".pegboard" / "skills", "project", within=root))
     sources += [Source("plugin", Path(folder), f"plugin:{plugin}") for plugin, folder in plugin_dirs]
     return sources
 
@@ -122,6 +127,12 @@ def _scan(source: Source) -> Iterator[Skill | Broken]:
     if not folder.is_dir():
         yield Broken(folder, source.origin, "not a directory")
         return
+    if source.within is not None:
+        real = resolve_path(folder, source.within)
+        if not is_within(real, resolve_path(source.within, source.within)):
+            # .pegboard/skills (or .pegboard) links out of the project: not the project's files.
+            yield Broken(folder, source.origin, f"resolves outside the project, to {real}")
+            return
     try:
         children = sorted(folder.iterdir(), key=lambda p: p.name)
     except OSError as exc:

@@ -18,7 +18,8 @@ def _catalog() -> Catalog:
 
     toolbox = current_state().toolbox()
     dirs, broken = plugin_skill_dirs(toolbox.hook)
-    catalog = load_catalog(default_sources(config_dir(), toolbox.settings.root, dirs))
+    catalog = load_catalog(default_sources(config_dir(), toolbox.settings.root, dirs,
+                                                  trusted=toolbox.settings.trusted))
     catalog.broken[:0] = broken
     return catalog
 

@@ -17,8 +17,7 @@ __all__ = ["catalog_for_context", "describe_skill_tool", "doctor_checks"]
 def _config(context: PluginContext) -> Any:
     from . import SkillsConfig
 
-    table = context.settings.plugin_table("skills")
-    table.pop("enabled", None)
+    table = context.settings.plugin_options("skills", SkillsConfig)
     try:
         return SkillsConfig.model_validate(table)
     except ValidationError:
@@ -31,7 +30,8 @@ def catalog_for_context(context: PluginContext) -> Catalog:
     # PluginContext does not carry the plugin manager yet; when it does
     # (``hook``), plugin-shipped skills join the listing.
     dirs, broken = plugin_skill_dirs(getattr(context, "hook", None))
-    catalog = load_catalog(default_sources(context.config_dir, context.root, dirs))
+    catalog = load_catalog(default_sources(context.config_dir, context.root, dirs,
+                                                  trusted=context.project_trusted))
     catalog.broken[:0] = broken
     return catalog
 

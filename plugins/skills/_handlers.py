@@ -111,7 +111,7 @@ def user_skills_dir() -> Path:
 def load_for_session(ctx: ToolContext) -> Catalog:
     """All sources for this session's project, plugin folders included."""
     dirs, broken = plugin_skill_dirs(ctx.plugin_context.hook)
-    catalog = load_catalog(default_sources(config_dir(), ctx.root, dirs))
+    catalog = load_catalog(default_sources(config_dir(), ctx.root, dirs, trusted=ctx.project_trusted))
     catalog.broken[:0] = broken
     return catalog
 

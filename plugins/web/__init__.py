@@ -83,7 +83,7 @@ def pegboard_doctor(config: Any, context: PluginContext) -> list[Check]:
 
     from pegboard import Rule
 
-    from ._rules import explicitly_allowed_hosts
+    from ._rules import PERSON_LAYERS, explicitly_allowed_hosts
     from ._websearch import ENV_KEY, api_key
 
     cfg = config if isinstance(config, WebConfig) else WebConfig()
@@ -101,6 +101,8 @@ def pegboard_doctor(config: Any, context: PluginContext) -> list[Check]:
         checks.append(Check("search", "ok", f"WebSearch is off: no key in {ENV_KEY} or [plugins.web]"))
     rules = []
     for behavior, text, layer in context.settings.rules():
+        if layer.name not in PERSON_LAYERS:
+            continue  # only the person's own files unlock non-public addresses
         try:
             rules.append(Rule.parse(str(text), behavior, layer.label))  # type: ignore[arg-type]
         except ValueError:

@@ -3,9 +3,11 @@ listing tools (which needs their schemas) stays cheap."""
 
 from __future__ import annotations
 
-from typing import Literal
+from typing import Annotated, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, SecretStr, field_validator
+
+from pegboard import UserScope
 
 __all__ = ["WebConfig", "WebFetchInput", "WebSearchInput"]
 
@@ -23,7 +25,8 @@ class WebConfig(BaseModel):
     cache_max_entries: int = Field(64, ge=1, le=10_000)
     user_agent: str = Field("pegboard-webfetch/0.1", min_length=1, max_length=200)
     search_api_key: SecretStr | None = Field(None, description="Tavily key; PEGBOARD_WEB_SEARCH_API_KEY wins")
-    search_base_url: str = Field("https://api.tavily.com", description="Tavily-compatible endpoint base")
+    search_base_url: Annotated[str, UserScope("it chooses where searches and your API key are sent")] = Field(
+        "https://api.tavily.com", description="Tavily-compatible endpoint base")
     search_max_results: int = Field(8, ge=1, le=20)
     search_timeout_s: float = Field(30.0, gt=0, le=300)
 

@@ -153,15 +153,23 @@ def explicitly_allowed_hosts(rules: Iterable[Any]) -> frozenset[str]:
     return frozenset(hosts)
 
 
+# The config layers whose rules may unlock non-public addresses: the person's
+# own files. A project's config (trusted or not) may allow a host on the
+# internet, never reach loopback or the cloud metadata address through it.
+PERSON_LAYERS = frozenset({"user", "explicit", "policy"})
+
+
 def operator_rules(session: Any) -> list[Any]:
-    """The permission rules written in config files, as ``pegboard.Rule`` objects.
+    """The permission rules of the person's own config files (the user file,
+    ``--config``, the system policy), as ``pegboard.Rule`` objects.
 
     Read from ``session.toolbox.permissions.rules`` (compiled rules carrying
-    ``.rule``). Session grants are not in that list, and rules remembered from
-    approvals (``granted.toml``) are skipped: a person who clicked "always
-    allow evil.example" agreed to that host on the internet, not to whatever
-    internal address its DNS may point at later. Anything unexpected yields
-    no rules, which unlocks nothing.
+    ``.rule`` and ``.layer``, the config layer's name). A project's rules are
+    left out, and so are session grants and rules remembered from approvals
+    (``granted.toml``): a person who clicked "always allow evil.example"
+    agreed to that host on the internet, not to whatever internal address its
+    DNS may point at later. Anything unexpected yields no rules, which
+    unlocks nothing.
     """
     try:
         items = session.toolbox.permissions.rules
@@ -173,7 +181,7 @@ def operator_rules(session: Any) -> list[Any]:
     out: list[Any] = []
     for item in items:
         rule = getattr(item, "rule", item)
-        if not _remembered(rule):
+        if getattr(item, "layer", None) in PERSON_LAYERS and not _remembered(rule):
             out.append(rule)
     return out
 
