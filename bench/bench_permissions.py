@@ -189,6 +189,25 @@ def main() -> None:
         shutil.rmtree(tmp, ignore_errors=True)
 
 
+def _decision_cost(toolbox: Any, session: Any, name: str, args: dict[str, Any]) -> tuple[Any, float, float]:
+    """A decision on one call, and the seconds one decision and one validation of its input take."""
+    from pegboard import PermissionRequest
+
+    tool = toolbox.tools[name]
+    model = tool.model
+    assert model is not None
+    validated = model.model_validate(args).model_dump()
+
+    def one() -> Any:
+        # A fresh request each time, as the pipeline makes one per call.
+        return toolbox.permissions.evaluate(PermissionRequest(tool=tool, input=validated, session=session,
+                                                              policy=session.policy))
+
+    decision = one()
+    t_decide, t_validate = _per_call_pair(one, lambda: model.model_validate(args))
+    return decision, t_decide, t_validate
+
+
 def builtin_plugins() -> None:
     """The same rules and calls, decided by the built-in plugins."""
     tmp = Path(os.path.realpath(tempfile.mkdtemp(prefix="pegboard-bench-")))
@@ -204,7 +223,7 @@ def builtin_plugins() -> None:
         (root / "gen7").mkdir()
         (root / "gen7" / "old.py").write_text("a\n")  # Edit changes a file that exists (the hard-link look)
 
-        from pegboard import PermissionRequest, Toolbox
+        from pegboard import Toolbox
 
         toolbox = Toolbox.load(cwd=root)
         session = toolbox.session("default")
@@ -224,17 +243,7 @@ def builtin_plugins() -> None:
         print(f"{'call':<44} {'decision':<8} {'decisions/s':>12} {'validations/s':>14} {'ratio':>6}")
         worst = 0.0
         for label, (name, args) in calls.items():
-            tool = toolbox.tools[name]
-            model = tool.model
-            assert model is not None
-            validated = model.model_validate(args).model_dump()
-
-            def one(tool: Any = tool, validated: Any = validated) -> Any:
-                return toolbox.permissions.evaluate(PermissionRequest(tool=tool, input=validated, session=session,
-                                                                      policy=session.policy))
-
-            decision = one()
-            t_decide, t_validate = _per_call_pair(one, lambda model=model, args=args: model.model_validate(args))
+            decision, t_decide, t_validate = _decision_cost(toolbox, session, name, args)
             worst = max(worst, t_decide / t_validate)
             print(f"{label:<44} {decision.decision:<8} {1 / t_decide:>12,.0f} {1 / t_validate:>14,.0f} "
                   f"{t_decide / t_validate:>6.1f}")
@@ -265,7 +274,7 @@ def load_scaling(rules: int = 10_000, rounds: int = 7) -> None:
     saved = dict(os.environ)
     try:
         _isolate(tmp, "fs,shell,web")
-        from pegboard import PermissionRequest, Toolbox
+        from pegboard import Toolbox
 
         roots = {}
         for name, text in (("none", ""), ("many", _rules(tmp, rules // RULES))):
@@ -302,17 +311,7 @@ def load_scaling(rules: int = 10_000, rounds: int = 7) -> None:
         }
         worst = 0.0
         for label, (name, args) in calls.items():
-            tool = many.tools[name]
-            model = tool.model
-            assert model is not None
-            validated = model.model_validate(args).model_dump()
-
-            def one(tool: Any = tool, validated: Any = validated) -> Any:
-                return many.permissions.evaluate(PermissionRequest(tool=tool, input=validated, session=session,
-                                                                   policy=session.policy))
-
-            decision = one()
-            t_decide, t_validate = _per_call_pair(one, lambda model=model, args=args: model.model_validate(args))
+            decision, t_decide, t_validate = _decision_cost(many, session, name, args)
             worst = max(worst, t_decide / t_validate)
             print(f"  {label:<40} {decision.decision:<6} {t_decide / t_validate:6.1f} validations")
         report(from_rounds(f"Toolbox.load with {rules:,} rules / with none", load_ratios, 3.0),

@@ -11,6 +11,7 @@ from __future__ import annotations
 import codecs
 import io
 import operator
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from typing import BinaryIO, Literal
 
@@ -183,22 +184,33 @@ def _window_bytes(
                                      max_output_chars)
         f.seek(-len(rest), io.SEEK_CUR)
     cap = max_line_chars * 4 + 8  # enough bytes for max_line_chars characters of UTF-8
-    used = 0
-    number = offset
-    while number < offset + limit:
+    number = _add_lines(win, _decoded_lines(f, decode, cap, limit), max_line_chars, max_output_chars)
+    return _finish(win, number, more=win.capped or bool(f.read(1)))
+
+
+def _decoded_lines(f: BinaryIO, decode: str, cap: int, count: int) -> Iterator[str]:
+    for _ in range(count):
         got = _read_line(f, cap)
         if got is None:
-            break
-        raw, _ = got
-        line, cut = _format(number, raw.decode(decode, errors="replace"), max_line_chars)
+            return
+        yield got[0].decode(decode, errors="replace")
+
+
+def _add_lines(win: Window, texts: Iterable[str], max_line_chars: int, max_output_chars: int) -> int:
+    """Number ``texts`` from ``win.first`` on into ``win`` until the output
+    cap (then ``win.capped``); the number of the first line not shown."""
+    used = 0
+    number = win.first
+    for text in texts:
+        line, cut = _format(number, text, max_line_chars)
         if used + len(line) + 1 > max_output_chars and win.lines:
             win.capped = True
-            return _finish(win, number, more=True)
+            return number
         win.lines.append(line)
         win.cut_lines += cut
         used += len(line) + 1
         number += 1
-    return _finish(win, number, more=bool(f.read(1)))
+    return number
 
 
 _PREFIXES: list[str] = []
@@ -232,18 +244,8 @@ def _window_in_memory(win: Window, text: str, limit: int, max_line_chars: int, m
         if sum(map(len, numbered)) + len(numbered) <= max_output_chars:
             win.lines = numbered  # no line cut and no cap: the common case, without the loop below
             return _finish(win, win.first + len(numbered), more=len(lines) > limit)
-    used = 0
-    number = win.first
-    for line in lines[:limit]:
-        shown, cut = _format(number, line, max_line_chars)
-        if used + len(shown) + 1 > max_output_chars and win.lines:
-            win.capped = True
-            return _finish(win, number, more=True)
-        win.lines.append(shown)
-        win.cut_lines += cut
-        used += len(shown) + 1
-        number += 1
-    return _finish(win, number, more=len(lines) > limit)
+    number = _add_lines(win, lines[:limit], max_line_chars, max_output_chars)
+    return _finish(win, number, more=win.capped or len(lines) > limit)
 
 
 def _window_text(
