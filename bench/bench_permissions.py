@@ -104,6 +104,7 @@ def main() -> None:
         root = tmp / "project"
         (root / ".pegboard").mkdir(parents=True)
         (root / ".pegboard" / "config.toml").write_text(_rules(root))
+        _trust(root)
         (root / "src").mkdir()
         (root / "src" / "a.py").write_text("print('hi')\n")  # Read reads a file that exists
         (root / "gen7").mkdir()  # Write makes a file in an existing folder (and, below, in a new one)
@@ -189,6 +190,25 @@ def main() -> None:
         shutil.rmtree(tmp, ignore_errors=True)
 
 
+def _trust(root: Path) -> None:
+    """Trust the project folder, as `pegboard trust` does: an untrusted
+    project's allow rules would be left out."""
+    from click.testing import CliRunner
+
+    from pegboard._cli import cli
+
+    result = CliRunner().invoke(cli, ["trust", str(root)])
+    assert result.exit_code == 0, result.output
+
+
+def _sandbox_off(tmp: Path) -> None:
+    """The sandbox off, in the user's config (no project may set it): a
+    sandboxed Bash is allowed before any rule is read."""
+    user = tmp / "config" / "pegboard"
+    user.mkdir(parents=True, exist_ok=True)
+    (user / "config.toml").write_text('[plugins.shell]\nsandbox = "off"\n')
+
+
 def _decision_cost(toolbox: Any, session: Any, name: str, args: dict[str, Any]) -> tuple[Any, float, float]:
     """A decision on one call, and the seconds one decision and one validation of its input take."""
     from pegboard import PermissionRequest
@@ -216,8 +236,9 @@ def builtin_plugins() -> None:
         _isolate(tmp, "fs,shell,web")
         root = tmp / "project"
         (root / ".pegboard").mkdir(parents=True)
-        # The sandbox off: a sandboxed Bash is allowed before any rule is read.
-        (root / ".pegboard" / "config.toml").write_text(_rules(root) + '\n[plugins.shell]\nsandbox = "off"\n')
+        (root / ".pegboard" / "config.toml").write_text(_rules(root))
+        _trust(root)
+        _sandbox_off(tmp)
         (root / "src").mkdir()
         (root / "src" / "a.py").write_text("print('hi')\n")
         (root / "gen7").mkdir()
@@ -280,9 +301,11 @@ def load_scaling(rules: int = 10_000, rounds: int = 7) -> None:
         for name, text in (("none", ""), ("many", _rules(tmp, rules // RULES))):
             root = roots[name] = tmp / name
             (root / ".pegboard").mkdir(parents=True)
-            (root / ".pegboard" / "config.toml").write_text(text + '\n[plugins.shell]\nsandbox = "off"\n')
+            (root / ".pegboard" / "config.toml").write_text(text)
+            _trust(root)
             (root / "src").mkdir()
             (root / "src" / "a.py").write_text("print('hi')\n")
+        _sandbox_off(tmp)
         many = Toolbox.load(cwd=roots["many"])
         assert len(many.permissions.rules) == rules, len(many.permissions.rules)
         Toolbox.load(cwd=roots["none"])
