@@ -37,11 +37,9 @@ class _PegboardGroup(click.Group):
             self._plugin_group = group
             try:
                 toolbox = ctx.ensure_object(_CLIState).toolbox(listing=True)
-                for impl in toolbox.hook.pegboard_register_commands.get_hookimpls():
-                    try:
-                        impl.function(group)
-                    except Exception as exc:
-                        click.echo(f"pegboard: plugin {impl.plugin_name!r} failed to add commands: {exc}",
+                for outcome in toolbox.hooks.each("pegboard_register_commands", cli=group):
+                    if outcome.error is not None:
+                        click.echo(f"pegboard: plugin {outcome.plugin!r} failed to add commands: {outcome.error}",
                                    err=True)
             except SystemExit:
                 pass
@@ -503,7 +501,6 @@ def doctor() -> None:
     """Config, trust, plugins and each plugin's own health checks, one line each."""
     from ._cli_trust import trust_lines
     from ._config import ConfigError, load_settings
-    from ._plugins import call_impl
 
     state = _state()
     failed = False
@@ -545,8 +542,8 @@ def doctor() -> None:
         for name, why in record.broken.items():
             line("fail", f"{record.name}: tool {name}", f"broken: {why}")
         try:
-            checks = call_impl(toolbox.plugins.pm, record.obj, "pegboard_doctor", config=record.config,
-                               context=toolbox.context_for(record.name)) or []
+            checks = toolbox.hooks.one(record.obj, "pegboard_doctor", config=record.config,
+                                       context=toolbox.context_for(record.name)) or []
             for check in checks:
                 line(check.status, f"{record.name}: {check.name}", check.detail)
         except Exception as exc:

@@ -13,10 +13,13 @@ Hooks come in three groups, following the design:
   and the host callbacks ``pegboard_ask`` and ``pegboard_classify``;
 
 plus the call pipeline (``pegboard_before_call``, ``pegboard_after_call``,
-``pegboard_event``, ``pegboard_file_read``, ``pegboard_session_closed``),
-durable state (``pegboard_store_schema``, ``pegboard_session_deleted``),
-services for other plugins (``pegboard_summarize``, ``pegboard_skill_dirs``)
-and the operator surface (``pegboard_doctor``, ``pegboard_register_commands``).
+``pegboard_event``, ``pegboard_session_closed``), durable state
+(``pegboard_store_schema``, ``pegboard_session_deleted``), the operator
+surface (``pegboard_doctor``, ``pegboard_register_commands``), and
+``pegboard_add_hooks``, through which a plugin declares hooks of its own
+(pytest's ``pytest_addhooks``): the fs plugin's ``pegboard_file_read``, the
+web plugin's ``pegboard_summarize``, the skills plugin's
+``pegboard_skill_dirs`` live in those plugins.
 """
 
 from __future__ import annotations
@@ -42,6 +45,20 @@ if TYPE_CHECKING:
 PROJECT = "pegboard"
 hookspec = pluggy.HookspecMarker(PROJECT)
 hookimpl = pluggy.HookimplMarker(PROJECT)
+
+
+# --- declaring hooks ---------------------------------------------------------
+
+
+@hookspec
+def pegboard_add_hooks(add: Callable[[object], None]) -> None:
+    """Declare hooks your plugin calls and others implement: ``add(namespace)``
+    with a module or class of ``@pegboard.hookspec`` functions named
+    ``pegboard_*``. Called for every enabled plugin before any plugin's hooks
+    are registered, so implementations are checked against your
+    specifications; call them with ``context.each``/``context.notify``
+    (or ``context.hook.<name>(...)`` for a first-result hook). A name the
+    core or another plugin already declares fails your plugin."""
 
 
 # --- registering tools -------------------------------------------------------
@@ -161,15 +178,6 @@ def pegboard_event(session: Session, kind: str, data: dict[str, Any]) -> None:
 
 
 @hookspec
-def pegboard_file_read(session: Session, path: Path, source: str) -> None:
-    """A file was shown to the model in full (``source``: the tool that showed it).
-
-    The fs plugin records it so that Edit and Write accept the file; the shell
-    plugin calls it for ``cat``, ``head``, ``tail`` and ``sed -n``.
-    """
-
-
-@hookspec
 def pegboard_session_closed(session: Session) -> None:
     """The session ends: stop child processes, flush state."""
 
@@ -193,18 +201,6 @@ def pegboard_session_deleted(session_id: str, context: PluginContext) -> None:
 
 
 # --- services a host or plugin provides to other plugins ---------------------
-
-
-@hookspec(firstresult=True)
-def pegboard_summarize(prompt: str, content: str, url: str) -> str | None:
-    """Host callback: answer ``prompt`` about ``content`` (a page fetched from
-    ``url``, as Markdown) with a model. May be a coroutine. WebFetch returns
-    the page itself, saying so, when nothing answers."""
-
-
-@hookspec
-def pegboard_skill_dirs() -> Iterable[Path] | None:
-    """Folders of skills this plugin ships (each holds ``<name>/SKILL.md``)."""
 
 
 # --- operator surface ---------------------------------------------------------

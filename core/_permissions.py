@@ -36,6 +36,7 @@ from typing import TYPE_CHECKING, Any, Literal
 from ._config import ConfigError, Settings, config_dir, policy_path
 from ._decisions import Answer, CompiledRule, Decision, PermissionRequest, Rule, RuleMatcher, Vote
 from ._grants import append_grant
+from ._hooks import call as call_hook
 from ._plugins import _short_error
 from ._policy import Policy, clamp_policy, policy_for
 from ._protected import path_matcher, protected_patterns
@@ -127,8 +128,6 @@ class PermissionEngine:
         # matchers grouped (built on first use, dropped when a rule is added).
         self._plans: dict[str, dict[str, list[CompiledRule | _Group]]] = {"allow": {}, "ask": {}, "deny": {}}
         self._key_cache: dict[tuple[str, str, str], tuple[str, ...]] = {}
-        self._voter_impls: list[Any] = []
-        self._voter_calls: list[tuple[str, Callable[[PermissionRequest], Any]]] = []
         problems: list[str] = []
         for behavior, text, layer in self.settings.rules():
             if not isinstance(text, str):
@@ -193,7 +192,7 @@ class PermissionEngine:
         for it (a matcher that never matches would disarm a deny rule).
         """
         owner = self.toolbox.owner_of(rule.tool)
-        impls = self.toolbox.plugins.pm.hook.pegboard_rule_matcher.get_hookimpls()
+        impls = self.toolbox.hooks.implementations("pegboard_rule_matcher")
         if owner is not None:
             if owner != "core" and self.toolbox.plugins.pm.get_plugin(owner) is None:
                 self.inactive.append((rule, layer, f"plugin {owner!r}, which provides {rule.tool}, is not loaded"))
@@ -203,9 +202,8 @@ class PermissionEngine:
             context = self.toolbox.context_for(impl.plugin_name)
             if context is None:
                 continue
-            kwargs = {"rule": rule, "context": context}
             try:
-                matcher = impl.function(*[kwargs[a] for a in impl.argnames])
+                matcher = call_hook(impl, {"rule": rule, "context": context})
             except ValueError:
                 raise
             except Exception as exc:
@@ -358,24 +356,10 @@ class PermissionEngine:
         """Each ``pegboard_permission`` implementation as (plugin, call with
         the request), its plugin's config and context bound once, not per
         decision."""
-        impls = self.toolbox.plugins.pm.hook.pegboard_permission.get_hookimpls()
-        if impls != self._voter_impls:  # a host or plugin registered since
-            self._voter_impls = impls
-            self._voter_calls = [(impl.plugin_name, self._voter(impl)) for impl in impls]
-        return self._voter_calls
+        return self.toolbox.hooks.bound("pegboard_permission", "request", self._vote_arguments)
 
-    def _voter(self, impl: Any) -> Callable[[PermissionRequest], Any]:
-        function, names = impl.function, tuple(impl.argnames)
-        if names == ("request",):
-            return function  # type: ignore[no-any-return]
-        bound = {"config": self.toolbox.plugin_config(impl.plugin_name),
-                 "context": self.toolbox.context_for(impl.plugin_name)}
-        at = names.index("request") if "request" in names else len(names)
-        before = tuple(bound[name] for name in names[:at])
-        after = tuple(bound[name] for name in names[at + 1:])
-        if "request" not in names:
-            return lambda request: function(*before)
-        return lambda request: function(*before, request, *after)
+    def _vote_arguments(self, plugin: str) -> dict[str, Any]:
+        return {"config": self.toolbox.plugin_config(plugin), "context": self.toolbox.context_for(plugin)}
 
     def votes(self, request: PermissionRequest) -> list[tuple[str, Vote]]:
         """Every plugin's vote; a failure to vote counts as a deny."""
@@ -489,23 +473,23 @@ class PermissionEngine:
         decision = self.evaluate(request)
         if decision.decision != "ask":
             return decision
-        hook = self.toolbox.plugins.pm.hook
+        hooks = self.toolbox.hooks
         if (decision.classifiable and request.policy.on_ask == "classifier"
-                and hook.pegboard_classify.get_hookimpls()):
+                and hooks.implemented("pegboard_classify")):
             try:
-                verdict = await _maybe_await(hook.pegboard_classify(request=request, decision=decision))
+                verdict = await hooks.afirst("pegboard_classify", request=request, decision=decision)
             except Exception as exc:
                 return Decision("deny", f"{decision.reason}; the classifier failed: {_short_error(exc)}",
                                 "classifier")
             if isinstance(verdict, Vote) and verdict.decision in ("allow", "deny"):
                 return Decision(verdict.decision, verdict.reason, "classifier")
             # None, an ask or anything else: the person decides.
-        if not hook.pegboard_ask.get_hookimpls():
+        if not hooks.implemented("pegboard_ask"):
             return self._unasked(request, decision, "no one is there to ask (no pegboard_ask host)")
         shown = replace(decision, suggestions=decision.suggestions or (request.tool.name,))
         shown = replace(shown, previews=tuple(self._safe_preview(r, request.session) for r in shown.suggestions))
         try:
-            answer, host = await _ask(hook, request, shown)
+            answer, host = await hooks.afirst_from("pegboard_ask", request=request, decision=shown)
         except Exception as exc:
             return Decision("deny", f"{decision.reason}; asking failed: {_short_error(exc)}", "host")
         if not isinstance(answer, Answer):
@@ -611,23 +595,6 @@ def _suggestions(votes: list[tuple[str, Vote]]) -> tuple[str, ...]:
     """The rules the votes offer for "always allow", each once, in order
     (made only for an ask: most decisions never show them)."""
     return tuple(dict.fromkeys(s for _, v in votes for s in v.suggestions if isinstance(s, str)))
-
-
-async def _ask(hook: Any, request: PermissionRequest, decision: Decision) -> tuple[Any, str]:
-    """``pegboard_ask`` as pluggy calls a firstresult hook (last registered
-    first, the first answer wins), also saying which host answered."""
-    kwargs = {"request": request, "decision": decision}
-    for impl in reversed(hook.pegboard_ask.get_hookimpls()):
-        answer = await _maybe_await(impl.function(*[kwargs[a] for a in impl.argnames]))
-        if answer is not None:
-            return answer, impl.plugin_name
-    return None, ""
-
-
-async def _maybe_await(value: Any) -> Any:
-    if inspect.isawaitable(value):
-        return await value
-    return value
 
 
 def _policy_layer_mode(settings: Settings) -> str | None:

@@ -36,6 +36,7 @@ from ._arguments import (
     validate,
 )
 from ._decisions import PermissionRequest
+from ._hooks import call as call_hook
 from ._plugins import _short_error
 from ._tools import TextContent, Tool, ToolContext, ToolResult
 
@@ -81,7 +82,7 @@ async def _authorize(session: Session, tool: Tool, input: Mapping[str, Any], cal
     request = PermissionRequest(tool=tool, input=input, session=session, policy=session.policy,
                                 extra={"call_id": call_id})
     permissions = session.toolbox.permissions
-    if session.toolbox.hook.pegboard_ask.get_hookimpls():
+    if session.toolbox.hooks.implemented("pegboard_ask"):
         # With a person to ask, the calls of a session decide one at a time,
         # in call order: the person sees one question at a time, and an
         # "always allow" answer already counts for the calls queued behind it.
@@ -96,9 +97,8 @@ async def _authorize(session: Session, tool: Tool, input: Mapping[str, Any], cal
 
 
 async def _call_hook(impl: Any, kwargs: Mapping[str, Any]) -> Any:
-    """Call one hook implementation with the arguments it names; a host may
-    implement pipeline hooks as coroutines."""
-    outcome = impl.function(*[kwargs[a] for a in impl.argnames])
+    """Call one hook implementation; a host may implement pipeline hooks as coroutines."""
+    outcome = call_hook(impl, kwargs)
     if inspect.isawaitable(outcome):
         outcome = await outcome
     return outcome
@@ -110,9 +110,7 @@ async def _run_before_hooks(info: CallInfo) -> tuple[bool, list[str]]:
     answers nonsense blocks the call: such hooks are often guards, and a
     broken guard must not wave calls through."""
     rewritten, context = False, []
-    # reversed(): pluggy's own calling order (last registered first, tryfirst
-    # and trylast honoured), so a plugin that marks its hook tryfirst gets it.
-    for impl in reversed(info.session.toolbox.hook.pegboard_before_call.get_hookimpls()):
+    for impl in info.session.toolbox.hooks.implementations("pegboard_before_call"):
         try:
             verdict = await _call_hook(impl, {"call": info})
         except Exception as exc:
@@ -137,7 +135,7 @@ async def _run_after_hooks(info: CallInfo, result: ToolResult) -> ToolResult:
     """Each post-call hook sees the result as the ones before it left it. A
     failing hook cannot undo the call that already ran, so its failure is
     reported on the result and the remaining hooks still run."""
-    for impl in reversed(info.session.toolbox.hook.pegboard_after_call.get_hookimpls()):
+    for impl in info.session.toolbox.hooks.implementations("pegboard_after_call"):
         try:
             replaced = await _call_hook(impl, {"call": info, "result": result})
         except Exception as exc:

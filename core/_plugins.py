@@ -10,14 +10,14 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from importlib.metadata import EntryPoint, entry_points
 from pathlib import Path
-from types import ModuleType
 from typing import TYPE_CHECKING, Any
 
 import pluggy
 from pydantic import BaseModel, ValidationError
 
 from . import _hookspecs
-from ._hookcheck import describe_validation_error, unmatched_hooks
+from ._hookcheck import HOOK_PREFIX, describe_validation_error, unmatched_hooks
+from ._hooks import Hooks, Outcome
 from ._config import Settings, config_dir, data_dir, describe_errors
 from ._store import CORE_COMPONENT, StoreError, StoreSchema, Stores
 from ._tools import Tool
@@ -60,6 +60,7 @@ class PluginContext:
     nothing and fetch nothing over the network; say what is missing with ``note``."""
     notes: list[str] = field(default_factory=list, compare=False)
     on_tools_changed: Callable[[], None] | None = field(default=None, compare=False, repr=False)
+    hooks: Hooks | None = field(default=None, compare=False, repr=False)
 
     @property
     def project_trusted(self) -> bool:
@@ -96,6 +97,21 @@ class PluginContext:
         if self.on_tools_changed is not None:
             self.on_tools_changed()
 
+    def each(self, hook: str, /, **kwargs: Any) -> list[Outcome]:
+        """Call every implementation of ``hook`` (typically one your plugin
+        declared with ``pegboard_add_hooks``) one at a time, in the core's
+        order: each ``Outcome`` has the implementing plugin's name and its
+        value or the exception it raised, so one plugin's bug hides nobody
+        else's answer. No outcomes when no loaded plugin declares the hook."""
+        return list(self.hooks.each(hook, **kwargs)) if self.hooks is not None else []
+
+    def notify(self, hook: str, /, **kwargs: Any) -> None:
+        """``each`` for a hook called for its effect: an implementation that
+        raises is reported on stderr, and the others still run."""
+        for outcome in self.each(hook, **kwargs):
+            if outcome.error is not None:
+                report_failure(f"{hook} of plugin {outcome.plugin!r}", outcome.error)
+
     def report(self, problem: str) -> None:
         """Report something an operator must fix that did not stop the plugin
         (a server entry that was skipped, a setting that was ignored): it is
@@ -119,7 +135,7 @@ class PluginRecord:
     error: str | None = None
     tools: list[str] = field(default_factory=list)
     config: Any = None
-    obj: ModuleType | None = None
+    obj: object | None = None
     warnings: list[str] = field(default_factory=list)
     """What did not stop the plugin but an operator should hear: a tool
     refused for its name, a hook that is never called."""
@@ -150,13 +166,13 @@ def _short_error(exc: BaseException) -> str:
     return f"{type(exc).__name__}: {exc}{where}"
 
 
-def call_impl(pm: pluggy.PluginManager, plugin: object, hook: str, **kwargs: Any) -> Any:
-    """Call one plugin's implementation of ``hook`` (None if it has none),
-    passing only the arguments it asks for."""
-    for impl in getattr(pm.hook, hook).get_hookimpls():
-        if impl.plugin is plugin:
-            return impl.function(*[kwargs[arg] for arg in impl.argnames])
-    return None
+def report_failure(what: str, exc: BaseException) -> None:
+    """Something failed where nothing can be refused any more (a plugin's
+    hook after the work, a cleanup): say so on stderr, for the operator,
+    and carry on."""
+    import sys
+
+    print(f"pegboard: {what} failed: {_short_error(exc)}", file=sys.stderr)
 
 
 class Plugins:
@@ -167,6 +183,7 @@ class Plugins:
         self.settings = settings
         self.pm = pluggy.PluginManager(_hookspecs.PROJECT)
         self.pm.add_hookspecs(_hookspecs)
+        self.hooks = Hooks(self.pm)
         self.records: dict[str, PluginRecord] = {}
         self.tools: dict[str, Tool] = {}
         # Tools of disabled plugins, collected only for listings (never offered).
@@ -191,7 +208,8 @@ class Plugins:
                 config_dir=config_dir(),
                 data_dir=data_dir(),
                 settings=self.settings,
-                hook=self.pm.hook,
+                hook=self.hooks.relay,
+                hooks=self.hooks,
                 stores=self.stores,
                 listing_only=self._listing,
                 on_tools_changed=lambda: self._reregister(record),
@@ -213,7 +231,7 @@ class Plugins:
         context = self.context(record)
         context.notes.clear()
         try:
-            call_impl(self.pm, record.obj, "pegboard_register_tools",
+            self.hooks.one(record.obj, "pegboard_register_tools",
                       register=registered.append, config=record.config, context=context)
         except Exception as exc:
             # The old tools stay: a failed refresh must not take working tools away.
@@ -240,9 +258,16 @@ class Plugins:
             seen.setdefault(ep.name, ep)
         return [ep for ep in seen.values() if self.only is None or ep.name in self.only]
 
-    def load(self, register_internal: Callable[[pluggy.PluginManager], None] | None = None) -> None:
+    def load(self, register_internal: Callable[[pluggy.PluginManager], None] | None = None,
+             host: object | None = None) -> None:
+        """Import every enabled plugin; let each declare its own hooks
+        (``pegboard_add_hooks``) before any plugin's hooks are registered,
+        so every implementation is checked against its specification; then
+        register each, validate its config and register its tools. The
+        host registers last (its implementations run first)."""
         if register_internal is not None:
             register_internal(self.pm)
+        imported: list[tuple[EntryPoint, PluginRecord, object]] = []
         for ep in self.discover():
             dist = ep.dist
             record = PluginRecord(
@@ -257,18 +282,46 @@ class Plugins:
                 if self._inventory:
                     self._take_inventory(ep, record)
                 continue
-            self._load_one(ep, record)
+            try:
+                imported.append((ep, record, ep.load()))
+            except Exception as exc:  # a plugin's own bug: isolate and report it
+                record.error = f"failed to import {ep.value}: {_short_error(exc)}"
+        for ep, record, obj in imported:
+            self._declare_hooks(record, obj)
+        for ep, record, obj in imported:
+            if record.error is None:
+                self._load_one(ep, record, obj)
+        if host is not None:
+            self.pm.register(host, name="host")
         self._check_unknown_plugin_tables()
         for record in self.records.values():
             if record.obj is not None:
                 record.warnings.extend(unmatched_hooks(self.pm, record.obj))
 
-    def _load_one(self, ep: EntryPoint, record: PluginRecord) -> None:
-        try:
-            obj = ep.load()
-        except Exception as exc:  # a plugin's own bug: isolate and report it
-            record.error = f"failed to import {ep.value}: {_short_error(exc)}"
+    def _declare_hooks(self, record: PluginRecord, obj: object) -> None:
+        """Add the hook specifications ``obj`` declares (``pegboard_add_hooks``):
+        a namespace of ``@pegboard.hookspec`` functions named ``pegboard_*``,
+        none of them already declared by the core or another plugin."""
+        if self.pm.parse_hookimpl_opts(obj, "pegboard_add_hooks") is None:
             return
+
+        def add(namespace: object) -> None:
+            names = [n for n in dir(namespace) if self.pm.parse_hookspec_opts(namespace, n) is not None]
+            if not names:
+                raise ValueError(f"{namespace!r} holds no @pegboard.hookspec function")
+            for name in names:
+                if not name.startswith(HOOK_PREFIX):
+                    raise ValueError(f"hook {name!r} must be named {HOOK_PREFIX}...")
+                if self.hooks.declared(name):
+                    raise ValueError(f"hook {name!r} is already declared (by the core or another plugin)")
+            self.pm.add_hookspecs(namespace)
+
+        try:
+            getattr(obj, "pegboard_add_hooks")(add)
+        except Exception as exc:
+            record.error = f"failed while declaring its hooks: {_short_error(exc)}"
+
+    def _load_one(self, ep: EntryPoint, record: PluginRecord, obj: object) -> None:
         try:
             self.pm.register(obj, name=ep.name)
         except Exception as exc:
@@ -286,7 +339,7 @@ class Plugins:
             return
         registered: list[Tool] = []
         try:
-            call_impl(self.pm, obj, "pegboard_register_tools",
+            self.hooks.one(obj, "pegboard_register_tools",
                       register=registered.append, config=record.config, context=self.context(record))
             for tool in registered:
                 if not isinstance(tool, Tool):
@@ -351,7 +404,7 @@ class Plugins:
             record.tools.append(tool.name)
 
     def _validate_config(self, record: PluginRecord, obj: object) -> BaseModel | None:
-        model = call_impl(self.pm, obj, "pegboard_config_model")
+        model = self.hooks.one(obj, "pegboard_config_model")
         if model is not None:
             table = self.settings.plugin_options(record.name, model)
         else:
@@ -390,7 +443,7 @@ class Plugins:
         if record is None or record.obj is None:
             return None
         try:
-            schema = call_impl(self.pm, record.obj, "pegboard_store_schema", context=self.context(record))
+            schema = self.hooks.one(record.obj, "pegboard_store_schema", context=self.context(record))
         except Exception as exc:
             raise StoreError(f"plugin {component!r} failed to declare its store schema: {_short_error(exc)}") \
                 from None

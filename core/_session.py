@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from ._decisions import Rule
+from ._plugins import report_failure as _report
 from ._policy import Policy, clamp_policy
 from ._tasks import BackgroundTasks
 from ._tools import Tool, ToolResult
@@ -123,14 +124,13 @@ class Session:
         """Put a form to the person through the host's ``pegboard_elicit``
         (declined when there is no host, or the host fails); an accepted
         answer has the schema's defaults filled in for fields left out."""
-        hook = self.toolbox.hook.pegboard_elicit
-        if not hook.get_hookimpls():
+        hooks = self.toolbox.hooks
+        if not hooks.implemented("pegboard_elicit"):
             return {"action": "decline"}
         async with self.ask_lock:
             try:
-                answer = hook(session=self, source=source, message=message, schema=schema)
-                if hasattr(answer, "__await__"):
-                    answer = await answer
+                answer = await hooks.afirst("pegboard_elicit", session=self, source=source, message=message,
+                                            schema=schema)
             except Exception as exc:  # the host's bug declines the form, never breaks the tool
                 _report("pegboard_elicit", exc)
                 return {"action": "decline"}
@@ -192,21 +192,22 @@ class Session:
     def emit(self, kind: str, data: dict[str, Any]) -> None:
         """Tell the host something (``pegboard_event``); a failing host hook
         is reported on stderr, never raised into the tool."""
-        for impl in self.toolbox.hook.pegboard_event.get_hookimpls():
-            kwargs = {"session": self, "kind": kind, "data": data}
-            try:
-                impl.function(*[kwargs[a] for a in impl.argnames])
-            except Exception as exc:  # the host's bug must not break a tool
-                _report(f"pegboard_event of plugin {impl.plugin_name!r}", exc)
+        for outcome in self.toolbox.hooks.each("pegboard_event", session=self, kind=kind, data=data):
+            if outcome.error is not None:  # the host's bug must not break a tool
+                _report(f"pegboard_event of plugin {outcome.plugin!r}", outcome.error)
 
     def file_read(self, path: str | os.PathLike[str], source: str) -> None:
-        """Report a file shown to the model in full (counts as read for Edit)."""
-        for impl in self.toolbox.hook.pegboard_file_read.get_hookimpls():
-            kwargs = {"session": self, "path": Path(path), "source": source}
-            try:
-                impl.function(*[kwargs[a] for a in impl.argnames])
-            except Exception as exc:  # the tool that showed the file has done its work
-                _report(f"pegboard_file_read of plugin {impl.plugin_name!r}", exc)
+        """Deprecated: call the fs plugin's hook, ``context.notify("pegboard_file_read",
+        session=..., path=..., source=...)``, from a plugin that showed a file."""
+        import warnings
+
+        warnings.warn("Session.file_read is deprecated and will be removed in the next release; call "
+                      'PluginContext.notify("pegboard_file_read", session=session, path=path, source=source)',
+                      DeprecationWarning, stacklevel=2)
+        for outcome in self.toolbox.hooks.each("pegboard_file_read", session=self, path=Path(path),
+                                               source=source):
+            if outcome.error is not None:  # the tool that showed the file has done its work
+                _report(f"pegboard_file_read of plugin {outcome.plugin!r}", outcome.error)
 
     # --- grants ------------------------------------------------------------
 
@@ -402,30 +403,15 @@ class Session:
                 SessionRecords(self.toolbox).touch(self.id)
             except Exception as exc:  # the record only says when it was last used
                 _report(f"recording when session {self.id} was last used", exc)
-        for impl in self.toolbox.hook.pegboard_session_closed.get_hookimpls():
-            try:
-                result = impl.function(*[{"session": self}[a] for a in impl.argnames])
-                if hasattr(result, "__await__"):
-                    await result
-            except Exception as exc:  # one plugin's cleanup must not skip the others'
-                _report(f"pegboard_session_closed of plugin {impl.plugin_name!r}", exc)
+        async for outcome in self.toolbox.hooks.aeach("pegboard_session_closed", session=self):
+            if outcome.error is not None:  # one plugin's cleanup must not skip the others'
+                _report(f"pegboard_session_closed of plugin {outcome.plugin!r}", outcome.error)
 
     async def __aenter__(self) -> Session:
         return self
 
     async def __aexit__(self, *exc: object) -> None:
         await self.aclose()
-
-
-def _report(what: str, exc: Exception) -> None:
-    """Something failed where nothing can be refused any more (a plugin's
-    hook after the work, a cleanup): say so on stderr, for the operator,
-    and carry on."""
-    import sys
-
-    from ._plugins import _short_error
-
-    print(f"pegboard: {what} failed: {_short_error(exc)}", file=sys.stderr)
 
 
 def _delete_spilled(folder: Path) -> None:

@@ -180,7 +180,7 @@ class SessionRecords:
     # --- helpers -----------------------------------------------------------
 
     def _tell_plugins(self, ids: list[str]) -> list[str]:
-        from ._plugins import _short_error, call_impl
+        from ._plugins import _short_error
 
         plugins = self._toolbox.plugins
         problems = []
@@ -189,8 +189,8 @@ class SessionRecords:
                 continue
             for sid in ids:
                 try:
-                    call_impl(plugins.pm, record.obj, "pegboard_session_deleted", session_id=sid,
-                              context=plugins.context(record))
+                    plugins.hooks.one(record.obj, "pegboard_session_deleted", session_id=sid,
+                                      context=plugins.context(record))
                 except Exception as exc:  # one plugin's failure must not keep the others' rows
                     problems.append(f"pegboard_session_deleted of plugin {record.name!r} failed for {sid}: "
                                     f"{_short_error(exc)}")

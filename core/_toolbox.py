@@ -55,11 +55,13 @@ class Toolbox:
     def __init__(self, settings: Settings, plugins: Plugins):
         self.settings = settings
         self.plugins = plugins
-        self.hook = plugins.pm.hook
+        self.hook = plugins.hooks.relay
+        self.hooks = plugins.hooks
         self._descriptions: dict[str, str] = {}
         self._levels: dict[tuple[str, str], Level] = {}
         self._core_context = PluginContext(CORE_PLUGIN, "pegboard", settings.root, config_dir(), data_dir(),
-                                           settings, hook=plugins.pm.hook, stores=plugins.stores)
+                                           settings, hook=plugins.hooks.relay, stores=plugins.stores,
+                                           hooks=plugins.hooks)
         # Tools whose input model, handler or description could not be made
         # ready, with why: each is left out alone, never the catalogue.
         self.broken: dict[str, str] = {}
@@ -190,10 +192,8 @@ class Toolbox:
             pm.register(PackageDescriptions(), name="pegboard.descriptions")
             pm.register(DescriptionOverrides(settings), name="pegboard.overrides")
             pm.register(CoreVotes(), name="pegboard.core-votes")
-            if host is not None:
-                pm.register(host, name="host")
 
-        found.load(register_internal)
+        found.load(register_internal, host=host)
         return cls(settings, found)
 
     # --- lookups -----------------------------------------------------------
@@ -250,7 +250,7 @@ class Toolbox:
         if text is None:
             context = self.context_for(tool.plugin) or self._core_context
             try:
-                text = self.hook.pegboard_tool_description(tool=tool, context=context) or ""
+                text = self.hooks.first("pegboard_tool_description", tool=tool, context=context) or ""
             except Exception as exc:  # a description loader's bug: this tool is not described, and not offered
                 self.mark_broken(tool, f"its description failed: {_short_error(exc)}")
                 return ""

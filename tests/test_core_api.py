@@ -171,7 +171,13 @@ def test_the_plugin_guide_gives_the_public_import_of_every_name() -> None:
 
 
 def hook_names() -> list[str]:
-    return [name for name in dir(_hookspecs) if name.startswith("pegboard_")]
+    """The core's hooks and those the built-in plugins declare."""
+    from pegboard.plugins.fs import _hookspecs as fs_hooks
+    from pegboard.plugins.skills import _hookspecs as skills_hooks
+    from pegboard.plugins.web import _hookspecs as web_hooks
+
+    return [name for module in (_hookspecs, fs_hooks, skills_hooks, web_hooks)
+            for name in dir(module) if name.startswith("pegboard_")]
 
 
 def test_every_hook_is_documented_with_an_example() -> None:

@@ -242,7 +242,8 @@ async def test_changed_file_is_noted_once_per_change(session: Any, proj: Path) -
 async def test_shell_reads_count_through_the_hook(session: Any, proj: Path) -> None:
     f = proj / "shown.txt"
     f.write_text("alpha\n")
-    session.file_read(f, "Bash")  # what the shell plugin does after `cat shown.txt`
+    # what the shell plugin does after `cat shown.txt`
+    session.toolbox.context_for("fs").notify("pegboard_file_read", session=session, path=f, source="Bash")
     r = await call(session, "Edit", file_path=str(f), old_string="alpha", new_string="beta")
     assert not r.is_error and f.read_text() == "beta\n"
 

@@ -144,8 +144,8 @@ def pegboard_after_call(call, result):
 """, host=AsyncHost())
     result = await toolbox.session("workspace").call("Echo", {"text": "x"})
     # Both rewrites applied, each on top of the one before, in pluggy's order
-    # (last registered first: the host registers before plugins).
-    assert result.text_content() == "<x+plugin+host>"
+    # (last registered first: the host registers after the plugins, so it runs first).
+    assert result.text_content() == "<x+host+plugin>"
 
 
 async def test_tryfirst_hook_runs_first(plugin_factory: PluginFactory) -> None:

@@ -88,9 +88,13 @@ from pegboard import hookimpl
 @hookimpl
 def pegboard_session_closed(session):
     session.toolbox.closed_ids = [session.id]
-""", also=("broken",))
+""", also=("broken", "fs"))
     session = toolbox.session("workspace")
-    session.file_read(session.root / "a.txt", "Bash")
+    # what the shell does after `cat a.txt`: the fs plugin's hook, through the notifying plugin's context
+    toolbox.context_for("pipetest").notify("pegboard_file_read", session=session, path=session.root / "a.txt",
+                                          source="Bash")
+    with pytest.warns(DeprecationWarning, match="PluginContext.notify"):
+        session.file_read(session.root / "a.txt", "Bash")  # the old way, for one release
     await session.aclose()
     assert toolbox.closed_ids == [session.id]  # type: ignore[attr-defined]
     err = capsys.readouterr().err

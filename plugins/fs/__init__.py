@@ -53,6 +53,13 @@ _RULE_NAMES = {"Write": ("Edit",), "NotebookEdit": ("Edit",), "Glob": ("Read",),
 
 
 @hookimpl
+def pegboard_add_hooks(add: Callable[[object], None]) -> None:
+    from . import _hookspecs
+
+    add(_hookspecs)
+
+
+@hookimpl
 def pegboard_config_model() -> type[FsConfig]:
     return FsConfig
 

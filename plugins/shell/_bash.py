@@ -118,7 +118,8 @@ def _report_shown(ctx: ToolContext, verdict: Verdict) -> None:
                             continue
             except OSError:
                 continue
-            ctx.session.file_read(path, "Bash")
+            # the fs plugin's hook (nothing happens when fs is not loaded)
+            ctx.plugin_context.notify("pegboard_file_read", session=ctx.session, path=Path(path), source="Bash")
 
 
 def _result(args: BashInput, outcome: Outcome, timeout_ms: float, notes: list[str]) -> ToolResult:

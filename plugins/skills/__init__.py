@@ -46,6 +46,13 @@ class SkillsConfig(BaseModel):
 
 
 @hookimpl
+def pegboard_add_hooks(add: Callable[[object], None]) -> None:
+    from . import _hookspecs
+
+    add(_hookspecs)
+
+
+@hookimpl
 def pegboard_config_model() -> type[BaseModel]:
     return SkillsConfig
 

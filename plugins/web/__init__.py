@@ -27,6 +27,13 @@ _PKG = "pegboard.plugins.web"
 
 
 @hookimpl
+def pegboard_add_hooks(add: Callable[[object], None]) -> None:
+    from . import _hookspecs
+
+    add(_hookspecs)
+
+
+@hookimpl
 def pegboard_config_model() -> type[BaseModel]:
     return WebConfig
 

@@ -1,0 +1,156 @@
+"""The one place that calls hook implementations (tox's typed facade over
+``pm.hook``), in one documented order.
+
+**Order.** pluggy's calling order, for every hook: the implementation
+registered last runs first; ``tryfirst`` and ``trylast`` move one to the
+front or the back. pegboard registers the core's own implementations
+first, then the plugins in entry-point name order, then the host; so a
+host runs before the plugins, the plugins from the last name to the first,
+and the core last (its description loaders are marked tryfirst and trylast
+to sit around the plugins').
+
+**Failures.** A hook called for one plugin (``one``), or one implementation
+at a time (``each``, ``aeach``), never lets one implementation's exception
+hide the others': each outcome carries its value or its error, and the
+caller decides what a failure means there (a vote that raises is a deny, a
+pre-call hook that raises blocks the call, an event hook that raises is
+reported). ``first`` is pluggy's own first-result call, for resolvers.
+"""
+
+from __future__ import annotations
+
+import inspect
+from collections.abc import AsyncIterator, Callable, Iterator, Mapping
+from dataclasses import dataclass
+from typing import Any
+
+import pluggy
+
+__all__ = ["Hooks", "Outcome"]
+
+
+@dataclass(frozen=True, slots=True)
+class Outcome:
+    """One implementation's answer: ``value``, or the ``error`` it raised."""
+
+    plugin: str
+    value: Any = None
+    error: Exception | None = None
+
+
+def call(impl: Any, kwargs: Mapping[str, Any]) -> Any:
+    """Call one implementation with the arguments it names (an implementation
+    may take any subset of its specification's)."""
+    return impl.function(*[kwargs[name] for name in impl.argnames])
+
+
+class Hooks:
+    """Every way the core calls a hook. Plugins reach the same through
+    ``PluginContext.each`` and ``PluginContext.notify``."""
+
+    def __init__(self, pm: pluggy.PluginManager) -> None:
+        self._pm = pm
+        self._bound: dict[str, tuple[list[Any], list[tuple[str, Callable[[Any], Any]]]]] = {}
+
+    @property
+    def relay(self) -> Any:
+        """pluggy's hook relay, as ``PluginContext.hook`` hands it to plugins."""
+        return self._pm.hook
+
+    def implementations(self, name: str) -> list[Any]:
+        """The implementations of ``name`` in calling order (none for a hook
+        nobody declared)."""
+        caller = getattr(self._pm.hook, name, None)
+        return [] if caller is None else caller.get_hookimpls()[::-1]
+
+    def implemented(self, name: str) -> bool:
+        caller = getattr(self._pm.hook, name, None)
+        return caller is not None and bool(caller.get_hookimpls())
+
+    def declared(self, name: str) -> bool:
+        """Whether the core or a loaded plugin declares ``name``."""
+        caller = getattr(self._pm.hook, name, None)
+        return caller is not None and caller.has_spec()
+
+    def one(self, plugin: object, name: str, /, **kwargs: Any) -> Any:
+        """``plugin``'s own implementation of ``name``, called; None when it
+        has none. Its exception is the caller's to handle."""
+        caller = getattr(self._pm.hook, name, None)
+        for impl in caller.get_hookimpls() if caller is not None else ():
+            if impl.plugin is plugin:
+                return call(impl, kwargs)
+        return None
+
+    def each(self, name: str, /, **kwargs: Any) -> Iterator[Outcome]:
+        """Every implementation of ``name``, one at a time, in calling order."""
+        for impl in self.implementations(name):
+            try:
+                yield Outcome(impl.plugin_name, call(impl, kwargs))
+            except Exception as exc:
+                yield Outcome(impl.plugin_name, error=exc)
+
+    async def aeach(self, name: str, /, **kwargs: Any) -> AsyncIterator[Outcome]:
+        """``each``, awaiting an implementation that is a coroutine (hosts
+        may implement pipeline hooks as coroutines)."""
+        for impl in self.implementations(name):
+            try:
+                value = call(impl, kwargs)
+                if inspect.isawaitable(value):
+                    value = await value
+            except Exception as exc:
+                yield Outcome(impl.plugin_name, error=exc)
+            else:
+                yield Outcome(impl.plugin_name, value)
+
+    def first(self, name: str, /, **kwargs: Any) -> Any:
+        """pluggy's call of a first-result hook (None when nobody implements it)."""
+        caller = getattr(self._pm.hook, name, None)
+        if caller is None or not caller.get_hookimpls():
+            return None
+        return caller(**kwargs)
+
+    async def afirst(self, name: str, /, **kwargs: Any) -> Any:
+        """``first``, awaiting an answer that is awaitable (a host's coroutine)."""
+        value = self.first(name, **kwargs)
+        if inspect.isawaitable(value):
+            value = await value
+        return value
+
+    async def afirst_from(self, name: str, /, **kwargs: Any) -> tuple[Any, str]:
+        """A first-result call that also says which plugin (or host) answered:
+        (answer, its name), or (None, "") when nobody did."""
+        for impl in self.implementations(name):
+            value = call(impl, kwargs)
+            if inspect.isawaitable(value):
+                value = await value
+            if value is not None:
+                return value, impl.plugin_name
+        return None, ""
+
+    def bound(self, name: str, argument: str,
+              fixed: Callable[[str], Mapping[str, Any]]) -> list[tuple[str, Callable[[Any], Any]]]:
+        """Each implementation of ``name`` as (plugin, call with ``argument``),
+        the other arguments bound once per plugin from ``fixed(plugin)``:
+        for hooks on the hot path (permission votes), where building the
+        arguments per call would cost more than the vote. Bound again when
+        an implementation is registered or unregistered."""
+        impls = self.implementations(name)
+        cached = self._bound.get(name)
+        if cached is not None and cached[0] == impls:
+            return cached[1]
+        calls = [(impl.plugin_name, _bind(impl, argument, fixed(impl.plugin_name))) for impl in impls]
+        self._bound[name] = (impls, calls)
+        return calls
+
+
+def _bind(impl: Any, argument: str, fixed: Mapping[str, Any]) -> Callable[[Any], Any]:
+    function, names = impl.function, tuple(impl.argnames)
+    if names == (argument,):
+        return function  # type: ignore[no-any-return]
+    if argument not in names:
+        values = tuple(fixed[name] for name in names)
+        return lambda _: function(*values)
+    at = names.index(argument)
+    before = tuple(fixed[name] for name in names[:at])
+    after = tuple(fixed[name] for name in names[at + 1:])
+    return lambda value: function(*before, value, *after)

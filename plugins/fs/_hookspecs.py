@@ -1,0 +1,21 @@
+"""The hook the fs plugin declares (``pegboard_add_hooks``)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from pegboard import hookspec
+
+if TYPE_CHECKING:
+    from pegboard import Session
+
+
+@hookspec
+def pegboard_file_read(session: Session, path: Path, source: str) -> None:
+    """A file was shown to the model in full (``source``: the tool that showed it).
+
+    The fs plugin records it so that Edit and Write accept the file; the shell
+    plugin calls it for ``cat``, ``head``, ``tail`` and ``sed -n``, with
+    ``context.notify("pegboard_file_read", session=..., path=..., source=...)``.
+    """

@@ -1,0 +1,94 @@
+"""Plugin-declared hooks (``pegboard_add_hooks``) and the one dispatch
+helper (``pegboard._hooks``): one order, one place that calls pm.hook."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+from _plugin_factory import PluginFactory, plugin_factory  # noqa: F401
+from pegboard import Toolbox
+
+ROOT = Path(__file__).parent.parent
+
+DECLARES = '''
+from pegboard import Tool, hookimpl, hookspec
+
+class Hooks:
+    @hookspec
+    def pegboard_greeting_words(self, name):
+        """Words for a greeting."""
+
+@hookimpl
+def pegboard_add_hooks(add):
+    add(Hooks)
+
+WORDS = []
+
+@hookimpl
+def pegboard_register_tools(register, context):
+    WORDS.extend(context.each("pegboard_greeting_words", name="Ada"))
+'''
+
+IMPLEMENTS = '''
+from pegboard import hookimpl
+
+@hookimpl
+def pegboard_greeting_words(name):
+    return ["hello", name]
+'''
+
+
+def test_a_plugin_declares_a_hook_another_implements(plugin_factory: PluginFactory) -> None:
+    # "aaa" implements before "zzz" declares: declaring comes before any registering
+    plugin_factory.write(IMPLEMENTS, name="aaa")
+    plugin_factory.write(IMPLEMENTS.replace('["hello", name]', '["hi"]').replace(
+        "pegboard_greeting_words(name)", "pegboard_greeting_words()"), name="bbb")
+    declaring = plugin_factory.write(DECLARES, name="zzz")
+    toolbox = Toolbox.load(cwd=plugin_factory.root, plugins=["aaa", "bbb", "zzz"])
+    assert all(r.error is None and r.warnings == [] for r in toolbox.records.values())
+    outcomes = __import__(declaring).WORDS
+    # pluggy's order: last registered first
+    assert [(o.plugin, o.value, o.error) for o in outcomes] == [("bbb", ["hi"], None),
+                                                                 ("aaa", ["hello", "Ada"], None)]
+
+
+def test_an_implementation_is_checked_against_a_declared_spec(plugin_factory: PluginFactory) -> None:
+    plugin_factory.write(IMPLEMENTS.replace("(name)", "(nmae)"), name="aaa")
+    plugin_factory.write(DECLARES, name="zzz")
+    toolbox = Toolbox.load(cwd=plugin_factory.root, plugins=["aaa", "zzz"])
+    assert "nmae is not among the hook's arguments (name)" in (toolbox.records["aaa"].error or "")
+    assert toolbox.records["zzz"].error is None
+
+
+def test_a_hook_cannot_be_declared_twice(plugin_factory: PluginFactory) -> None:
+    plugin_factory.write(DECLARES, name="first")
+    plugin_factory.write(DECLARES, name="second")
+    plugin_factory.write(DECLARES.replace("pegboard_greeting_words(self, name)", "pegboard_permission(self)"),
+                         name="third")
+    toolbox = Toolbox.load(cwd=plugin_factory.root, plugins=["first", "second", "third"])
+    assert toolbox.records["first"].error is None
+    assert "'pegboard_greeting_words' is already declared" in (toolbox.records["second"].error or "")
+    assert "'pegboard_permission' is already declared" in (toolbox.records["third"].error or "")
+
+
+def test_implementing_a_switched_off_plugins_hook_is_a_warning(plugin_factory: PluginFactory) -> None:
+    toolbox = plugin_factory(IMPLEMENTS, name="aaa")
+    assert toolbox.records["aaa"].error is None
+    assert "pegboard_greeting_words" in toolbox.records["aaa"].warnings[0]
+    assert "matches no hook specification" in toolbox.records["aaa"].warnings[0]
+
+
+def test_the_builtins_declare_their_own_hooks() -> None:
+    toolbox = Toolbox.load(cwd=ROOT, plugins=["fs", "web", "skills"])
+    for hook in ("pegboard_file_read", "pegboard_summarize", "pegboard_skill_dirs"):
+        assert toolbox.hooks.declared(hook)
+    alone = Toolbox.load(cwd=ROOT, plugins=["shell"])
+    assert not alone.hooks.declared("pegboard_file_read")
+
+
+def test_only_the_dispatch_module_calls_pluggy() -> None:
+    """tox's rule: one place calls pm.hook and implementations."""
+    pattern = re.compile(r"get_hookimpls\(|impl\.function|pm\.hook\.|\.hook\.pegboard_")
+    offenders = [p.name for p in (ROOT / "core").glob("*.py") if p.name != "_hooks.py" and pattern.search(p.read_text())]
+    assert offenders == []
