@@ -158,6 +158,55 @@ def tools_list(mode: str | None, as_json: bool) -> None:
         sys.exit(1)
 
 
+@tools.command("cost")
+@global_options
+@MODE
+@JSON
+def tools_cost(mode: str | None, as_json: bool) -> None:
+    """What each plugin and MCP server adds to every request: loaded tools'
+    definitions and deferred tools' lines, in characters and estimated tokens."""
+    toolbox = _state().toolbox(listing=True)
+    session = toolbox.session(mode)
+    catalogue = session.catalogue()
+    by_tool = {t.name: t for t in session.offered()}
+    rows: dict[str, dict[str, Any]] = {}
+
+    def row(name: str) -> dict[str, Any]:
+        tool = by_tool.get(name)
+        source = (f"{tool.plugin} {tool.group}" if tool.group else tool.plugin) if tool else "core"
+        return rows.setdefault(source, {"source": source, "loaded": 0, "deferred": 0, "characters": 0})
+
+    for loaded in catalogue.to_anthropic():
+        r = row(loaded["name"])
+        r["loaded"] += 1
+        r["characters"] += len(json.dumps(loaded, ensure_ascii=False))
+    listing = catalogue.deferred_text()
+    full = sum(len(f"- {d.name}: {d.summary}") + 1 for d in catalogue.deferred)
+    for deferred in catalogue.deferred:
+        row(deferred.name)["deferred"] += 1
+    if listing and full:  # each source's share of the listing actually sent
+        for deferred in catalogue.deferred:
+            row(deferred.name)["characters"] += round((len(f"- {deferred.name}: {deferred.summary}") + 1)
+                                                      * len(listing) / full)
+    table = sorted(rows.values(), key=lambda r: -r["characters"])
+    for r in table:
+        r["tokens"] = round(r["characters"] / 4)  # the usual estimate: about four characters a token
+    total = sum(r["characters"] for r in table)
+    summary = {"total_characters": total, "total_tokens": round(total / 4),
+               "deferred_listing_characters": len(listing), "deferred_budget": catalogue.deferred_budget}
+    if as_json:
+        _emit_json({"sources": table, **summary})
+        return
+    click.echo(f"{'SOURCE':<28} {'LOADED':>6} {'DEFERRED':>8} {'CHARACTERS':>10} {'~TOKENS':>8}")
+    for r in table:
+        click.echo(f"{r['source']:<28} {r['loaded']:>6} {r['deferred']:>8} {r['characters']:>10,} {r['tokens']:>8,}")
+    click.echo(f"{'total':<28} {'':>6} {'':>8} {total:>10,} {round(total / 4):>8,}")
+    click.echo(f"deferred listing: {len(listing):,} characters (budget {catalogue.deferred_budget:,}, "
+               "[tools] deferred_budget)")
+    for line in toolbox.plugins.notes():
+        click.echo(f"note: {line}", err=True)
+
+
 @tools.command("show")
 @global_options
 @click.argument("name")

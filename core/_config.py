@@ -88,6 +88,8 @@ class ToolsConfig(_Strict):
     allow: list[str] | None = None
     block: list[str] = Field(default_factory=list)
     permission: dict[str, Level] = Field(default_factory=dict)
+    # The most characters the deferred listing the model reads may take.
+    deferred_budget: int = Field(default=8_000, ge=500)
 
 
 class PermissionsConfig(_Strict):

@@ -136,6 +136,9 @@ class PluginRecord:
     tools: list[str] = field(default_factory=list)
     config: Any = None
     obj: object | None = None
+    defer: str = "auto"
+    """``[plugins.<name>] defer``: "auto" (the plugin's own choice per tool),
+    "always" (every tool deferred) or "never" (every tool loaded)."""
     warnings: list[str] = field(default_factory=list)
     """What did not stop the plugin but an operator should hear: a tool
     refused for its name, a hook that is never called."""
@@ -410,6 +413,12 @@ class Plugins:
         else:
             table = self.settings.plugin_table(record.name)
             table.pop("enabled", None)
+        defer = table.pop("defer", "auto")
+        if defer not in ("auto", "always", "never"):
+            raise _PluginConfigError(f"{self.settings.source_of('plugins', record.name, 'defer')}: "
+                                     f"[plugins.{record.name}] defer: expected \"auto\", \"always\" or "
+                                     f"\"never\", got {defer!r}")
+        record.defer = defer
         if model is None:
             if table:
                 keys = ", ".join(sorted(table))

@@ -4,7 +4,7 @@ engine, loaded once; sessions are made from it."""
 from __future__ import annotations
 
 import os
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
@@ -74,6 +74,12 @@ class Toolbox:
         settings, plugins = self.settings, self.plugins
         tools_cfg = settings.core.tools
         registered = dict(plugins.tools)
+        for name, tool in registered.items():
+            record = plugins.records.get(tool.plugin)
+            if record is not None and record.defer != "auto":
+                loading = "deferred" if record.defer == "always" else "always"
+                if tool.loading != loading:
+                    registered[name] = replace(tool, loading=loading)
         for tool in core_tools(settings.core.background.enabled, set(registered)):
             registered.setdefault(tool.name, tool)
         self.statuses: dict[str, ToolStatus] = {}

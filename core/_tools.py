@@ -131,6 +131,11 @@ class Tool:
     timeout_s: float | None = None
     lifts_caps_with_scratchpad: bool = False
     plugin: str = ""
+    group: str | None = None
+    """A group inside the plugin (the mcp plugin: the server), for listings
+    that name sources: the deferred listing past its budget, ``tools cost``."""
+    title: str | None = None
+    """A short human-facing name (MCP tool titles), passed on where formats have one."""
     metadata: Mapping[str, Any] = field(default_factory=dict)
 
     def __post_init__(self) -> None:

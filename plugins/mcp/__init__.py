@@ -77,7 +77,10 @@ def _server_tools(spec: ServerSpec, cache: ToolCache, problems: list[str]) -> li
                          cached.description or f"Tool {cached.name} of MCP server {spec.name}."),
             # A server's annotations are its own claims: never trusted to make a tool read-only.
             read_only=False,
-            loading="always" if cached.name in cfg.eager_load_tools else "deferred",
+            loading="always" if cfg.defer == "never" or (cfg.defer == "auto" and cached.name in cfg.eager_load_tools)
+            else "deferred",
+            group=spec.name,
+            title=cached.title,
             permission="unrestricted",
             timeout_s=budget,
             metadata={"server": spec.name, "tool": cached.name, "hash": cached.hash,
@@ -97,13 +100,13 @@ def _sign_in_tools(spec: ServerSpec) -> list[Tool]:
              description=(f"MCP server {spec.name} needs the user to sign in before its tools can be used. "
                           "Call this to start: it returns a link. Show the link to the user and ask them to open "
                           f"it and sign in, then call mcp__{spec.name}__complete_authentication."),
-             loading="always", permission="read", metadata={"server": spec.name, "sign_in": True}),
+             loading="always", permission="read", group=spec.name, metadata={"server": spec.name, "sign_in": True}),
         Tool(name=tool_name(spec.name, "complete_authentication"), handler=f"{HANDLERS}:complete_authentication",
              input_schema=empty,
              description=(f"Finish signing in to MCP server {spec.name}, after the user opened the link that "
                           f"mcp__{spec.name}__authenticate gave and signed in. Waits for the sign-in to "
                           "complete; then the server's own tools take the place of these two."),
-             loading="always", permission="read", metadata={"server": spec.name, "sign_in": True}),
+             loading="always", permission="read", group=spec.name, metadata={"server": spec.name, "sign_in": True}),
     ]
 
 

@@ -110,6 +110,8 @@ class ServerConfig(BaseModel):
     oauth: OAuthConfig | None = None
     enabled: bool = True
     eager_load_tools: list[str] = Field(default_factory=list)
+    # "auto": deferred but for eager_load_tools; "always": all deferred; "never": all loaded with schemas.
+    defer: Literal["auto", "always", "never"] = "auto"
     include_tools: list[str] | None = None
     exclude_tools: list[str] = Field(default_factory=list)
     # "legacy" keeps to the initialize handshake (2025-11-25 and older), for

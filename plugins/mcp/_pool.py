@@ -54,7 +54,7 @@ class ServerPool:
     def _listed(self, conn: ServerConnection, tools: list[types.Tool]) -> None:
         """A server (re)started: refresh the on-disk cache, report changed tools."""
         listing, changed = self.cache.update(
-            conn.spec, [(t.name, t.description, t.input_schema) for t in tools])
+            conn.spec, [(t.name, t.description, t.input_schema, t.title) for t in tools])
         before = self.listings.get(conn.name)
         self.listings[conn.name] = listing
         old = {t.name for t in before.tools} if before else set()

@@ -74,6 +74,7 @@ class Approvals:
 
 class CachedTool(BaseModel):
     name: str
+    title: str | None = None
     description: str | None = None
     input_schema: dict[str, Any] = Field(default_factory=lambda: {"type": "object"})
     hash: str
@@ -111,7 +112,7 @@ class ToolCache:
         except ValidationError:
             return None  # a damaged cache is only a cache: the next start rewrites it
 
-    def update(self, spec: ServerSpec, live: Iterable[tuple[str, str | None, Mapping[str, Any]]]) -> tuple[
+    def update(self, spec: ServerSpec, live: Iterable[tuple[Any, ...]]) -> tuple[
             ToolListing, list[str]]:
         """Record the live tool list; return it and the names whose definition changed.
 
@@ -122,13 +123,14 @@ class ToolCache:
         old = {t.name: t for t in before.tools} if before else {}
         tools: list[CachedTool] = []
         changed: list[str] = []
-        for name, description, schema in live:
+        for name, description, schema, *more in live:
+            title = more[0] if more else None
             h = tool_hash(name, description, schema)
             prev = old.get(name)
             approved = prev.approved_hash if prev is not None else h
             if approved != h:
                 changed.append(name)
-            tools.append(CachedTool(name=name, description=description, input_schema=dict(schema),
+            tools.append(CachedTool(name=name, title=title, description=description, input_schema=dict(schema),
                                     hash=h, approved_hash=approved))
         listing = ToolListing(server=spec.name, def_hash=spec.def_hash, updated=time.time(), tools=tools)
         _write_json(self.path(spec), listing.model_dump(mode="json"))
