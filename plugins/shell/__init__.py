@@ -62,7 +62,7 @@ def pegboard_permission(request: PermissionRequest, config: ShellConfig | None,
         return Vote.allow(f"{request.tool.name} is always allowed")
     from ._permission import vote
 
-    return vote(request, config if isinstance(config, ShellConfig) else ShellConfig())
+    return vote(request, config if isinstance(config, ShellConfig) else ShellConfig(), context.settings.layers)
 
 
 @hookimpl

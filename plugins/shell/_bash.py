@@ -52,7 +52,7 @@ async def _prepare(ctx: ToolContext, command: str, disable: bool) -> tuple[Path,
         cwd = Path(os.path.realpath(session.root))
         ctx.state["cwd"] = cwd
         note = f"(The shell's directory was reset to {cwd}.)"
-    plan = sandbox_plan(session, cfg, disable, prepare=True)
+    plan = sandbox_plan(session, cfg, disable, layers=ctx.plugin_context.settings.layers, prepare=True)
     # Under bwrap the session's tmp is mounted on /tmp; Landlock only lets TMPDIR point to it.
     tmp = plan.box.tmp if plan is not None and plan.backend == "landlock" else None
     env = base_env(dirs, cfg.env, cfg.pass_env, tmp)

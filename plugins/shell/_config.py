@@ -39,6 +39,9 @@ class ShellConfig(BaseModel):
         default_factory=list, description="extra variables passed from pegboard's env")
     env: Annotated[dict[str, str], UserScope("variables change what programs run")] = Field(
         default_factory=dict, description="variables set for every command")
+    # Not user scope: every layer's entries add up, so a layer can only hide more.
+    hidden_paths: list[str] = Field(
+        default_factory=list, description="more paths the sandbox hides (besides credentials); every layer's add up")
 
     @field_validator("pass_env")
     @classmethod

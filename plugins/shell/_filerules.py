@@ -113,8 +113,10 @@ def box_paths(session: Session, backend: Backend,
             if path is None:
                 unenforced = unenforced or text
             elif tool == "Read":
-                if backend != "bubblewrap":
-                    unenforced = unenforced or text  # Landlock cannot take a path back from reading
+                if backend != "bubblewrap" and any(is_within(path, d) or is_within(d, path) for d in writable):
+                    # Landlock hides by granting reads everywhere else: the folder
+                    # holding it could not read what a command makes there
+                    unenforced = unenforced or text
                 hidden.append(path)
             elif any(is_within(path, d) or is_within(d, path) for d in writable):
                 if backend != "bubblewrap" or not path.exists():

@@ -13,6 +13,12 @@ first. With ABI 6 it also scopes signals and abstract unix sockets to the box.
 Landlock rules only add rights to a whole hierarchy: a ``.git`` inside a
 writable directory cannot be kept read-only. The plugin therefore never counts
 a Landlock box with writable directories as safe enough to run without asking.
+
+``--hide PATH`` keeps a path from being read the same way round: reading
+files is handled, and granted beneath every entry of every folder on the way
+from ``/`` to a hidden path except the one leading there (and beneath the
+writable directories, which hold no hidden path). Folders on that way list
+as usual; a file created in one of them after the start cannot be read.
 """
 
 from __future__ import annotations
@@ -26,6 +32,7 @@ _PATH_BENEATH = 1
 _NET_PORT = 2
 _PR_SET_NO_NEW_PRIVS = 38
 
+_READ_FILE = 1 << 2
 _WRITE_FILE = 1 << 1
 _REMOVE_DIR = 1 << 4
 _REMOVE_FILE = 1 << 5
@@ -153,14 +160,47 @@ def _fail(msg: str) -> None:
     sys.exit(126)
 
 
+def read_grants(hidden: list[str]) -> list[str]:
+    """Where reading may be granted as a whole hierarchy so that nothing in
+    ``hidden`` (real paths) can be read: every entry of the folders leading
+    to a hidden path, but that path and those folders themselves. Symbolic
+    links get no rule: they resolve to a target granted or not on its own."""
+    hidden = [h.rstrip("/") or "/" for h in hidden if os.path.lexists(h)]
+    if not hidden:
+        return ["/"]
+    if "/" in hidden:
+        return []
+    ancestors = {os.path.dirname(h) for h in hidden}
+    for h in list(ancestors):
+        while h != "/":
+            h = os.path.dirname(h)
+            ancestors.add(h)
+    out: list[str] = []
+    for folder in sorted(ancestors):
+        try:
+            names = os.listdir(folder)
+        except OSError:
+            continue  # unreadable to us: nothing there is granted
+        for name in names:
+            path = os.path.join(folder, name)
+            if path in ancestors or path in hidden or os.path.islink(path):
+                continue
+            out.append(path)
+    return out
+
+
 def main(argv: list[str]) -> None:
     rw: list[str] = []
+    hide: list[str] = []
     no_tcp = False
     no_unix = False
     i = 0
     while i < len(argv) and argv[i] != "--":
         if argv[i] == "--rw" and i + 1 < len(argv):
             rw.append(os.path.realpath(argv[i + 1]))
+            i += 2
+        elif argv[i] == "--hide" and i + 1 < len(argv):
+            hide.append(os.path.realpath(argv[i + 1]))
             i += 2
         elif argv[i] == "--no-tcp":
             no_tcp = True
@@ -182,6 +222,8 @@ def main(argv: list[str]) -> None:
         fs |= _REFER
     if abi >= 3:
         fs |= _TRUNCATE
+    if hide:
+        fs |= _READ_FILE
     net = (_NET_BIND | _NET_CONNECT) if (no_tcp and abi >= 4) else 0
     # ABI 6: no signals to processes outside the box, no abstract unix sockets out of it.
     scoped = (_SCOPE_SIGNAL | _SCOPE_ABSTRACT_UNIX) if abi >= 6 else 0
@@ -198,7 +240,7 @@ def main(argv: list[str]) -> None:
             return
         try:
             is_dir = os.path.isdir(path)
-            rule = _PathBeneath(access if is_dir else access & (_WRITE_FILE | _TRUNCATE), fd)
+            rule = _PathBeneath(access if is_dir else access & (_READ_FILE | _WRITE_FILE | _TRUNCATE), fd)
             if libc.syscall(_ADD_RULE, ruleset, _PATH_BENEATH, ctypes.byref(rule), 0) != 0:
                 _fail(f"landlock_add_rule {path}: {os.strerror(ctypes.get_errno())}")
         finally:
@@ -207,7 +249,10 @@ def main(argv: list[str]) -> None:
     for path in rw:
         grant(path, fs)
     for dev in ("/dev/null", "/dev/zero", "/dev/tty", "/dev/full"):
-        grant(dev, _WRITE_FILE | _TRUNCATE)
+        grant(dev, (_WRITE_FILE | _TRUNCATE | _READ_FILE) & fs)
+    if hide:
+        for path in read_grants(hide):
+            grant(path, _READ_FILE)
     _drop_capabilities(libc)
     if libc.prctl(_PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0:
         _fail("prctl(NO_NEW_PRIVS) failed")

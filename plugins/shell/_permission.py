@@ -39,14 +39,16 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from pegboard import Vote
+from pegboard.paths import is_within
 
 from ._classify import PartVerdict, Verdict, classify
+from ._credentials import hidden_paths, layered_hidden
 from ._filerules import box_paths, named_file_vote, tree_read_vote
-from ._parse import all_command_words, parse_command
 from ._guard import Guard, guard
+from ._parse import all_command_words, parse_command
 from ._sandbox import Backend, Box, backend_for, private_tmp, protects_inside
 
 if TYPE_CHECKING:
@@ -108,7 +110,7 @@ class SandboxPlan:
         return protects_inside(self.backend, self.box) and self.unenforced is None and self.unguarded is None
 
 
-def sandbox_plan(session: Session, config: ShellConfig, disable: bool, *,
+def sandbox_plan(session: Session, config: ShellConfig, disable: bool, *, layers: Iterable[Any] = (),
                  prepare: bool = False, guard_paths: bool = True) -> SandboxPlan | None:
     """The sandbox the next command runs in, or None when it runs unconfined.
 
@@ -118,6 +120,8 @@ def sandbox_plan(session: Session, config: ShellConfig, disable: bool, *,
     workspace tools or more and is not plan mode. Under bubblewrap every
     protected path in them is bound read-only again (``_guard``; skipped
     with ``guard_paths=False`` by a vote that only needs what is hidden).
+    Credentials, pegboard's folders and every layer's ``hidden_paths``
+    (``layers``: the config layers) are hidden (``_credentials``).
     ``prepare``: about to run, so create what the box needs (deciding
     permission changes nothing on disk).
     """
@@ -135,16 +139,34 @@ def sandbox_plan(session: Session, config: ShellConfig, disable: bool, *,
     if writable and backend == "bubblewrap" and guard_paths:
         protected = guard(session, writable, prepare=prepare)
     hidden, guarded, unenforced = box_paths(session, backend, writable)
+    secrets = hidden_paths(Path(os.path.realpath(session.root)), (*config.hidden_paths, *layered_hidden(layers)))
+    if backend == "landlock" and unenforced is None:
+        # Landlock hides by granting reads everywhere else: a folder holding a
+        # hidden path could then not read the files a command makes in it.
+        inside = next((p for p in secrets if any(is_within(p, d) for d in writable)), None)
+        unenforced = f"hiding {inside} inside a writable folder" if inside is not None else None
+    hidden = _outermost_paths((*hidden, *secrets))
     tmp = private_tmp(session.data_dir) if prepare else None
     return SandboxPlan(backend, Box(writable, (*protected.paths, *guarded), config.allow_network, tmp,
                                     unix_sockets=config.allow_unix_sockets, hidden=hidden), unenforced,
                        protected.unguarded)
 
 
+def _outermost_paths(paths: Iterable[Path]) -> tuple[Path, ...]:
+    """``paths`` without those inside another: a hidden folder's contents are
+    gone in the box, and a mount inside it would have nothing to cover."""
+    ordered = sorted(dict.fromkeys(paths), key=lambda p: len(p.parts))
+    out: list[Path] = []
+    for path in ordered:
+        if not any(is_within(path, o) for o in out):
+            out.append(path)
+    return tuple(out)
+
+
 # --- the vote -----------------------------------------------------------------
 
 
-def vote(request: PermissionRequest, config: ShellConfig) -> Vote:
+def vote(request: PermissionRequest, config: ShellConfig, layers: Iterable[Any] = ()) -> Vote:
     command = request.input.get("command")
     if not isinstance(command, str) or not command.strip():
         return Vote.ask("no command given")
@@ -160,7 +182,7 @@ def vote(request: PermissionRequest, config: ShellConfig) -> Vote:
     verdict = analysis(request, command).verdict(_request_cwd(request))
     if _names_config(command, session):
         return Vote.ask("the command names pegboard's configuration", suggest=suggestions(command))
-    plan = sandbox_plan(session, config, disable=False, guard_paths=False)
+    plan = sandbox_plan(session, config, disable=False, layers=layers, guard_paths=False)
     if verdict.read_only or verdict.file_edit:
         votes = list(_path_votes(request, verdict.parts))
         hidden = frozenset(plan.box.hidden) if plan is not None and plan.backend == "bubblewrap" else frozenset()
@@ -185,7 +207,7 @@ def vote(request: PermissionRequest, config: ShellConfig) -> Vote:
             # A read outside: the sandbox does not narrow reads, so it does not help.
             return Vote.ask(worst.reason, suggest=suggestions(command))
     if plan is not None and config.auto_allow_if_sandboxed and protects_inside(plan.backend, plan.box):
-        plan = sandbox_plan(session, config, disable=False)  # now with the protected paths it must guard
+        plan = sandbox_plan(session, config, disable=False, layers=layers)  # now with what it must guard
         if plan is not None and plan.safe and not session.policy.read_only_tools:
             return Vote.allow(f"runs inside the {plan.backend} sandbox")
     if plan is not None and plan.unenforced is not None and config.auto_allow_if_sandboxed:

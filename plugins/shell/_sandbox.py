@@ -173,6 +173,8 @@ def wrap(backend: Backend, box: Box, argv: Sequence[str]) -> Wrapped:
             args += ["--rw", str(path)]
         if box.tmp is not None:
             args += ["--rw", str(box.tmp)]
+        for path in box.hidden:
+            args += ["--hide", str(path)]
         if not box.network:
             args.append("--no-tcp")
         if not box.unix_sockets and unix_socket_filter() is not None:
