@@ -22,6 +22,8 @@ from pegboard import Answer, Toolbox, hookimpl
 from pegboard.paths import config_dir, data_dir
 from pegboard.plugins.shell._sandbox import backend_for
 
+from _trusted import trust
+
 pytestmark = pytest.mark.anyio
 
 SECRETS = {
@@ -78,14 +80,18 @@ def proj(tmp_path: Path) -> Path:
     return root
 
 
-def load(proj: Path, tmp_path: Path, sandbox: str, host: Host, deny: list[str] = ()) -> Toolbox:
+def load(proj: Path, tmp_path: Path, sandbox: str, host: Host, deny: list[str] = (), trusted: bool = True,
+         project_deny: list[str] = ()) -> Toolbox:
     user = config_dir() / "config.toml"  # the user's own layer adds one path...
     user.parent.mkdir(parents=True, exist_ok=True)
     user.write_text('# an MCP token an operator keeps here: SECRET-PEGBOARD-CONFIG\n'
                     '[plugins.shell]\nhidden_paths = ["~/notes/vault-token.txt"]\n')
     project = proj / ".pegboard" / "config.toml"  # ...and a later layer cannot take it back, only add
     project.parent.mkdir(exist_ok=True)
-    project.write_text('[plugins.shell]\nhidden_paths = ["~/notes/project-added.txt"]\n')
+    project.write_text(f'[permissions]\ndeny = {json.dumps(list(project_deny))}\n\n'
+                       '[plugins.shell]\nhidden_paths = ["~/notes/project-added.txt"]\n')
+    if trusted:  # a plugin option from a project applies once the person trusts the folder
+        trust(proj)
     cfg = tmp_path / "explicit.toml"
     cfg.write_text(f'[plugins.shell]\nsandbox = "{sandbox}"\n\n[permissions]\ndeny = {json.dumps(list(deny))}\n')
     return Toolbox.load(cwd=proj, plugins=["shell", "fs"], host=host, config=cfg)
@@ -170,3 +176,17 @@ async def test_a_deny_rule_over_a_hidden_folder_still_starts_the_box(home: Path,
     tb = load(proj, tmp_path, "bubblewrap", Host(), deny=["Read(~/.config/**)"])
     out = await _run(tb, "cat mine.txt; base64 ~/.config/gh/hosts.yml ~/.config/other/settings | base64 -d", "acceptEdits")
     assert "ORDINARY-PROJECT-FILE" in out and "SECRET" not in out and "ORDINARY-CONFIG" not in out, out
+
+
+async def test_an_untrusted_project_hides_with_deny_rules(home: Path, proj: Path, tmp_path: Path) -> None:
+    """An untrusted checkout's plugin options are not applied, its
+    ``hidden_paths`` among them; its ``Read`` deny rules are (they only
+    narrow), and the box hides what they name."""
+    if backend_for("bubblewrap") != "bubblewrap":
+        pytest.skip("needs bubblewrap")
+    line = "cat mine.txt; base64 ~/notes/project-added.txt | base64 -d"
+    out = await _run(load(proj, tmp_path, "bubblewrap", Host(), trusted=False), line, "acceptEdits")
+    assert "SECRET-PROJECT-ADDED" in out and "hidden_paths" in out, out  # not applied, and the result says so
+    tb = load(proj, tmp_path, "bubblewrap", Host(), trusted=False, project_deny=["Read(~/notes/project-added.txt)"])
+    out = await _run(tb, line, "acceptEdits")
+    assert "ORDINARY-PROJECT-FILE" in out and "SECRET-PROJECT-ADDED" not in out, out
