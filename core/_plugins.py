@@ -19,11 +19,10 @@ from . import _hookspecs
 from ._hookcheck import HOOK_PREFIX, describe_validation_error, unmatched_hooks
 from ._hooks import Hooks, Outcome
 from ._config import Settings, config_dir, data_dir, describe_errors
-from ._store import CORE_COMPONENT, StoreError, StoreSchema, Stores
 from ._tools import Tool
 
 if TYPE_CHECKING:
-    from ._store import PluginStore
+    from ._store import PluginStore, StoreSchema, Stores
 
 __all__ = ["PluginContext", "PluginRecord", "Plugins", "ENTRY_POINT_GROUP"]
 
@@ -194,7 +193,7 @@ class Plugins:
         self._inventory = inventory
         self._listing = listing
         self._contexts: dict[str, PluginContext] = {}
-        self.stores = Stores(settings, self.store_schema)
+        self._stores: Stores | None = None
         # Called with a plugin's name after its tools were registered again.
         self.listeners: list[Callable[[str], None]] = []
         if only is None and os.environ.get("PEGBOARD_PLUGINS"):
@@ -213,7 +212,7 @@ class Plugins:
                 settings=self.settings,
                 hook=self.hooks.relay,
                 hooks=self.hooks,
-                stores=self.stores,
+                stores=self.store_handle,
                 listing_only=self._listing,
                 on_tools_changed=lambda: self._reregister(record),
             )
@@ -441,9 +440,23 @@ class Plugins:
                     f"{self.settings.source_of('plugins', name)}: [plugins.{name}]: "
                     f"no installed plugin is called {name!r}")
 
+    @property
+    def stores(self) -> Stores:
+        """Each component's way into the store (made on first use: nothing
+        about the store is imported by a toolbox that never uses it)."""
+        if self._stores is None:
+            from ._store import Stores
+
+            self._stores = Stores(self.settings, self.store_schema)
+        return self._stores
+
+    def store_handle(self, component: str) -> PluginStore:
+        return self.stores(component)
+
     def store_schema(self, component: str) -> StoreSchema | None:
         """The tables ``component`` declares (``pegboard_store_schema``); the
         core's own for ``"pegboard"``."""
+        from ._store import CORE_COMPONENT, StoreError, StoreSchema
         if component == CORE_COMPONENT:
             from ._tables import core_schema
 
@@ -463,6 +476,7 @@ class Plugins:
 
     def schemas(self) -> dict[str, StoreSchema]:
         """Every loaded component's declared schema, the core's first."""
+        from ._store import CORE_COMPONENT
         found = {}
         for name in [CORE_COMPONENT, *self.records]:
             schema = self.store_schema(name)

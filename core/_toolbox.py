@@ -60,7 +60,7 @@ class Toolbox:
         self._descriptions: dict[str, str] = {}
         self._levels: dict[tuple[str, str], Level] = {}
         self._core_context = PluginContext(CORE_PLUGIN, "pegboard", settings.root, config_dir(), data_dir(),
-                                           settings, hook=plugins.hooks.relay, stores=plugins.stores,
+                                           settings, hook=plugins.hooks.relay, stores=plugins.store_handle,
                                            hooks=plugins.hooks)
         # Tools whose input model, handler or description could not be made
         # ready, with why: each is left out alone, never the catalogue.

@@ -236,7 +236,8 @@ toolbox = Toolbox.load(cwd={str(tmp_path)!r})
 toolbox.tool_statuses()
 result = asyncio.run(toolbox.session().call("Read", {{"file_path": {str(tmp_path / 'a.txt')!r}}}))
 assert "hello" in result.text_content(), result
-print(sorted(m for m in sys.modules if m.split(".")[0] in ("sqlalchemy", "psycopg")))
+print(sorted(m for m in sys.modules if m.split(".")[0] in ("sqlalchemy", "psycopg")
+             or m in ("pegboard._store", "pegboard._audit", "pegboard._sessions")))
 """
     out = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "[]", out.stdout + out.stderr
