@@ -236,7 +236,7 @@ class _Writer:
         with self._flush_lock:
             if not self._spool_loaded:
                 self._load_spool()
-            batch = []
+            batch: list[dict[str, Any]] = []
             while self._queue and len(batch) < BATCH_ROWS:
                 batch.append(self._queue.popleft())
             if not batch:

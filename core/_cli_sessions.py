@@ -50,7 +50,7 @@ def sessions_list(as_json: bool) -> None:
     """Every durable session, last used first: its scratchpad and plugins' rows."""
     records = _records()
     try:
-        rows = records.list()
+        rows = records.listing()
     except Exception as exc:
         _fail(records, exc)
         return

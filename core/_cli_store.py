@@ -71,8 +71,8 @@ def store_checks(toolbox: Any) -> list[Any]:
     for row in report["components"]:
         if row["database"] is None or row["state"] == "current":
             continue
-        status = "warn" if row["database"] < row["code"] else "fail"
-        checks.append(Check(f"store schema {row['component']}", status,
+        older = row["database"] < row["code"]
+        checks.append(Check(f"store schema {row['component']}", "warn" if older else "fail",
                             f"database {row['database']}, code {row['code']}: {row['state']}"))
     if len(checks) == 1:
         checks[0] = Check("store", "ok", f"{where}: reachable, every schema current")

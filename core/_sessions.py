@@ -98,7 +98,7 @@ class SessionRecords:
 
     # --- every session -----------------------------------------------------
 
-    def list(self) -> list[dict[str, Any]]:
+    def listing(self) -> list[dict[str, Any]]:
         """Every durable session, most recently used first, with what it holds."""
         from sqlalchemy import func, select
 
