@@ -290,13 +290,11 @@ class _Writer:
         try:
             folder.mkdir(parents=True, exist_ok=True, mode=0o700)
             path = folder / f"{os.getpid()}-{time.time_ns()}.jsonl"
-            tmp = path.with_name(f".{path.name}.tmp")
-            with open(tmp, "w", encoding="utf-8") as handle:
-                for row in rows:
-                    handle.write(json.dumps(row) + "\n")
-                handle.flush()
-                os.fsync(handle.fileno())
-            os.replace(tmp, path)
+            from ._atomic import atomic_write
+            from ._paths import resolve_path
+
+            atomic_write(resolve_path(path, folder), "".join(json.dumps(row) + "\n" for row in rows),
+                         default_mode=0o600)
             _say(f"pegboard: {len(rows)} audit rows the store refused are kept in {path}; the next process "
                  "that reaches the store writes them")
         except OSError as exc:

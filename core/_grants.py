@@ -5,13 +5,15 @@ pegboard keeps for the person (grants, trusted folders)."""
 from __future__ import annotations
 
 import fcntl
-import os
 import tomllib
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 import tomli_w
+
+from ._atomic import atomic_write
+from ._paths import resolve_path
 
 __all__ = ["append_grant", "update_toml"]
 
@@ -37,12 +39,7 @@ def update_toml(path: Path, change: Callable[[dict[str, Any]], dict[str, Any] | 
         if new is None:
             return
         body = "".join(f"# {line}\n" if line else "#\n" for line in header.splitlines()) + tomli_w.dumps(new)
-        tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
-        try:
-            tmp.write_text(body, encoding="utf-8")
-            os.replace(tmp, path)
-        finally:
-            tmp.unlink(missing_ok=True)
+        atomic_write(resolve_path(path, path.parent), body)
 
 
 def append_grant(path: Path, rule_text: str, header: str = "") -> None:

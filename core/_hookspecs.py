@@ -30,7 +30,6 @@ from typing import TYPE_CHECKING, Any
 import pluggy
 
 if TYPE_CHECKING:
-    from pathlib import Path
 
     import click
     from pydantic import BaseModel

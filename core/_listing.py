@@ -105,9 +105,10 @@ def store_rows(root: Path, explicit: Path | None, rows: list[dict[str, Any]], mo
     payload = {"key": _key(root, explicit), "files": [[f, _stat(f)] for f in files], "rows": rows, "notes": notes or []}
     target = _cache_file(root, explicit)
     try:
+        from ._atomic import atomic_write
+        from ._paths import resolve_path
+
         target.parent.mkdir(parents=True, exist_ok=True)
-        tmp = target.with_name(f".{target.name}.{os.getpid()}")
-        tmp.write_text(json.dumps(payload), encoding="utf-8")
-        os.replace(tmp, target)
-    except OSError:
+        atomic_write(resolve_path(target, target.parent), json.dumps(payload))
+    except (OSError, ValueError):
         pass  # a cache we cannot write only costs speed

@@ -29,12 +29,12 @@ from __future__ import annotations
 import inspect
 import os
 from collections.abc import Callable, Iterable, Mapping
-from dataclasses import dataclass, replace
+from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
 from ._config import ConfigError, Settings, config_dir, policy_path
-from ._decisions import Answer, CompiledRule, Decision, PermissionRequest, Rule, RuleMatcher, Vote
+from ._decisions import Answer, CompiledRule, Decision, PermissionRequest, Rule, Vote
 from ._grants import append_grant
 from ._hooks import call as call_hook
 from ._plugins import _short_error

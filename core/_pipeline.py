@@ -15,7 +15,6 @@ import asyncio
 import inspect
 import itertools
 import json
-import os
 import re
 import weakref
 from collections import deque
@@ -36,7 +35,9 @@ from ._arguments import (
     validate,
 )
 from ._decisions import PermissionRequest
+from ._atomic import atomic_write
 from ._hooks import call as call_hook
+from ._paths import resolve_path
 from ._plugins import _short_error
 from ._tools import TextContent, Tool, ToolContext, ToolResult
 
@@ -282,9 +283,7 @@ def _spill(session: Session, tool: Tool, text: str, call_id: str) -> Path:
     folder.mkdir(exist_ok=True)
     path = folder / f"{_UNSAFE.sub('_', tool.name)}-{_UNSAFE.sub('_', call_id)}.txt"
     # whole or not at all: the model is told to read this file in parts
-    tmp = path.with_name(f".{path.name}.tmp")
-    tmp.write_text(text, encoding="utf-8")
-    os.replace(tmp, path)
+    atomic_write(resolve_path(path, folder), text, default_mode=0o600)
     return path
 
 

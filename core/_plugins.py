@@ -3,7 +3,6 @@ taking the others down."""
 
 from __future__ import annotations
 
-import importlib
 import os
 import traceback
 from collections.abc import Callable, Iterable

@@ -24,7 +24,6 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
 
 if TYPE_CHECKING:
-    import asyncio
     from sqlalchemy import Connection, Engine, MetaData
 
     from ._config import Settings

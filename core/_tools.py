@@ -19,7 +19,6 @@ from typing import TYPE_CHECKING, Annotated, Any, Literal, Union
 from pydantic import BaseModel, ConfigDict, Field
 
 if TYPE_CHECKING:
-    import asyncio
     from ._decisions import CompiledRule
     from ._plugins import PluginContext
     from ._session import Session

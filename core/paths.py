@@ -13,9 +13,28 @@ answer for the rest of that decision.
     real = resolve_path(args.file_path, ctx.root)
     if not any(is_within(real, d) for d in ctx.working_dirs):
         ...
+
+Every write that must not be lost goes through ``atomic_write(real, data)``:
+the whole new file or the old one, never half, with no symlink followed on
+the way (``PathChanged`` when one appeared since the path was resolved).
+``open_dir`` reaches a resolved folder the same way, for reads that need it.
 """
 
+from ._atomic import MultiplyLinked, NotRegular, PathChanged, atomic_write, open_dir, walk_error
 from ._config import config_dir, data_dir
 from ._paths import gitignore_form, is_within, relative_posix, resolve_path
 
-__all__ = ["config_dir", "data_dir", "gitignore_form", "is_within", "relative_posix", "resolve_path"]
+__all__ = [
+    "MultiplyLinked",
+    "NotRegular",
+    "PathChanged",
+    "atomic_write",
+    "config_dir",
+    "data_dir",
+    "gitignore_form",
+    "is_within",
+    "open_dir",
+    "relative_posix",
+    "resolve_path",
+    "walk_error",
+]

@@ -31,7 +31,8 @@ def test_exported_names() -> None:
         "ToolResult", "Toolbox", "UserScope", "Vote", "clamp_policy", "hookimpl", "hookspec", "policy_for",
     ])
     assert pegboard.paths.__all__ == sorted([
-        "config_dir", "data_dir", "gitignore_form", "is_within", "relative_posix", "resolve_path",
+        "MultiplyLinked", "NotRegular", "PathChanged", "atomic_write", "config_dir", "data_dir", "gitignore_form",
+        "is_within", "open_dir", "relative_posix", "resolve_path", "walk_error",
     ])
     assert pegboard.cli.__all__ == sorted([
         "CLIState", "JSON", "MODE", "current_state", "fail_config", "global_options",

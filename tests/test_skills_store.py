@@ -22,7 +22,7 @@ def test_failed_write_keeps_the_old_file_and_leaves_no_temp(tmp_path: Path, monk
     path = tmp_path / "s" / "SKILL.md"
     atomic_write_text(path, "original\n")
 
-    def broken_replace(src: str, dst: str) -> None:
+    def broken_replace(src: str, dst: str, **dir_fds: int) -> None:
         raise OSError(28, "No space left on device")
 
     monkeypatch.setattr(os, "replace", broken_replace)

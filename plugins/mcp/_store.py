@@ -9,13 +9,14 @@ from __future__ import annotations
 
 import hashlib
 import json
-import os
 import time
 from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
 from pydantic import BaseModel, Field, ValidationError
+
+from pegboard.paths import atomic_write, resolve_path
 
 from ._config import ServerSpec
 
@@ -31,9 +32,7 @@ def tool_hash(name: str, description: str | None, input_schema: Mapping[str, Any
 
 def _write_json(path: Path, data: Any) -> None:
     path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
-    tmp.write_text(json.dumps(data, indent=1, sort_keys=True), encoding="utf-8")
-    os.replace(tmp, path)
+    atomic_write(resolve_path(path, path.parent), json.dumps(data, indent=1, sort_keys=True))
 
 
 def _read_json(path: Path) -> Any:

@@ -13,6 +13,8 @@ import os
 from pathlib import Path
 from typing import Any
 
+from pegboard.paths import atomic_write, resolve_path
+
 from ._config import ServerSpec
 
 __all__ = ["TokenFile"]
@@ -35,11 +37,7 @@ class TokenFile:
         """Atomically, created 0600 in a 0700 folder: no moment when another user could read it."""
         self.folder.mkdir(parents=True, exist_ok=True, mode=0o700)
         os.chmod(self.folder, 0o700)
-        tmp = self.path.with_name(f".{self.path.name}.{os.getpid()}.tmp")
-        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
-        with os.fdopen(fd, "w", encoding="utf-8") as fh:
-            json.dump(data, fh)
-        os.replace(tmp, self.path)
+        atomic_write(resolve_path(self.path, self.folder), json.dumps(data), default_mode=0o600)
 
     def update(self, **values: Any) -> None:
         data = self.read()
