@@ -70,8 +70,16 @@ _REDACTIONS: list[tuple[re.Pattern[str], str]] = [
 ]
 
 
+# Everything a redaction above can match contains one of these: text without
+# any of them (most paths and short values) skips the passes.
+_MAYBE_SECRET = re.compile(r"(?i)[A-Za-z0-9+/_=-]{16,}|://|-----BEGIN|bearer|authori[sz]ation|pass|pwd|secret|"
+                           r"token|key|auth|credential|cookie")
+
+
 def redact(text: str) -> str:
     """``text`` with tokens, keys, passwords and credentials replaced by ``***``."""
+    if not _MAYBE_SECRET.search(text):
+        return text
     for pattern, replacement in _REDACTIONS:
         text = pattern.sub(replacement, text)
     return text
@@ -91,6 +99,8 @@ def preview(arguments: Any, limit: int) -> str:
         return _clip(redact(json.dumps(arguments, default=str)), limit)
     parts = []
     for key, value in arguments.items():
+        if value is None:
+            continue  # an option left at its default says nothing about the call
         if isinstance(value, str):
             shown = value if key in PATH_FIELDS else _clip(redact(value), FIELD_CHARS)
             parts.append(f"{key}={json.dumps(shown, ensure_ascii=False)}")
@@ -105,8 +115,14 @@ def preview(arguments: Any, limit: int) -> str:
 def digest(arguments: Any) -> str:
     """sha256 of the input as canonical JSON: proves which input it was
     without keeping it."""
-    raw = json.dumps(arguments, sort_keys=True, separators=(",", ":"), default=str, ensure_ascii=False)
+    try:
+        raw = _canonical(arguments)
+    except (TypeError, ValueError):  # a value JSON does not know: its text stands in
+        raw = json.dumps(arguments, sort_keys=True, separators=(",", ":"), default=str, ensure_ascii=False)
     return hashlib.sha256(raw.encode("utf-8", "surrogatepass")).hexdigest()
+
+
+_canonical = json.JSONEncoder(sort_keys=True, separators=(",", ":"), ensure_ascii=False).encode
 
 
 def source_kind(source: str) -> str:
@@ -257,10 +273,25 @@ class _Writer:
             return True
 
     def _insert(self, batch: list[dict[str, Any]]) -> None:
+        """One transaction per batch, at the driver's own speed where it has
+        one (COPY on psycopg, executemany on sqlite3: SQLAlchemy's insert
+        costs twice as much per row, in the process whose calls it records)."""
         from ._tables import audit
 
+        columns = [c.name for c in audit.columns if c.name != "id"]
+        values = [tuple(row.get(name) for name in columns) for row in batch]
         with self.store.begin() as conn:
-            conn.execute(audit.insert(), batch)
+            driver = conn.dialect.driver
+            if driver == "psycopg":
+                cursor = conn.connection.driver_connection.cursor()  # type: ignore[union-attr]
+                with cursor.copy(f"COPY {audit.name} ({', '.join(columns)}) FROM STDIN") as copy:
+                    for value in values:
+                        copy.write_row(value)
+            elif driver == "pysqlite":
+                marks = ", ".join("?" * len(columns))
+                conn.exec_driver_sql(f"INSERT INTO {audit.name} ({', '.join(columns)}) VALUES ({marks})", values)
+            else:
+                conn.execute(audit.insert(), batch)
 
     def _failed(self, exc: BaseException) -> None:
         text = self.store.describe_error(exc)
