@@ -10,6 +10,7 @@ quick paths) stay cheap.
 import typing as _typing
 
 from ._hookspecs import hookimpl, hookspec
+from ._version import API_VERSION
 
 if _typing.TYPE_CHECKING:
     from ._catalogue import Catalogue, CatalogueTool
@@ -61,7 +62,7 @@ _LAZY = {
     "policy_for": "_policy",
 }
 
-__all__ = sorted([*_LAZY, "hookimpl", "hookspec"])
+__all__ = sorted([*_LAZY, "API_VERSION", "hookimpl", "hookspec"])
 
 
 def __getattr__(name: str) -> _typing.Any:

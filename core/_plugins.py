@@ -17,6 +17,7 @@ from pydantic import BaseModel, ValidationError
 from . import _hookspecs
 from ._hookcheck import HOOK_PREFIX, describe_validation_error, unmatched_hooks
 from ._hooks import Hooks, Outcome
+from ._version import API_VERSION, api_mismatch
 from ._config import Settings, config_dir, data_dir, describe_errors
 from ._tools import Tool
 
@@ -288,6 +289,10 @@ class Plugins:
             except Exception as exc:  # a plugin's own bug: isolate and report it
                 record.error = f"failed to import {ep.value}: {_short_error(exc)}"
         for ep, record, obj in imported:
+            mismatch = api_mismatch(getattr(obj, "PEGBOARD_API", API_VERSION))
+            if mismatch is not None:
+                record.error = f"cannot load here: {mismatch}"
+                continue
             self._declare_hooks(record, obj)
         for ep, record, obj in imported:
             if record.error is None:

@@ -24,11 +24,11 @@ PUBLIC_MODULES = ("pegboard", "pegboard.paths", "pegboard.cli")
 
 def test_exported_names() -> None:
     assert pegboard.__all__ == sorted([
-        "Answer", "CallInfo", "Catalogue", "CatalogueTool", "Check", "CompiledRule", "ConfigError", "Content",
-        "Decision", "Grant", "ImageContent", "InputFieldMatcher", "PermissionRequest", "PluginContext", "PluginStore",
-        "Policy", "PreCall", "ResourceContent", "Rule", "RuleMatcher", "Session", "Settings", "StoreError",
-        "StoreSchema", "TextContent", "Tool", "ToolContext",
-        "ToolResult", "Toolbox", "UserScope", "Vote", "clamp_policy", "hookimpl", "hookspec", "policy_for",
+        "API_VERSION", "Answer", "CallInfo", "Catalogue", "CatalogueTool", "Check", "CompiledRule", "ConfigError",
+        "Content", "Decision", "Grant", "ImageContent", "InputFieldMatcher", "PermissionRequest", "PluginContext",
+        "PluginStore", "Policy", "PreCall", "ResourceContent", "Rule", "RuleMatcher", "Session", "Settings",
+        "StoreError", "StoreSchema", "TextContent", "Tool", "ToolContext", "ToolResult", "Toolbox", "UserScope",
+        "Vote", "clamp_policy", "hookimpl", "hookspec", "policy_for",
     ])
     assert pegboard.paths.__all__ == sorted([
         "MultiplyLinked", "NotRegular", "PathChanged", "atomic_write", "config_dir", "data_dir", "gitignore_form",

@@ -6,6 +6,8 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
+import pytest
+
 from _plugin_factory import PluginFactory, plugin_factory  # noqa: F401
 from pegboard import Toolbox
 
@@ -92,3 +94,31 @@ def test_only_the_dispatch_module_calls_pluggy() -> None:
     pattern = re.compile(r"get_hookimpls\(|impl\.function|pm\.hook\.|\.hook\.pegboard_")
     offenders = [p.name for p in (ROOT / "core").glob("*.py") if p.name != "_hooks.py" and pattern.search(p.read_text())]
     assert offenders == []
+
+
+@pytest.mark.parametrize(("required", "error"), [
+    ('"1.0"', None),
+    ('"1"', None),
+    ('"1.99"', "cannot load here: it requires plugin API 1.99; this pegboard has plugin API 1.0"),
+    ('"2.0"', "cannot load here: it requires plugin API 2.0; this pegboard has plugin API 1.0"),
+    ('"soon"', "cannot load here: PEGBOARD_API = 'soon' is not a version such as '1.0'"),
+    ("1.0", "cannot load here: PEGBOARD_API must be a string such as '1.0', not 1.0"),
+])
+def test_a_plugin_can_require_a_plugin_api_version(plugin_factory: PluginFactory, required: str,
+                                                    error: str | None) -> None:
+    from pegboard import API_VERSION
+
+    assert API_VERSION == "1.0"
+    toolbox = plugin_factory(f"PEGBOARD_API = {required}\n" + IMPLEMENTS, name="versioned")
+    assert toolbox.records["versioned"].error == error
+    if error is not None:
+        assert toolbox.plugins.pm.get_plugin("versioned") is None
+
+
+def test_the_builtins_say_which_api_they_use() -> None:
+    import importlib
+
+    from pegboard import API_VERSION
+
+    for name in ("fs", "shell", "subtasks", "web", "skills", "schedule", "mcp"):
+        assert importlib.import_module(f"pegboard.plugins.{name}").PEGBOARD_API == API_VERSION

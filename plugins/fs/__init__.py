@@ -23,6 +23,8 @@ if TYPE_CHECKING:
 
 __all__ = ["FsConfig", "list_checkpoints", "restore_checkpoint"]
 
+PEGBOARD_API = "1.0"
+
 
 def list_checkpoints(session_id: str) -> list[Any]:
     """The checkpoints a session's writes left, oldest first (``Checkpoint`` objects)."""

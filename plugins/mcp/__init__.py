@@ -21,6 +21,8 @@ from ._tokens import TokenFile
 
 __all__ = ["RESOURCE_TOOLS"]
 
+PEGBOARD_API = "1.0"
+
 # A server that could not be listed is tried again by a later toolbox only
 # after this long, so that a server that is down does not hold up every start.
 RETRY_LISTING_AFTER_S = 60.0

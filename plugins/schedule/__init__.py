@@ -1,1 +1,4 @@
 """The schedule plugin."""
+
+PEGBOARD_API = "1.0"
+

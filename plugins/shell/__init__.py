@@ -19,6 +19,8 @@ if TYPE_CHECKING:
 
 __all__ = ["ShellConfig"]
 
+PEGBOARD_API = "1.0"
+
 _P = "pegboard.plugins.shell"
 _ALLOWED = frozenset({"TaskStop", "EnterWorktree", "ExitWorktree"})
 

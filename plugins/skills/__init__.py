@@ -24,6 +24,8 @@ if TYPE_CHECKING:
 
 __all__ = ["SkillsConfig"]
 
+PEGBOARD_API = "1.0"
+
 PLUGIN = "skills"
 _MOD = "pegboard.plugins.skills"
 

@@ -1,1 +1,4 @@
 """The subtasks plugin."""
+
+PEGBOARD_API = "1.0"
+

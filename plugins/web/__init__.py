@@ -21,6 +21,8 @@ if TYPE_CHECKING:
 
 __all__ = ["WebConfig"]
 
+PEGBOARD_API = "1.0"
+
 FETCH = "WebFetch"
 SEARCH = "WebSearch"
 _PKG = "pegboard.plugins.web"
