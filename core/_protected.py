@@ -5,8 +5,6 @@ from __future__ import annotations
 import re
 from collections.abc import Mapping
 
-import pathspec
-
 from ._config import DEFAULT_PROTECTED, Settings
 from ._paths import gitignore_form
 
@@ -51,11 +49,21 @@ def protected_patterns(settings: Settings) -> tuple[list[str], list[str]]:
         patterns.append(entry)
         if entry.endswith("/**") and len(entry) > 3:
             patterns.append(entry[:-3])
-    try:
-        pathspec.GitIgnoreSpec.from_lines(patterns)
-    except Exception as exc:
-        problems.append(f"[permissions] protected_paths: a pattern does not parse: {exc}")
+    # Each line parses on its own, and the defaults always do: only the
+    # operator's own lines need pathspec (whose import is a cold start's
+    # 31 modules) before the first write is decided.
+    added = [p for p in patterns if p not in _DEFAULT_LINES]
+    if added:
+        import pathspec
+
+        try:
+            pathspec.GitIgnoreSpec.from_lines(added)
+        except Exception as exc:
+            problems.append(f"[permissions] protected_paths: a pattern does not parse: {exc}")
     return list(dict.fromkeys(patterns)), problems
+
+
+_DEFAULT_LINES = frozenset([*DEFAULT_PROTECTED, *(p[:-3] for p in DEFAULT_PROTECTED if p.endswith("/**"))])
 
 
 def path_matcher(patterns: list[str]) -> ProtectedPaths:
@@ -75,36 +83,51 @@ class ProtectedPaths:
     negation the order of the lines matters, and pathspec itself decides.
     """
 
-    __slots__ = ("names", "bodies", "regex", "spec", "_under")
+    __slots__ = ("names", "bodies", "regex", "spec", "_under", "_patterns", "_built")
 
     def __init__(self, patterns: list[str]) -> None:
-        patterns = [gitignore_form(p) for p in patterns]
-        spec = pathspec.GitIgnoreSpec.from_lines(patterns)
-        self.spec: pathspec.GitIgnoreSpec | None = None
-        self.names: frozenset[str] = frozenset()
-        self.bodies: tuple[str, ...] = ()
-        self.regex: re.Pattern[str] | None = None
-        self._under: dict[tuple[str, ...], re.Pattern[str] | None] = {}
+        # Compiled when first asked (a read-only command never asks). Two
+        # threads asking first both compile the same patterns; _built is
+        # set last, so no one reads a half-built matcher.
+        self._patterns = [gitignore_form(p) for p in patterns]
+        self._built = False
+
+    def _compile(self) -> None:
+        import pathspec
+
+        # Into locals first, then every field at once: another thread may be
+        # reading a matcher this call (its second compile) would reset.
+        spec: pathspec.GitIgnoreSpec | None = pathspec.GitIgnoreSpec.from_lines(self._patterns)
         names: set[str] = set()
         others: list[tuple[str, str]] = []
-        for line, pattern in zip(patterns, spec.patterns, strict=True):
+        assert spec is not None
+        for line, pattern in zip(self._patterns, spec.patterns, strict=True):
             regex = getattr(pattern, "regex", None)
             if pattern.include is None:
                 continue  # a blank or comment line
             if not pattern.include or regex is None:
-                self.spec = spec
-                return
+                break  # a negation: the order of the lines matters, pathspec decides
             text = line.strip()
             if _is_name(text):
                 names.add(text)
             else:
                 others.append((text, re.sub(r"\(\?P<\w+>", "(?:", regex.pattern)))
+        else:
+            spec = None
+        if spec is not None:
+            names, others = set(), []
+        bodies = tuple(body for text, body in others if not (text.endswith("/**") and text[:-3] in names))
+        self.spec = spec
         self.names = frozenset(names)
-        self.bodies = tuple(body for text, body in others if not (text.endswith("/**") and text[:-3] in names))
-        self.regex = re.compile("|".join(f"(?:{b})" for b in self.bodies)) if self.bodies else None
+        self.bodies = bodies
+        self.regex = re.compile("|".join(f"(?:{b})" for b in bodies)) if bodies else None
+        self._under: dict[tuple[str, ...], re.Pattern[str] | None] = {}
+        self._built = True
 
     def __call__(self, rel: str) -> bool:
         """Whether ``rel``, a path relative to a base, is protected."""
+        if not self._built:
+            self._compile()
         rel = gitignore_form(rel)
         if self.spec is not None:
             return self.spec.match_file(rel)
@@ -118,6 +141,8 @@ class ProtectedPaths:
         them). A bare name matches any component below a base, and every
         component lies below "/": the names are checked once, on the whole
         path; the other patterns are one expression with the bases in front."""
+        if not self._built:
+            self._compile()
         path = path.replace("\n", "\x00")  # gitignore_form, inline: every write's vote comes here
         if self.spec is not None:
             bases = tuple(gitignore_form(b) for b in bases)

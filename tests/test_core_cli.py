@@ -248,3 +248,18 @@ def test_a_permission_check_does_not_import_asyncio(tmp_path: Path) -> None:
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env, check=True)
     assert "allow" in out.stdout
     assert out.stderr.strip().splitlines()[-1] == "False"
+
+
+def test_a_read_check_does_not_import_pathspec(tmp_path: Path) -> None:
+    """Protected paths and path rules compile when a write or a path rule is
+    first decided: a cold check of a Read with no path rules needs none."""
+    code = ("import sys\nfrom pegboard._cli import main\n"
+            f"sys.argv = ['pegboard', '--cwd', {str(tmp_path)!r}, 'permissions', 'check', 'Read', '--input', "
+            f"'{{\"file_path\": \"x\"}}']\n"
+            "try:\n    main()\nexcept SystemExit:\n    pass\n"
+            "print('pathspec' in sys.modules, file=sys.stderr)\n")
+    env = {**os.environ, "XDG_CONFIG_HOME": str(tmp_path / "c"), "XDG_DATA_HOME": str(tmp_path / "d"),
+           "XDG_CACHE_HOME": str(tmp_path / "k"), "PEGBOARD_POLICY": str(tmp_path / "none.toml")}
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env, check=True)
+    assert "allow" in out.stdout
+    assert out.stderr.strip().splitlines()[-1] == "False"

@@ -22,10 +22,12 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
-
-import pathspec
+from typing import TYPE_CHECKING
 
 from pegboard.paths import gitignore_form, resolve_path
+
+if TYPE_CHECKING:
+    import pathspec
 
 __all__ = ["PathRule"]
 
@@ -76,6 +78,8 @@ class PathRule:
     @property
     def _spec(self) -> pathspec.GitIgnoreSpec:
         if self._compiled is None:
+            import pathspec  # here: a vote with no path rule never needs it
+
             try:
                 self._compiled = pathspec.GitIgnoreSpec.from_lines([gitignore_form(self.pattern)])
             except Exception as exc:  # pathspec raises several types for bad patterns
