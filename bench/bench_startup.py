@@ -45,6 +45,10 @@ def main() -> None:
         env = {**os.environ, "XDG_CACHE_HOME": str(root / "cache"), "XDG_CONFIG_HOME": str(root / "config"),
                "XDG_DATA_HOME": str(root / "data"), "PEGBOARD_POLICY": str(root / "no-policy.toml")}
         env.pop("PEGBOARD_CONFIG", None)
+        # Compiled modules are cached as an installed package's are: with
+        # PYTHONDONTWRITEBYTECODE set, every changed module would be compiled
+        # again on every run, which no user's start-up pays.
+        env.pop("PYTHONDONTWRITEBYTECODE", None)
         project = root / "project"
         project.mkdir()
         floor_cmd = [sys.executable, "-c", "import pydantic, pluggy, click"]
