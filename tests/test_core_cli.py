@@ -263,3 +263,16 @@ def test_a_read_check_does_not_import_pathspec(tmp_path: Path) -> None:
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env, check=True)
     assert "allow" in out.stdout
     assert out.stderr.strip().splitlines()[-1] == "False"
+
+
+def test_a_cold_tools_list_imports_no_yaml(tmp_path: Path) -> None:
+    """With no skill to parse, listing tools needs no YAML parser (about 20 ms)."""
+    code = ("import sys\nfrom pegboard._cli import main\n"
+            f"sys.argv = ['pegboard', '--cwd', {str(tmp_path)!r}, 'tools', 'list']\n"
+            "try:\n    main()\nexcept SystemExit:\n    pass\n"
+            "print([m for m in ('yaml', 'difflib') if m in sys.modules], file=sys.stderr)\n")
+    env = {**os.environ, "XDG_CONFIG_HOME": str(tmp_path / "c"), "XDG_DATA_HOME": str(tmp_path / "d"),
+           "XDG_CACHE_HOME": str(tmp_path / "k"), "PEGBOARD_POLICY": str(tmp_path / "none.toml")}
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env, check=True)
+    assert "Read" in out.stdout
+    assert out.stderr.strip().splitlines()[-1] == "[]"

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import base64
-import difflib
 import os
 import stat
 from pathlib import Path
@@ -163,6 +162,8 @@ def _missing(real: Path, ctx: ToolContext) -> str:
     except OSError:
         names = []
         hint = f" Its folder {real.parent} does not exist either."
+    import difflib  # only for a missing file's look-alikes
+
     close = difflib.get_close_matches(real.name, names, n=3, cutoff=0.6)
     if close:
         hint = " Did you mean: " + ", ".join(str(real.parent / n) for n in close) + "?"

@@ -7,7 +7,6 @@ then usable at once, in every session.
 
 from __future__ import annotations
 
-import difflib
 import os
 import re
 from pathlib import Path
@@ -118,6 +117,8 @@ def load_for_session(ctx: ToolContext) -> Catalog:
 
 def _unknown(name: str, catalog: Catalog) -> ToolResult:
     names = [s.name for s in catalog]
+    import difflib  # only for an unknown skill's look-alikes
+
     close = difflib.get_close_matches(name, names, n=3, cutoff=0.6)
     hint = f" Did you mean {', '.join(repr(c) for c in close)}?" if close else ""
     broken = [b for b in catalog.broken if b.path is not None and name in b.path.parts]

@@ -15,9 +15,10 @@ import shlex
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
-import yaml
+if TYPE_CHECKING:
+    import yaml
 
 from pegboard import Rule
 
@@ -171,6 +172,8 @@ def _split_rules(text: str) -> list[str]:
 
 def parse_skill_text(text: str, path: Path, source: SourceKind, origin: str) -> Skill:
     """Parse the text of ``path``; ``SkillError`` says what is wrong."""
+    import yaml  # here: listing tools when no skill exists needs no YAML (about 20 ms to import)
+
     raw_yaml, body = split_front_matter(text)
     try:
         data = yaml.safe_load(raw_yaml) if raw_yaml.strip() else {}
@@ -233,6 +236,8 @@ def read_skill(path: Path, source: SourceKind, origin: str) -> Skill:
 
 def render_skill_md(front: Mapping[str, Any], body: str) -> str:
     """A ``SKILL.md``: front matter in key order, then the body."""
+    import yaml
+
     dumped = yaml.safe_dump(dict(front), sort_keys=False, allow_unicode=True, default_flow_style=False, width=100)
     return f"---\n{dumped}---\n\n{body.strip(chr(10))}\n"
 
