@@ -11,7 +11,7 @@ import click
 
 from ._hookspecs import hookimpl
 from ._policy import policy_for
-from ._cli_shared import JSON, MODE, fail_config, global_options
+from ._cli_shared import JSON, MODE, fail_config, global_options, terminal_host
 from ._cli_shared import CLIState as _CLIState
 from ._cli_shared import current_state as _state
 from ._cli_trust import trust_command
@@ -299,7 +299,7 @@ def call(tool: str, input_json: str, session_id: str | None, mode: str | None, a
     import asyncio
 
     arguments = _parse_input(input_json)
-    host = _TerminalHost() if sys.stdin.isatty() else None
+    host = terminal_host()
     state = _state()
     if host is not None:
         from ._cli_trust import offer_trust

@@ -20,7 +20,7 @@ if TYPE_CHECKING:
     from ._config import ConfigError
     from ._toolbox import Toolbox
 
-__all__ = ["CLIState", "JSON", "MODE", "current_state", "fail_config", "global_options"]
+__all__ = ["CLIState", "JSON", "MODE", "current_state", "fail_config", "global_options", "terminal_host"]
 
 
 @dataclass
@@ -61,6 +61,17 @@ def current_state() -> CLIState:
     if state is None:
         state = ctx.ensure_object(CLIState)
     return state
+
+
+def terminal_host() -> object | None:
+    """The host ``pegboard call`` uses: it asks the person at this terminal
+    (``pegboard_ask``, ``pegboard_elicit``). None when stdin is not a
+    terminal: then nobody is asked, and an ask is a deny that says why."""
+    if not sys.stdin.isatty():
+        return None
+    from ._cli import _TerminalHost
+
+    return _TerminalHost()
 
 
 def fail_config(exc: ConfigError) -> NoReturn:

@@ -489,7 +489,8 @@ class PermissionEngine:
         shown = replace(decision, suggestions=decision.suggestions or (request.tool.name,))
         shown = replace(shown, previews=tuple(self._safe_preview(r, request.session) for r in shown.suggestions))
         try:
-            answer, host = await hooks.afirst_from("pegboard_ask", request=request, decision=shown)
+            async with request.session.person_lock:
+                answer, host = await hooks.afirst_from("pegboard_ask", request=request, decision=shown)
         except Exception as exc:
             return Decision("deny", f"{decision.reason}; asking failed: {_short_error(exc)}", "host")
         if not isinstance(answer, Answer):

@@ -79,6 +79,7 @@ class Session:
         self._data_dir: Path | None = None
         self._call_ids = itertools.count(1)
         self._ask_lock: asyncio.Lock | None = None
+        self._person_lock: asyncio.Lock | None = None
         self.closed = False
         # Durable sessions (made with an id) keep a record in the store.
         self.durable = False
@@ -109,16 +110,26 @@ class Session:
 
     @property
     def ask_lock(self) -> asyncio.Lock:
-        """Held while a call of this session is being decided by a person.
-        A child session shares its parent's: the person sees one question
-        at a time from the whole family."""
-        if self.parent is not None:
-            return self.parent.ask_lock
+        """Held while a call of this session is being decided by a person."""
         if self._ask_lock is None:
             import asyncio  # here, not at the top: start-up never needs it
 
             self._ask_lock = asyncio.Lock()
         return self._ask_lock
+
+    @property
+    def person_lock(self) -> asyncio.Lock:
+        """Held while the person is being asked something for this session.
+        A child session shares its parent's, so the person sees one question
+        at a time from the whole family, while the sessions' other calls go
+        on (a parent is not held up by a child waiting for an answer)."""
+        if self.parent is not None:
+            return self.parent.person_lock
+        if self._person_lock is None:
+            import asyncio
+
+            self._person_lock = asyncio.Lock()
+        return self._person_lock
 
     async def elicit(self, source: str, message: str, schema: dict[str, Any]) -> dict[str, Any]:
         """Put a form to the person through the host's ``pegboard_elicit``
@@ -294,7 +305,7 @@ class Session:
         session's (``ValueError`` otherwise); the first is the child's root.
         The child starts with this session's allow grants; this session's
         deny and ask grants keep applying to it, also those made later. It
-        shares this session's ask lock. ``label`` names it in ``chain``.
+        shares this session's ``person_lock``. ``label`` names it in ``chain``.
         With ``session_id`` the child is durable, as ``Toolbox.session``
         makes sessions, recorded with this session as its parent.
         """
@@ -325,6 +336,21 @@ class Session:
             child.root, child.working_dirs = self.root, self.working_dirs
         child._grants["allow"] = {tool: list(rules) for tool, rules in self._grants["allow"].items()}
         return child
+
+    def delete_child(self, session_id: str) -> bool:
+        """Delete a durable session made from this one (``child(session_id=...)``),
+        the sessions made from it, and what plugins keep for them. False when
+        the store records no such child of this session (another session's
+        children are never touched)."""
+        from ._sessions import SessionRecords
+
+        records = SessionRecords(self.toolbox)
+        if records.parent_of(session_id) != self.id:
+            return False
+        deleted, problems = records.delete([session_id])
+        for problem in problems:
+            _report(f"deleting session {session_id}", RuntimeError(problem))
+        return session_id in deleted
 
     @property
     def chain(self) -> tuple[str, ...]:

@@ -75,6 +75,15 @@ class SessionRecords:
                                    .where(scratchpad.c.session_id == session_id))
             return True, {name: text for name, text in entries}
 
+    def parent_of(self, session_id: str) -> str | None:
+        """The recorded parent of a durable session (None: none, or no such session)."""
+        from sqlalchemy import select
+
+        from ._tables import sessions
+
+        with self._store.begin(read_only=True) as conn:
+            return conn.execute(select(sessions.c.parent_id).where(sessions.c.id == session_id)).scalar()
+
     def touch(self, session_id: str) -> None:
         from sqlalchemy import update
 
@@ -128,7 +137,7 @@ class SessionRecords:
 
         from ._tables import scratchpad, sessions
 
-        ids = list(dict.fromkeys(session_ids))
+        ids = self._with_children(list(dict.fromkeys(session_ids)))
         problems = self._tell_plugins(ids)
         with self._store.begin() as conn:
             known = {r for (r,) in conn.execute(select(sessions.c.id).where(sessions.c.id.in_(ids)))}
@@ -147,6 +156,23 @@ class SessionRecords:
             except OSError as exc:
                 problems.append(f"{folder}: could not delete it: {exc.strerror}")
         return [sid for sid in ids if sid in known], problems
+
+    def _with_children(self, ids: list[str]) -> list[str]:
+        """``ids`` and every session made from one of them (``parent_id``),
+        however deep: a sub-agent's session goes with the session that made it."""
+        from sqlalchemy import select
+
+        from ._tables import sessions
+
+        found = list(ids)
+        frontier = list(ids)
+        with self._store.begin(read_only=True) as conn:
+            while frontier:
+                frontier = [sid for (sid,) in conn.execute(select(sessions.c.id)
+                                                            .where(sessions.c.parent_id.in_(frontier)))
+                            if sid not in found]
+                found += frontier
+        return found
 
     def expired(self, max_age_days: float) -> list[str]:
         from sqlalchemy import select

@@ -320,6 +320,13 @@ class Toolbox:
             self.make_durable(session, session_id, parent_id)
         return session
 
+    def delete_sessions(self, session_ids: list[str]) -> tuple[list[str], list[str]]:
+        """Delete durable sessions and the sessions made from them, with all
+        they keep (as ``pegboard sessions delete``): (deleted ids, problems)."""
+        from ._sessions import SessionRecords
+
+        return SessionRecords(self).delete(session_ids)
+
     def make_durable(self, session: Session, session_id: str, parent_id: str | None) -> None:
         """Open (or resume) the store's record of ``session`` under ``session_id``."""
         from ._sessions import DurableScratchpad, SessionRecords, check_session_id

@@ -18,8 +18,10 @@ toolbox they select::
 
 ``fail_config(exc)`` ends a command the way pegboard does for a
 ``ConfigError``: each problem on stderr, exit status 2.
+``terminal_host()`` is the host ``pegboard call`` asks the person with
+(None when stdin is not a terminal): pass it to ``toolbox(host=...)``.
 """
 
-from ._cli_shared import JSON, MODE, CLIState, current_state, fail_config, global_options
+from ._cli_shared import JSON, MODE, CLIState, current_state, fail_config, global_options, terminal_host
 
-__all__ = ["CLIState", "JSON", "MODE", "current_state", "fail_config", "global_options"]
+__all__ = ["CLIState", "JSON", "MODE", "current_state", "fail_config", "global_options", "terminal_host"]

@@ -35,7 +35,7 @@ def test_exported_names() -> None:
         "is_within", "open_dir", "relative_posix", "resolve_path", "walk_error",
     ])
     assert pegboard.cli.__all__ == sorted([
-        "CLIState", "JSON", "MODE", "current_state", "fail_config", "global_options",
+        "CLIState", "JSON", "MODE", "current_state", "fail_config", "global_options", "terminal_host",
     ])
 
 

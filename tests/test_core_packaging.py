@@ -31,8 +31,9 @@ def test_wheel_contains_every_description(wheel: Path) -> None:
     names = set(zipfile.ZipFile(wheel).namelist())
     expected = {f"pegboard/descriptions/{p.name}" for p in (ROOT / "core" / "descriptions").glob("*.md")}
     for plugin in (ROOT / "plugins").iterdir():
-        for md in (plugin / "descriptions").glob("*.md"):
-            expected.add(f"pegboard/plugins/{plugin.name}/descriptions/{md.name}")
+        for folder in ("descriptions", "agents"):
+            for md in (plugin / folder).glob("*.md"):
+                expected.add(f"pegboard/plugins/{plugin.name}/{folder}/{md.name}")
     assert expected and expected <= names, expected - names
 
 

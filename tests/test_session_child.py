@@ -135,7 +135,7 @@ async def test_asks_reach_the_same_host_with_the_chain(plugin_factory: PluginFac
     parent = toolbox.session("default")
     child = parent.child(label="reviewer")
     grandchild = child.child(label="checker")
-    assert grandchild.ask_lock is parent.ask_lock
+    assert grandchild.person_lock is parent.person_lock and grandchild.ask_lock is not parent.ask_lock
     assert (await grandchild.call("Change", {"text": "z"})).text_content() == "Change:z"
     assert asked == [("Change", ("main", "reviewer", "checker"))]
 
@@ -167,3 +167,25 @@ async def test_a_child_with_an_id_is_durable_under_its_parent(toolbox: Toolbox) 
     again = toolbox.session("default", session_id="top-1").child(session_id="kid-1")
     assert again.resumed and again.scratchpad["notes"] == "kept"
     assert parent.child().durable is False
+
+
+async def test_deleting_a_session_deletes_the_sessions_made_from_it(toolbox: Toolbox) -> None:
+    top = toolbox.session(session_id="top-2")
+    kid = top.child(session_id="kid-2")
+    kid.child(session_id="grandkid-2").scratchpad["x"] = "y"
+    other = toolbox.session(session_id="other-2")
+    other.scratchpad["keep"] = "me"
+    deleted, problems = toolbox.delete_sessions(["top-2"])
+    assert sorted(deleted) == ["grandkid-2", "kid-2", "top-2"] and problems == []
+    assert not toolbox.session(session_id="grandkid-2").resumed
+    assert toolbox.session(session_id="other-2").resumed
+
+
+async def test_a_session_deletes_only_its_own_children(toolbox: Toolbox) -> None:
+    top = toolbox.session(session_id="top-3")
+    top.child(session_id="kid-3").child(session_id="grandkid-3")
+    stranger = toolbox.session(session_id="stranger-3")
+    assert not stranger.delete_child("kid-3")            # not its child
+    assert not top.delete_child("grandkid-3")            # a grandchild is its child's to delete
+    assert top.delete_child("kid-3")
+    assert not toolbox.session(session_id="grandkid-3").resumed

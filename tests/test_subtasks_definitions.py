@@ -1,0 +1,225 @@
+"""Agent definitions: Claude Code's Markdown files, where they come from,
+which wins, what breaks, and how a definition narrows the agent it starts."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+from click.testing import CliRunner
+
+from _subtasks_host import ScriptedHost, load, project
+from pegboard._cli import cli
+from pegboard.paths import config_dir
+from pegboard.plugins.subtasks._definitions import DefinitionError, parse_definition
+
+pytestmark = pytest.mark.anyio
+
+REVIEWER = """---
+name: reviewer
+description: Reviews a change for bugs.
+tools: Read, Grep, Glob, Agent(Explore, helper)
+disallowedTools:
+  - Grep
+model: haiku
+permissionMode: plan
+maxTurns: 7
+skills: [style]
+isolation: worktree
+background: false
+mcpServers: [github]
+color: blue
+---
+You review code carefully.
+"""
+
+
+def write_agent(folder: Path, name: str, text: str | None = None, description: str = "Does things.") -> Path:
+    folder.mkdir(parents=True, exist_ok=True)
+    path = folder / f"{name}.md"
+    path.write_text(text or f"---\nname: {name}\ndescription: {description}\n---\nYou are {name}.\n",
+                    encoding="utf-8")
+    return path
+
+
+PEGBOARD = str(Path(sys.executable).parent / "pegboard")
+
+
+def agents_list(root: Path, *args: str) -> str:
+    # A real process: plugin commands are found once per process.
+    done = subprocess.run([PEGBOARD, "--cwd", str(root), "agents", "list", *args], capture_output=True, text=True,
+                          timeout=60)
+    assert done.returncode == 0, done.stderr
+    return done.stdout
+
+
+def listing(root: Path) -> dict[str, Any]:
+    return json.loads(agents_list(root, "--json"))  # type: ignore[no-any-return]
+
+
+def test_claude_code_format_parses() -> None:
+    definition = parse_definition(REVIEWER, "user", Path("reviewer.md"))
+    assert definition.name == "reviewer" and definition.prompt == "You review code carefully."
+    assert definition.tools == ("Read", "Grep", "Glob", "Agent")
+    assert definition.agent_types == ("Explore", "helper")
+    assert definition.disallowed == ("Grep",)
+    assert (definition.model, definition.permission_mode, definition.max_turns) == ("haiku", "plan", 7)
+    assert definition.skills == ("style",) and definition.isolation == "worktree" and definition.background is False
+    assert definition.notes == ("mcpServers: not applied (MCP servers are configured for the whole toolbox, not "
+                                "per agent)",)
+    assert definition.extra == {"color": "blue"}
+    inherit = parse_definition("---\nname: x\ndescription: y\nmodel: inherit\n---\nbody\n", "user")
+    assert inherit.model is None and inherit.tools is None
+
+
+@pytest.mark.parametrize("text, fragment", [
+    ("no front matter", "no YAML front matter"),
+    ("---\nname: x\ndescription: y\n", "not closed"),
+    ("---\nname: [x\n---\nbody", "not valid YAML"),
+    ("---\ndescription: y\n---\nbody", "name is required"),
+    ("---\nname: x\n---\nbody", "description is required"),
+    ("---\nname: has space\ndescription: y\n---\nbody", "is not usable"),
+    ("---\nname: x\ndescription: y\npermissionMode: yolo\n---\nbody", "permissionMode: unknown mode"),
+    ("---\nname: x\ndescription: y\nmaxTurns: 0\n---\nbody", "maxTurns must be a positive"),
+    ("---\nname: x\ndescription: y\nisolation: remote\n---\nbody", "isolation must be 'worktree'"),
+    ("---\nname: x\ndescription: y\nbackground: maybe\n---\nbody", "background must be true or false"),
+    ("---\nname: x\ndescription: y\ntools: 3\n---\nbody", "tools must be"),
+    ("---\nname: x\ndescription: y\n---\n   \n", "body"),
+])
+def test_broken_files_say_why(text: str, fragment: str) -> None:
+    with pytest.raises(DefinitionError, match=fragment):
+        parse_definition(text, "user")
+
+
+def test_sources_precedence_shadowing_and_broken(tmp_path: Path) -> None:
+    root = project(tmp_path)
+    user = config_dir() / "agents"
+    write_agent(user, "Explore", description="My own explorer.")
+    write_agent(user, "helper")
+    (user / "broken.md").write_text("---\nname: broken\n---\nbody\n", encoding="utf-8")
+    (user / "notes.txt").write_text("not an agent")
+    write_agent(root / ".pegboard" / "agents", "helper", description="The project's helper.")
+    found = listing(root)
+    agents = {a["name"]: a for a in found["agents"]}
+    assert agents["Explore"]["source"] == "user" and agents["Explore"]["description"] == "My own explorer."
+    assert agents["general-purpose"]["source"] == "built-in"
+    assert agents["helper"]["source"] == "user"  # the project is not trusted: its folder is not read
+    assert [s["name"] for s in found["shadowed"]] == ["Explore"]
+    assert found["shadowed"][0]["shadowed_by"]["source"] == "user"
+    assert [Path(b["path"]).name for b in found["broken"]] == ["broken.md"]
+    assert "description is required" in found["broken"][0]["reason"]
+    assert found["not_read"] == [{"folder": str(root / ".pegboard" / "agents"), "source": "project",
+                                  "why": "the project is not trusted (pegboard trust), so its agents are not read"}]
+    text = agents_list(root)
+    assert "shadowed: Explore" in text and "broken:" in text and "not read:" in text
+
+
+def test_a_trusted_projects_agents_override_the_users(tmp_path: Path) -> None:
+    root = project(tmp_path)
+    write_agent(config_dir() / "agents", "helper")
+    write_agent(root / ".pegboard" / "agents", "helper", description="The project's helper.")
+    untrusted = load(root)
+    assert any("1 project agent" in i.describe() for i in untrusted.settings.ignored)
+    assert CliRunner().invoke(cli, ["trust", str(root)]).exit_code == 0
+    agents = {a["name"]: a for a in listing(root)["agents"]}
+    assert agents["helper"]["source"] == "project" and agents["helper"]["description"] == "The project's helper."
+    assert [s["source"] for s in listing(root)["shadowed"]] == ["user"]
+
+
+def test_the_agent_description_lists_the_types(tmp_path: Path) -> None:
+    root = project(tmp_path)
+    write_agent(config_dir() / "agents", "reviewer", REVIEWER)
+    toolbox = load(root)
+    text = toolbox.description(toolbox.tools["Agent"])
+    assert "Available agent types:" in text
+    assert "- Explore: A fast, read-only agent" in text and "- general-purpose:" in text
+    assert "- reviewer: Reviews a change for bugs. (Tools: Read, Grep, Glob, Agent; never Grep; mode plan)" in text
+
+
+async def test_a_definition_narrows_the_agent_it_starts(tmp_path: Path) -> None:
+    root = project(tmp_path)
+    write_agent(config_dir() / "agents", "reader", """---
+name: reader
+description: Reads.
+tools: Read, Glob, Agent(Explore)
+maxTurns: 3
+model: haiku
+---
+You read.
+""")
+    seen: dict[str, Any] = {}
+
+    async def inspect(run: Any) -> str:
+        seen["tools"] = {t.name for t in run.session.offered()}
+        seen["run"] = run
+        other = await run.session.call("Agent", {"description": "x", "prompt": "inspect: x",
+                                                 "subagent_type": "general-purpose", "run_in_background": False})
+        seen["refusal"] = other.text_content()
+        return "read it"
+
+    host = ScriptedHost({"inspect": inspect})
+    session = load(root, host).session("bypassPermissions")
+    result = await session.call("Agent", {"description": "read", "prompt": "inspect: go", "subagent_type": "reader",
+                                          "run_in_background": False})
+    assert "read it" in result.text_content()
+    assert {"Read", "Glob", "Agent"} <= seen["tools"] and {"Write", "Edit", "Grep"}.isdisjoint(seen["tools"])
+    run = seen["run"]
+    assert run.max_turns == 3 and run.model == "haiku" and run.agent_type == "reader"
+    assert run.system_prompt.startswith("You read.") and "# Where you are" in run.system_prompt
+    assert "may start only these types: Explore" in seen["refusal"]
+    # The caller's model hint wins over the definition's.
+    await session.call("Agent", {"description": "read", "prompt": "inspect: go", "subagent_type": "reader",
+                                 "model": "opus", "run_in_background": False})
+    assert seen["run"].model == "opus"
+
+
+async def test_an_unknown_type_lists_the_known_ones(tmp_path: Path) -> None:
+    session = load(project(tmp_path)).session("default")
+    result = await session.call("Agent", {"description": "x", "prompt": "y", "subagent_type": "Nope"})
+    assert result.is_error and "Available: Explore, general-purpose" in result.text_content()
+    # A wrong case is a typo, not another agent.
+    host = ScriptedHost({})
+    session = load(project(tmp_path), host).session("default")
+    await session.call("Agent", {"description": "x", "prompt": "y", "subagent_type": "explore",
+                                 "run_in_background": False})
+    assert host.runs[0].agent_type == "Explore"
+
+
+def test_plugins_ship_agents_through_their_hook(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from _plugin_factory import PluginFactory
+
+    factory = PluginFactory(tmp_path, monkeypatch)
+    shipped = tmp_path / "shipped"
+    write_agent(shipped, "linter", description="Lints.")
+    factory.write(f"""
+from pegboard import hookimpl
+
+@hookimpl
+def pegboard_agent_dirs():
+    return [{str(shipped)!r}]
+""", name="shipper")
+    factory.write("""
+from pegboard import hookimpl
+
+@hookimpl
+def pegboard_agent_dirs():
+    raise RuntimeError("oops")
+""", name="breaker")
+    from pegboard import Toolbox
+
+    toolbox = Toolbox.load(cwd=factory.root, plugins=["shipper", "breaker", "subtasks"])
+    assert toolbox.records["shipper"].warnings == []  # its hook matches the spec subtasks declares
+    text = toolbox.description(toolbox.tools["Agent"])
+    assert "- linter: Lints." in text
+    from pegboard.plugins.subtasks._describe import definitions_for
+
+    context = toolbox.context_for("subtasks")
+    assert context is not None
+    found = definitions_for(context)
+    assert found.agents["linter"].source == "plugin:shipper"
+    assert [b.reason for b in found.broken] == ["pegboard_agent_dirs failed: RuntimeError: oops"]
+    factory.cleanup()
