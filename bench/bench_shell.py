@@ -5,7 +5,9 @@
 Prints commands classified per second (cold parse cache, so every command is
 parsed), then the median wall time of `true` run through the Bash tool with
 the sandbox off, with bubblewrap and with Landlock (where they work), each
-against `bash -c true` measured in the same run, as a ratio.
+against `bash -c true` measured in the same run, as a ratio; then the
+sandbox's walk for protected paths (first and kept) against a plain os.walk
+of the same tree.
 """
 
 from __future__ import annotations
@@ -101,6 +103,43 @@ async def _time_tool(root: Path, sandbox: str, rounds: int) -> float | None:
     return statistics.median(times)
 
 
+def bench_guard(entries: int, rounds: int) -> tuple[float, float, float]:
+    """The sandbox's walk for protected paths over a project of ``entries``
+    files and folders: first walk, and a kept one (nothing changed), with a
+    plain ``os.walk`` listing of the same tree as the baseline (medians)."""
+    from pegboard import Toolbox
+    from pegboard.plugins.shell import _guard
+
+    root = Path(tempfile.mkdtemp(prefix="pb-bench-guard-")).resolve()
+    try:
+        for i in range(entries // 10):
+            folder = root / f"d{i // 100}" / f"e{i % 100}"
+            folder.mkdir(parents=True, exist_ok=True)
+            for j in range(9):
+                (folder / f"f{j}.txt").write_bytes(b"")
+        (root / "vendor" / "lib" / ".git" / "hooks").mkdir(parents=True)
+        racy, _guard._RACY_NS = _guard._RACY_NS, 0  # the tree is brand new; it would be listed every time
+        tb = Toolbox.load(cwd=root, plugins=["shell"])
+        plain, first, kept = [], [], []
+        for _ in range(rounds):
+            t = time.perf_counter()
+            for _dir in os.walk(root):
+                pass
+            plain.append(time.perf_counter() - t)
+            session = tb.session(mode="acceptEdits")
+            t = time.perf_counter()
+            _guard.guard(session, (root,))
+            first.append(time.perf_counter() - t)
+            t = time.perf_counter()
+            found = _guard.guard(session, (root,))
+            kept.append(time.perf_counter() - t)
+            assert root / "vendor" / "lib" / ".git" in found.paths
+        _guard._RACY_NS = racy
+        return statistics.median(plain), statistics.median(first), statistics.median(kept)
+    finally:
+        shutil.rmtree(root, ignore_errors=True)
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--rounds", type=int, default=40)
@@ -130,6 +169,14 @@ def run(tmp: Path, rounds: int) -> None:
             continue
         print(f"Bash true, {sandbox:10}: {t * 1000:7.2f} ms  = {t / raw:5.2f} x bash -c true")
         ratios.append(Ratio(f"Bash true through the tool, sandbox {sandbox} / bash -c true", t / raw, 0,
+                            bound="info"))
+    for entries in (20_000, 100_000):
+        plain, first, kept = bench_guard(entries, max(rounds // 10, 3))
+        print(f"guard walk, {entries:,} entries: first {first * 1000:6.0f} ms = {first / plain:4.1f} x os.walk, "
+              f"kept {kept * 1000:5.0f} ms = {kept / plain:4.2f} x os.walk ({plain * 1000:.0f} ms)")
+        ratios.append(Ratio(f"sandbox guard walk of {entries:,} entries, first / os.walk", first / plain, 0,
+                            bound="info"))
+        ratios.append(Ratio(f"sandbox guard walk of {entries:,} entries, kept / os.walk", kept / plain, 0,
                             bound="info"))
     report(*ratios)
 
