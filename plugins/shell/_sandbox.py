@@ -194,12 +194,14 @@ def protects_inside(backend: Backend, box: Box) -> bool:
 
 def describe(backend: Backend) -> str:
     if backend == "bubblewrap":
-        return "bubblewrap: read-only root, writable working directories, a per-session /tmp, no network"
+        return ("bubblewrap: read-only root, writable working directories with every protected path in them "
+                "read-only, credentials hidden, a per-session /tmp, no network")
     if backend == "landlock":
         abi = landlock_abi()
         net = "TCP blocked" if abi >= 4 else "network NOT blocked (Landlock ABI < 4)"
         sig = "signals kept inside" if abi >= 6 else "signals to other processes NOT blocked (ABI < 6)"
         return (f"Landlock ABI {abi}: writes confined to the working directories, .git inside them writable; "
+                "credentials hidden; "
                 f"{net}, UDP not; {sig}; capabilities dropped")
     return "no sandbox: commands run with the user's full rights"
 
