@@ -81,6 +81,17 @@ def outcome(text: str) -> dict[str, str]:
     return dict(line.split(" ", 1) for line in text.splitlines() if line.count(" ") == 1)
 
 
+async def run_probe(tb: Toolbox, root: Path, attempts: list[tuple[str, str]]) -> tuple[dict[str, str], str]:
+    """Run ``probe(attempts)`` through Bash in ``root``: each label's outcome, and the whole output."""
+    (root / "probe.py").write_text(probe(attempts))
+    s = tb.session(mode="acceptEdits")
+    try:
+        r = await s.call("Bash", {"command": "python3 probe.py"})
+    finally:
+        await s.aclose()
+    return outcome(r.text_content()), r.text_content()
+
+
 @pytest.fixture
 def nested(tmp_path: Path) -> Path:
     """A project with protected paths at every depth, and a linked worktree
@@ -121,17 +132,11 @@ NESTED_ATTEMPTS = [
 async def test_protected_paths_at_any_depth_are_read_only_in_the_box(nested: Path, tmp_path: Path) -> None:
     host = Host()
     tb = load(nested, tmp_path, host)
-    (nested / "probe.py").write_text(probe(NESTED_ATTEMPTS))
     assert decide(tb, "python3 probe.py").decision == "allow"  # the box guards it all: it runs unasked
-    s = tb.session(mode="acceptEdits")
-    try:
-        r = await s.call("Bash", {"command": "python3 probe.py"})
-    finally:
-        await s.aclose()
+    got, text = await run_probe(tb, nested, NESTED_ATTEMPTS)
     assert host.asked == [], host.asked
-    got = outcome(r.text_content())
-    assert got.pop("ordinary") == "CHANGED", r.text_content()  # the box ran, and the project is writable
-    assert set(got) == {label for label, _ in NESTED_ATTEMPTS}, r.text_content()
+    assert got.pop("ordinary") == "CHANGED", text  # the box ran, and the project is writable
+    assert set(got) == {label for label, _ in NESTED_ATTEMPTS}, text
     # a read-only mount (EROFS), or a mount point that cannot be removed or renamed (EBUSY)
     assert set(got.values()) <= {"EROFS", "EBUSY"}, got
     assert (nested / "src" / "new.py").exists()
@@ -148,14 +153,7 @@ async def test_the_same_writes_go_through_without_the_guard(nested: Path, tmp_pa
     """The control: with the guard emptied, the same box lets every one of
     those writes through (so what stops them is the guard, not something else)."""
     monkeypatch.setattr("pegboard.plugins.shell._permission.guard", lambda *a, **k: _guard.Guard())
-    tb = load(nested, tmp_path)
-    (nested / "probe.py").write_text(probe([a for a in NESTED_ATTEMPTS if a[0] != "nested-rename"]))
-    s = tb.session(mode="acceptEdits")
-    try:
-        r = await s.call("Bash", {"command": "python3 probe.py"})
-    finally:
-        await s.aclose()
-    got = outcome(r.text_content())
+    got, _ = await run_probe(load(nested, tmp_path), nested, [a for a in NESTED_ATTEMPTS if a[0] != "nested-rename"])
     assert set(got.values()) == {"CHANGED"}, got
 
 
@@ -206,14 +204,8 @@ async def test_a_writable_home_keeps_its_dotfiles(tmp_path: Path, monkeypatch: p
     attempts = [("bashrc", "append('.bashrc')"), ("zshenv", "write('.zshenv')"),
                 ("authorized_keys", "write('.ssh/authorized_keys')"), ("fish", "write('.config/fish/config.fish')"),
                 ("gitconfig", "append('.gitconfig')"), ("replace-profile", "lambda: os.replace('src/new.py', '.profile')")]
-    (home / "probe.py").write_text(probe(attempts))
-    s = tb.session(mode="acceptEdits")
-    try:
-        r = await s.call("Bash", {"command": "python3 probe.py"})
-    finally:
-        await s.aclose()
-    got = outcome(r.text_content())
-    assert got.pop("ordinary") == "CHANGED", r.text_content()
+    got, text = await run_probe(tb, home, attempts)
+    assert got.pop("ordinary") == "CHANGED", text
     assert set(got) == {a for a, _ in attempts} and set(got.values()) <= {"EROFS", "EBUSY"}, got
     assert (home / ".bashrc").read_text() == (home / ".profile").read_text() == "# mine\n"
     assert not (home / ".ssh" / "authorized_keys").exists()

@@ -47,7 +47,7 @@ from pegboard.paths import config_dir, data_dir, is_within
 if TYPE_CHECKING:
     from pegboard import Session
 
-__all__ = ["Guard", "MAX_ENTRIES", "guard"]
+__all__ = ["Guard", "MAX_ENTRIES", "guard", "outermost"]
 
 # Past this many entries in the writable folders the walk stops and the box
 # earns no auto-allow (it cannot say what it would have to guard).
@@ -81,7 +81,7 @@ def guard(session: Session, writable: Iterable[Path], *, prepare: bool = False) 
     """The protected paths in ``writable`` (resolved folders) for ``session``'s
     box. ``prepare``: a command is about to run, so create each working
     directory's missing ``.pegboard`` first (deciding changes nothing)."""
-    roots = _outermost(writable)
+    roots = outermost(writable)
     if not roots:
         return Guard()
     unguarded: list[str] = []
@@ -116,8 +116,8 @@ def guard(session: Session, writable: Iterable[Path], *, prepare: bool = False) 
     return Guard(tuple(dict.fromkeys(paths)), unguarded[0] if unguarded else None)
 
 
-def _outermost(folders: Iterable[Path]) -> list[Path]:
-    """``folders`` without those inside another (walking the outer one covers them)."""
+def outermost(folders: Iterable[Path]) -> list[Path]:
+    """``folders`` without those inside another (the outer one covers them)."""
     ordered = sorted(dict.fromkeys(folders), key=lambda p: len(p.parts))
     out: list[Path] = []
     for folder in ordered:

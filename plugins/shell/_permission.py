@@ -47,7 +47,7 @@ from pegboard.paths import is_within
 from ._classify import PartVerdict, Verdict, classify
 from ._credentials import hidden_paths, layered_hidden
 from ._filerules import box_paths, named_file_vote, tree_read_vote
-from ._guard import Guard, guard
+from ._guard import Guard, guard, outermost
 from ._parse import all_command_words, parse_command
 from ._sandbox import Backend, Box, backend_for, private_tmp, protects_inside
 
@@ -145,22 +145,12 @@ def sandbox_plan(session: Session, config: ShellConfig, disable: bool, *, layers
         # hidden path could then not read the files a command makes in it.
         inside = next((p for p in secrets if any(is_within(p, d) for d in writable)), None)
         unenforced = f"hiding {inside} inside a writable folder" if inside is not None else None
-    hidden = _outermost_paths((*hidden, *secrets))
+    # a hidden folder's contents are gone in the box: a mount inside it would have nothing to cover
+    hidden = tuple(outermost((*hidden, *secrets)))
     tmp = private_tmp(session.data_dir) if prepare else None
     return SandboxPlan(backend, Box(writable, (*protected.paths, *guarded), config.allow_network, tmp,
                                     unix_sockets=config.allow_unix_sockets, hidden=hidden), unenforced,
                        protected.unguarded)
-
-
-def _outermost_paths(paths: Iterable[Path]) -> tuple[Path, ...]:
-    """``paths`` without those inside another: a hidden folder's contents are
-    gone in the box, and a mount inside it would have nothing to cover."""
-    ordered = sorted(dict.fromkeys(paths), key=lambda p: len(p.parts))
-    out: list[Path] = []
-    for path in ordered:
-        if not any(is_within(path, o) for o in out):
-            out.append(path)
-    return tuple(out)
 
 
 # --- the vote -----------------------------------------------------------------
