@@ -16,8 +16,8 @@ from ._tools import Tool, ToolResult
 if TYPE_CHECKING:
     from ._session import Session
 
-__all__ = ["RESERVED_PARAMETERS", "Refusal", "as_mapping", "describe_type", "reserved_owned", "show_value", "split_reserved", "tool_parameters",
-           "validate"]
+__all__ = ["RESERVED_PARAMETERS", "Refusal", "as_mapping", "describe_type", "drop_unset_nulls", "reserved_owned",
+           "show_value", "split_reserved", "tool_parameters", "validate"]
 
 RESERVED_PARAMETERS = ("background", "scratchpad")
 
@@ -223,8 +223,71 @@ def _external_validator(tool: Tool) -> Any:
     return cached
 
 
+def drop_unset_nulls(schema: Mapping[str, Any], value: Any) -> Any:
+    """``value`` without the nulls sent for optional properties that do not
+    take null: models send null for an argument they leave out (in OpenAI's
+    strict mode they must, since every property is required there), and
+    such a null means "not given", not a wrong type. Nested objects too."""
+    if not _has_null(value):
+        return value
+    return _drop_nulls(schema, value, schema.get("$defs", {}), 0)
+
+
+def _has_null(value: Any) -> bool:
+    if isinstance(value, dict):
+        return any(v is None or isinstance(v, (dict, list)) and _has_null(v) for v in value.values())
+    if isinstance(value, list):
+        return any(v is None or isinstance(v, (dict, list)) and _has_null(v) for v in value)
+    return False
+
+
+def _resolve(node: Any, defs: Mapping[str, Any]) -> Mapping[str, Any]:
+    for _ in range(20):
+        if not (isinstance(node, Mapping) and isinstance(node.get("$ref"), str)):
+            break
+        node = defs.get(node["$ref"].rsplit("/", 1)[-1], {})
+    return node if isinstance(node, Mapping) else {}
+
+
+def _takes_null(node: Mapping[str, Any], defs: Mapping[str, Any]) -> bool:
+    kind = node.get("type")
+    if kind == "null" or isinstance(kind, list) and "null" in kind:
+        return True
+    if "enum" in node:
+        return None in node["enum"]
+    if not node or ("type" not in node and not any(k in node for k in ("anyOf", "oneOf", "$ref", "const"))):
+        return True  # any value
+    return any(_takes_null(_resolve(b, defs), defs) for b in node.get("anyOf", node.get("oneOf", ())))
+
+
+def _drop_nulls(schema: Any, value: Any, defs: Mapping[str, Any], depth: int) -> Any:
+    node = _resolve(schema, defs)
+    if depth > 20 or not node:
+        return value
+    branches = [_resolve(b, defs) for b in node.get("anyOf", node.get("oneOf", ()))]
+    if isinstance(value, dict):
+        holder = node if "properties" in node else next((b for b in branches if "properties" in b), None)
+        if holder is None:
+            return value
+        props, needed = holder["properties"], set(holder.get("required", ()))
+        out = {}
+        for key, item in value.items():
+            prop = _resolve(props.get(key), defs) if key in props else None
+            if item is None and prop is not None and key not in needed and not _takes_null(prop, defs):
+                continue
+            out[key] = _drop_nulls(prop, item, defs, depth + 1) if prop is not None else item
+        return out
+    if isinstance(value, list):
+        holder = node if "items" in node else next((b for b in branches if "items" in b), None)
+        if holder is None:
+            return value
+        return [_drop_nulls(holder["items"], item, defs, depth + 1) for item in value]
+    return value
+
+
 def validate(tool: Tool, args: dict[str, Any], *, rewritten: bool = False) -> tuple[Any, str | None]:
     """The handler's argument and, where something was off but not fatal, an advisory."""
+    args = drop_unset_nulls(tool.schema, args)
     model = tool.model
     if model is not None:
         try:

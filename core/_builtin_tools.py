@@ -67,11 +67,15 @@ async def tool_search(args: ToolSearchInput, ctx: ToolContext) -> ToolResult:
         return ToolResult.error(f"No deferred tool matches {query!r}."
                                 + "".join(f" {r}." for r in remarks)
                                 + f" Deferred tools: {', '.join(sorted(by_name)) or 'none'}.")
-    lines = []
+    lines, added = [], []
     for tool in chosen:
         again = " (already loaded)" if tool.name in session.loaded else ""
+        if not again:
+            added.append(tool.name)
         session.loaded.add(tool.name)
         lines.append(f"- {tool.name}{again}: {clip_summary(toolbox.description(tool), 120)}")
+    if added:
+        session.emit("catalogue.changed", {"reason": "loaded", "tools": added})
     text = "Loaded (their schemas are in the catalogue from the next request on):\n" + "\n".join(lines)
     if remarks:
         text += "\n" + "\n".join(remarks)

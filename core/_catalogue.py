@@ -1,21 +1,33 @@
 """What a model is sent: loaded tools with schemas, deferred tools by name.
 
-Exports the loaded tools as MCP tool definitions and in the tool formats of
-the Anthropic Messages API and the OpenAI Chat Completions API.
+Exports the catalogue as MCP tool definitions and as the tool parameters of
+the Anthropic Messages API, OpenAI Chat Completions and the OpenAI Responses
+API: optionally in OpenAI's strict mode, and with deferred tools under the
+provider's own deferred loading (``defer_loading``) instead of pegboard's
+ToolSearch. ``version`` changes whenever what would be sent changes.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+import hashlib
+import json
+from dataclasses import dataclass, field
+from functools import cached_property
 from typing import TYPE_CHECKING, Any
 
 from ._descriptions import clip_summary
+from ._schemas import strict_schema
 
 if TYPE_CHECKING:
     from ._session import Session
     from ._tools import Tool
 
-__all__ = ["Catalogue", "CatalogueTool", "build_catalogue", "augmented_schema"]
+__all__ = ["Catalogue", "CatalogueTool", "DeferredTool", "build_catalogue", "augmented_schema"]
+
+# The providers' own tool search, which stands in for ToolSearch when
+# deferred tools are exported with defer_loading.
+ANTHROPIC_TOOL_SEARCH = {"type": "tool_search_tool_bm25_20251119", "name": "tool_search_tool_bm25"}
+RESPONSES_TOOL_SEARCH = {"type": "tool_search"}
 
 
 @dataclass(frozen=True)
@@ -24,19 +36,32 @@ class CatalogueTool:
     description: str
     input_schema: dict[str, Any]
     read_only: bool
+    deferred: bool = False
+    """Declared deferred, and loaded in this session (ToolSearch or a call)."""
+    plugin: str = ""
 
 
 @dataclass(frozen=True)
 class DeferredTool:
+    """A deferred tool not loaded yet: its name and summary are in the
+    listing; its schema is made only for an export that needs it."""
+
     name: str
     summary: str
     plugin: str = ""
     group: str | None = None
     """The plugin's group the tool belongs to (an MCP server), if it declared one."""
+    description: str = ""
+    tool: Tool | None = field(default=None, repr=False, compare=False)
+    background: bool = field(default=False, repr=False, compare=False)
 
     @property
     def source(self) -> str:
         return f"{self.plugin} {self.group}" if self.group else self.plugin
+
+    @cached_property
+    def input_schema(self) -> dict[str, Any]:
+        return _augment(self.tool, self.background) if self.tool is not None else {"type": "object"}
 
 
 DEFAULT_DEFERRED_BUDGET = 8_000
@@ -52,18 +77,94 @@ class Catalogue:
     def names(self) -> list[str]:
         return [t.name for t in self.tools] + [d.name for d in self.deferred]
 
+    @cached_property
+    def version(self) -> str:
+        """A short fingerprint of what this catalogue sends: when a later
+        ``session.catalogue().version`` differs (ToolSearch loaded a tool,
+        the mode changed, a server's tools changed), send the tools again.
+        The session also emits ``catalogue.changed`` then."""
+        body = [[t.name, t.description, t.input_schema] for t in self.tools]
+        body += [[d.name, d.summary] for d in self.deferred]
+        text = json.dumps(body, sort_keys=True, default=str)
+        return hashlib.sha256(text.encode()).hexdigest()[:16]
+
     def to_mcp(self) -> list[dict[str, Any]]:
         return [{"name": t.name, "description": t.description, "inputSchema": t.input_schema,
                  "annotations": {"readOnlyHint": t.read_only}} for t in self.tools]
 
-    def to_anthropic(self) -> list[dict[str, Any]]:
-        return [{"name": t.name, "description": t.description, "input_schema": t.input_schema}
-                for t in self.tools]
+    def _entries(self, defer_loading: bool) -> list[tuple[str, str, dict[str, Any], bool]]:
+        """(name, description, schema, defer?) for each tool to export.
 
-    def to_openai(self) -> list[dict[str, Any]]:
-        return [{"type": "function",
-                 "function": {"name": t.name, "description": t.description, "parameters": t.input_schema}}
-                for t in self.tools]
+        With ``defer_loading``, every declared-deferred tool is exported with
+        its schema and flagged, loaded or not, after the others and by name
+        (so the list stays the same and the provider's prompt cache holds),
+        and pegboard's ToolSearch is left out: the provider's own tool search
+        finds them."""
+        if not defer_loading:
+            return [(t.name, t.description, t.input_schema, False) for t in self.tools]
+        out = [(t.name, t.description, t.input_schema, False) for t in self.tools
+               if not t.deferred and not (t.name == "ToolSearch" and t.plugin == "core")]
+        flagged = [(t.name, t.description, t.input_schema, True) for t in self.tools if t.deferred]
+        for d in self.deferred:
+            try:
+                flagged.append((d.name, d.description or d.summary, d.input_schema, True))
+            except Exception:  # its input model does not import: that tool is left out alone, as when loaded
+                continue
+        return out + sorted(flagged, key=lambda entry: entry[0])
+
+    def _searches(self, defer_loading: bool) -> bool:
+        return defer_loading and (bool(self.deferred) or any(t.deferred for t in self.tools))
+
+    def to_anthropic(self, *, defer_loading: bool = False) -> list[dict[str, Any]]:
+        """Anthropic Messages API tools (``tools=``).
+
+        ``defer_loading=True``: deferred tools come with ``defer_loading``
+        and Anthropic's server-side tool search in place of ToolSearch (for
+        models that support tool search); no ``deferred_text()`` is needed."""
+        out: list[dict[str, Any]] = []
+        for name, description, schema, defer in self._entries(defer_loading):
+            entry = {"name": name, "description": description, "input_schema": schema}
+            if defer:
+                entry["defer_loading"] = True
+            out.append(entry)
+        if self._searches(defer_loading):
+            out.append(dict(ANTHROPIC_TOOL_SEARCH))
+        return out
+
+    def to_openai(self, *, strict: bool = False) -> list[dict[str, Any]]:
+        """OpenAI Chat Completions tools (``tools=``). Chat has no deferred
+        loading: deferred tools are listed by ``deferred_text()`` and loaded
+        with ToolSearch.
+
+        ``strict=True``: each schema that strict mode can express is sent in
+        its subset with ``strict: true`` (optional parameters become
+        nullable; a null is read as "not given"); a tool whose schema it
+        cannot express (an open object) is sent as it is, without strict."""
+        out = []
+        for name, description, schema, _ in self._entries(False):
+            function: dict[str, Any] = {"name": name, "description": description, "parameters": schema}
+            if strict and (tight := strict_schema(schema)) is not None:
+                function.update(parameters=tight, strict=True)
+            out.append({"type": "function", "function": function})
+        return out
+
+    def to_responses(self, *, strict: bool = False, defer_loading: bool = False) -> list[dict[str, Any]]:
+        """OpenAI Responses API function tools (``tools=``), ``strict`` as
+        in ``to_openai``. ``defer_loading=True``: deferred tools come with
+        ``defer_loading`` and the API's hosted ``tool_search`` in place of
+        ToolSearch (for models that support tool search)."""
+        out: list[dict[str, Any]] = []
+        for name, description, schema, defer in self._entries(defer_loading):
+            tight = strict_schema(schema) if strict else None
+            entry: dict[str, Any] = {"type": "function", "name": name, "description": description,
+                                     "parameters": tight if tight is not None else schema,
+                                     "strict": tight is not None}
+            if defer:
+                entry["defer_loading"] = True
+            out.append(entry)
+        if self._searches(defer_loading):
+            out.append(dict(RESPONSES_TOOL_SEARCH))
+        return out
 
     def deferred_text(self) -> str:
         """The listing of deferred tools for the system prompt, within the
@@ -111,6 +212,10 @@ def _grouped_listing(deferred: list[DeferredTool], budget: int) -> str:
 def augmented_schema(session: Session, tool: Tool) -> dict[str, Any]:
     """The tool's schema plus pegboard's ``scratchpad`` (and ``background``
     when enabled), unless the tool has parameters of those names."""
+    return _augment(tool, session.toolbox.settings.core.background.enabled)
+
+
+def _augment(tool: Tool, background: bool) -> dict[str, Any]:
     schema = dict(tool.schema)
     props = dict(schema.get("properties", {}))
     if "scratchpad" not in props:
@@ -120,7 +225,7 @@ def augmented_schema(session: Session, tool: Tool) -> dict[str, Any]:
             "description": "Save the output in the session scratchpad under this name instead of returning it; "
                            f"you get a short confirmation, and ScratchpadRead reads it back.{extra}",
         }
-    if session.toolbox.settings.core.background.enabled and "background" not in props:
+    if background and "background" not in props:
         props["background"] = {
             "type": "boolean",
             "description": "Run in the background: you get a task id at once and the result is delivered when "
@@ -133,13 +238,16 @@ def augmented_schema(session: Session, tool: Tool) -> dict[str, Any]:
 
 def build_catalogue(session: Session) -> Catalogue:
     toolbox = session.toolbox
+    background = toolbox.settings.core.background.enabled
     tools, deferred = [], []
     for tool in session.offered():
         description = toolbox.description(tool)
         if tool.name in toolbox.broken:
             continue  # its description failed: left out alone (see Toolbox.tool_problem)
         if tool.loading == "deferred" and tool.name not in session.loaded:
-            deferred.append(DeferredTool(tool.name, clip_summary(description), tool.plugin, tool.group))
+            deferred.append(DeferredTool(tool.name, clip_summary(description), tool.plugin, tool.group,
+                                         description, tool, background))
         elif toolbox.tool_problem(tool) is None:  # a schema that cannot be built leaves that tool out alone
-            tools.append(CatalogueTool(tool.name, description, augmented_schema(session, tool), tool.read_only))
+            tools.append(CatalogueTool(tool.name, description, _augment(tool, background), tool.read_only,
+                                       tool.loading == "deferred", tool.plugin))
     return Catalogue(tools, deferred, toolbox.settings.core.tools.deferred_budget)

@@ -106,7 +106,10 @@ class Session:
     def set_mode(self, name: str) -> None:
         # Through the engine: disable_bypass_permissions and the system
         # policy's ceiling hold for a mode switched mid-session too.
+        before = self.policy
         self.policy = self.toolbox.permissions.session_policy(name)
+        if self.policy != before:
+            self.emit("catalogue.changed", {"reason": "mode", "mode": self.policy.name})
 
     @property
     def ask_lock(self) -> asyncio.Lock:

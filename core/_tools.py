@@ -10,7 +10,7 @@ from __future__ import annotations
 import importlib
 import inspect
 import os
-from collections.abc import Awaitable, Callable, Mapping
+from collections.abc import Awaitable, Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from functools import cached_property
 from pathlib import Path
@@ -91,6 +91,42 @@ class ToolResult(BaseModel):
     def with_text_appended(self, text: str) -> ToolResult:
         return self.model_copy(update={"content": [*self.content, TextContent(text=text)]})
 
+    # --- the model APIs' wire formats (see docs/embedding.md) ---
+
+    def to_anthropic(self, tool_use_id: str) -> dict[str, Any]:
+        """An Anthropic Messages API ``tool_result`` content block: text,
+        images and PDFs as blocks, ``is_error`` set for an error."""
+        from ._wire import anthropic_result
+
+        return anthropic_result(self, tool_use_id)
+
+    def to_openai_chat(self, tool_call_id: str) -> list[dict[str, Any]]:
+        """OpenAI Chat Completions messages: the ``tool`` message, then, when
+        the result has images or PDFs (which a tool message cannot carry), a
+        ``user`` message with them. For several results of one turn, use
+        ``ToolResult.openai_chat_messages``: every tool message must come
+        before the first user message."""
+        from ._wire import openai_chat_result
+
+        return openai_chat_result(self, tool_call_id)
+
+    @staticmethod
+    def openai_chat_messages(results: Iterable[tuple[str, ToolResult]]) -> list[dict[str, Any]]:
+        """The Chat Completions messages for ``(tool_call_id, result)`` pairs
+        of one assistant turn: the tool messages in order, then the user
+        messages carrying their images."""
+        from ._wire import openai_chat_messages
+
+        return openai_chat_messages(results)
+
+    def to_responses(self, call_id: str) -> dict[str, Any]:
+        """An OpenAI Responses API ``function_call_output`` input item: the
+        text as a string, or ``input_text``/``input_image``/``input_file``
+        parts when there is more than text."""
+        from ._wire import responses_result
+
+        return responses_result(self, call_id)
+
 
 HandlerResult = Union[ToolResult, str]
 Handler = Callable[[Any, "ToolContext"], Union[Awaitable[HandlerResult], HandlerResult]]
@@ -163,9 +199,9 @@ class Tool:
         if self.input_schema is not None:
             return dict(self.input_schema)
         assert self.model is not None
-        schema = self.model.model_json_schema()
-        schema.pop("title", None)
-        return schema
+        from ._schemas import clean_schema
+
+        return clean_schema(self.model.model_json_schema())
 
     @cached_property
     def function(self) -> Handler:

@@ -20,7 +20,7 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
-from pegboard import Session, Toolbox, ToolResult, hookimpl
+from pegboard import Session, Toolbox, hookimpl
 
 
 class Host:
@@ -61,20 +61,6 @@ def fake_model_reply(project: Path, have_fs: bool) -> dict[str, Any]:
     return {"role": "assistant", "content": blocks}
 
 
-def to_tool_result_block(tool_use_id: str, result: ToolResult) -> dict[str, Any]:
-    """A pegboard result as an Anthropic ``tool_result`` content block."""
-    content: list[dict[str, Any]] = []
-    for part in result.content:
-        if part.type == "text":
-            content.append({"type": "text", "text": part.text})
-        elif part.type == "image":
-            content.append({"type": "image",
-                            "source": {"type": "base64", "media_type": part.mime_type, "data": part.data}})
-        else:  # an embedded resource: its text, or a mention of the blob
-            content.append({"type": "text", "text": part.text or f"[resource {part.uri}]"})
-    return {"type": "tool_result", "tool_use_id": tool_use_id, "content": content, "is_error": result.is_error}
-
-
 async def main() -> None:
     with tempfile.TemporaryDirectory() as tmp:
         project = Path(tmp)
@@ -97,7 +83,7 @@ async def main() -> None:
             results = await session.call_batch([(u["name"], u["input"], u["id"]) for u in uses])
 
             next_message = {"role": "user",
-                            "content": [to_tool_result_block(u["id"], r) for u, r in zip(uses, results)]}
+                            "content": [r.to_anthropic(u["id"]) for u, r in zip(uses, results)]}
             print(json.dumps(next_message, indent=2))
 
 

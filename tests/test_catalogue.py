@@ -83,7 +83,7 @@ def test_scratchpad_in_every_schema_background_only_when_enabled(plugin_factory:
     assert "lifts" not in schemas["Huge"]["properties"]["scratchpad"]["description"]
     # A tool's own parameters of those names are left exactly as the tool declared them.
     assert schemas["Own"]["properties"]["background"] == {"description": "A colour: the tool's own parameter.",
-                                                          "title": "Background", "type": "string"}
+                                                          "type": "string"}
     assert schemas["Own"]["properties"]["scratchpad"]["type"] == "integer"
     # The tool's own schema object is not modified by the augmentation.
     own = on.tools[[t.name for t in on.tools].index("Echo")]
