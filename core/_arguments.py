@@ -16,7 +16,7 @@ from ._tools import Tool, ToolResult
 if TYPE_CHECKING:
     from ._session import Session
 
-__all__ = ["RESERVED_PARAMETERS", "Refusal", "as_mapping", "describe_type", "drop_unset_nulls", "reserved_owned",
+__all__ = ["RESERVED_PARAMETERS", "Refusal", "as_mapping", "describe_type", "drop_unset_nulls", "parse_arguments", "reserved_owned",
            "show_value", "split_reserved", "tool_parameters", "validate"]
 
 RESERVED_PARAMETERS = ("background", "scratchpad")
@@ -322,3 +322,18 @@ def as_mapping(value: Any) -> dict[str, Any]:
     if isinstance(value, BaseModel):
         return value.model_dump(by_alias=True)
     return dict(value)
+
+
+def parse_arguments(name: str, arguments: Any) -> dict[str, Any]:
+    """A call's arguments as a dict: a JSON string parsed, None as no arguments."""
+    if isinstance(arguments, str):
+        try:
+            arguments = json.loads(arguments) if arguments.strip() else {}
+        except json.JSONDecodeError as exc:
+            raise Refusal(f"The arguments for {name} are not valid JSON ({exc}); nothing was run.") from None
+    if arguments is None:
+        return {}
+    if not isinstance(arguments, Mapping):
+        raise Refusal(f"The arguments for {name} must be a JSON object, not {type(arguments).__name__}; "
+                       "nothing was run.")
+    return dict(arguments)

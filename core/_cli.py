@@ -341,30 +341,23 @@ def permissions() -> None:
 
 
 def _decide(toolbox: Any, sessions: dict[str, Any], tool_name: str, arguments: Any, mode: str | None) -> Decision:
-    from ._decisions import Decision, PermissionRequest
+    """One call's decision, as ``Session.decide`` reaches it. Sessions are
+    made once per mode (``sessions`` caches them across a batch)."""
+    from ._deciding import decide_call
 
-    """One call's decision as the pipeline would reach it before asking anyone:
-    reserved parameters split off, the input validated, then the engine.
-    Sessions are made once per mode (``sessions`` caches them across a batch)."""
     key = mode or ""
     session = sessions.get(key)
     if session is None:
         session = sessions[key] = toolbox.session(mode)
-    tool = toolbox.tools.get(tool_name)
-    if tool is None:
-        return Decision("deny", toolbox.why_unavailable(tool_name, session), "catalogue")
-    from ._arguments import Refusal, as_mapping, split_reserved, validate
-
     if not isinstance(arguments, dict):
+        from ._decisions import Decision
+
         return Decision("deny", f"the input for {tool_name} must be a JSON object", "validation")
-    try:
-        args = dict(arguments)
-        split_reserved(session, tool, args)
-        validated, _ = validate(tool, args)
-    except Refusal as refusal:
-        return Decision("deny", refusal.result.text_content(), "validation")
-    request = PermissionRequest(tool=tool, input=as_mapping(validated), session=session, policy=session.policy)
-    return toolbox.permissions.evaluate(request)
+    return decide_call(session, tool_name, arguments)
+
+
+# `permissions check` exit status: scripts branch on it (docs/permissions.md).
+EXIT_ALLOW, EXIT_DENY, EXIT_ASK = 0, 1, 3
 
 
 def _batch_line(toolbox: Any, sessions: dict[str, Any], number: int, line: str, mode: str | None) -> dict[str, Any]:
@@ -399,7 +392,8 @@ def permissions_check(tool: str | None, input_json: str, batch: Any, mode: str |
     """The decision for a call (allow, ask or deny), why, and who decided.
 
     "ask" means a person (or auto's classifier) would be consulted; with
-    nobody to ask, a call that asks is denied.
+    nobody to ask, a call that asks is denied. Exit status: 0 allow, 1 deny,
+    3 ask, 2 a usage or config error; --batch exits 0 (each line says).
     """
     from ._config import ConfigError
 
@@ -434,10 +428,11 @@ def permissions_check(tool: str | None, input_json: str, batch: Any, mode: str |
         return
     if as_json:
         click.echo(json.dumps(decision.to_json()))
-        return
-    click.echo(f"{decision.decision}: {decision.reason}\nsource: {decision.source}")
-    for rule in decision.suggestions:
-        click.echo(f"rule that would allow it: {rule}")
+    else:
+        click.echo(f"{decision.decision}: {decision.reason}\nsource: {decision.source}")
+        for rule in decision.suggestions:
+            click.echo(f"rule that would allow it: {rule}")
+    sys.exit({"allow": EXIT_ALLOW, "deny": EXIT_DENY}.get(decision.decision, EXIT_ASK))
 
 
 @permissions.command("list")

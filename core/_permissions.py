@@ -459,20 +459,28 @@ class PermissionEngine:
         return (f" To allow it, add {suggestions[0]!r} to [permissions] allow in "
                 f"{self.settings.root / '.pegboard' / 'config.toml'} (or run in a mode that allows it).")
 
-    async def authorize(self, request: PermissionRequest) -> Decision:
+    async def authorize(self, request: PermissionRequest, answer: Answer | None = None) -> Decision:
         """The final decision: asks go to the classifier (auto), then the
         host; without a host, an ask is a deny that says how to allow it.
         With ``[audit] enabled``, the decision is recorded (queued; never
-        waited on)."""
-        decision = await self._authorize(request)
+        waited on).
+
+        ``answer``: the person's answer, given before the call (a framework's
+        approval step, a pending call resolved later); it settles an ask in
+        place of the classifier and the host, and changes nothing else: an
+        allow stays an allow, a deny a deny."""
+        decision = await self._authorize(request, answer)
         if self.audit is not None:
             self.audit.record(request, decision)
         return decision
 
-    async def _authorize(self, request: PermissionRequest) -> Decision:
+    async def _authorize(self, request: PermissionRequest, answer: Answer | None) -> Decision:
         decision = self.evaluate(request)
         if decision.decision != "ask":
             return decision
+        if answer is not None:
+            shown = replace(decision, suggestions=decision.suggestions or (request.tool.name,))
+            return self._apply_answer(decision, shown, answer, request, "given with the call")
         hooks = self.toolbox.hooks
         if (decision.classifiable and request.policy.on_ask == "classifier"
                 and hooks.implemented("pegboard_classify")):
@@ -495,6 +503,10 @@ class PermissionEngine:
             return Decision("deny", f"{decision.reason}; asking failed: {_short_error(exc)}", "host")
         if not isinstance(answer, Answer):
             return self._unasked(request, decision, "the host gave no answer")
+        return self._apply_answer(decision, shown, answer, request, host)
+
+    def _apply_answer(self, decision: Decision, shown: Decision, answer: Answer,
+                      request: PermissionRequest, host: str) -> Decision:
         # For the audit: what the person said, and through which host.
         request.extra["answer"] = ("declined" if not answer.allow else answer.remember or "once", host)
         if not answer.allow:

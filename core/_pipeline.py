@@ -24,6 +24,7 @@ from typing import TYPE_CHECKING, Any
 
 
 from ._arguments import (
+    parse_arguments,
     RESERVED_PARAMETERS,
     Refusal,
     as_mapping,
@@ -34,7 +35,7 @@ from ._arguments import (
     tool_parameters,
     validate,
 )
-from ._decisions import PermissionRequest
+from ._decisions import Answer, PermissionRequest
 from ._atomic import atomic_write
 from ._hooks import call as call_hook
 from ._paths import resolve_path
@@ -44,7 +45,8 @@ from ._tools import TextContent, Tool, ToolContext, ToolResult
 if TYPE_CHECKING:
     from ._session import Session
 
-__all__ = ["MAX_PARALLEL", "MAX_PARALLEL_CHEAP", "RESERVED_PARAMETERS", "BatchCall", "run_batch", "run_call", "tool_parameters"]
+__all__ = ["MAX_PARALLEL", "MAX_PARALLEL_CHEAP", "RESERVED_PARAMETERS", "BatchCall", "run_batch", "run_call",
+           "tool_parameters"]
 
 DEFAULT_TIMEOUT_S = 600.0
 MAX_PARALLEL = 10
@@ -78,12 +80,15 @@ def _deferred_note(session: Session, tool: Tool, args: Mapping[str, Any]) -> str
 # --- permission and hooks --------------------------------------------------------
 
 
-async def _authorize(session: Session, tool: Tool, input: Mapping[str, Any], call_id: str) -> PermissionRequest:
+async def _authorize(session: Session, tool: Tool, input: Mapping[str, Any], call_id: str,
+                     approval: Answer | None = None) -> PermissionRequest:
     # The call id lets a plugin tie what its vote checked to the call that runs.
     request = PermissionRequest(tool=tool, input=input, session=session, policy=session.policy,
                                 extra={"call_id": call_id})
     permissions = session.toolbox.permissions
-    if session.toolbox.hooks.implemented("pegboard_ask"):
+    if approval is not None:
+        decision = await permissions.authorize(request, approval)
+    elif session.toolbox.hooks.implemented("pegboard_ask"):
         # With a person to ask, the calls of a session decide one at a time,
         # in call order: the person sees one question at a time, and an
         # "always allow" answer already counts for the calls queued behind it.
@@ -337,25 +342,14 @@ def _append_notes(result: ToolResult, notes: list[str]) -> ToolResult:
     return result.model_copy(update={"content": [*result.content, *(TextContent(text=n) for n in notes)]})
 
 
-def _parse_arguments(name: str, arguments: Any) -> dict[str, Any]:
-    if isinstance(arguments, str):
-        try:
-            arguments = json.loads(arguments) if arguments.strip() else {}
-        except json.JSONDecodeError as exc:
-            raise Refusal(f"The arguments for {name} are not valid JSON ({exc}); nothing was run.") from None
-    if arguments is None:
-        return {}
-    if not isinstance(arguments, Mapping):
-        raise Refusal(f"The arguments for {name} must be a JSON object, not {type(arguments).__name__}; "
-                       "nothing was run.")
-    return dict(arguments)
 
 
-async def run_call(session: Session, name: str, arguments: Any, call_id: str) -> ToolResult:
+async def run_call(session: Session, name: str, arguments: Any, call_id: str,
+                   approval: Answer | None = None) -> ToolResult:
     """One call, start to finish. Never raises for anything a tool, a hook or
     the arguments did; the caller's own cancellation passes through."""
     try:
-        result = await _run_call(session, name, arguments, call_id)
+        result = await _run_call(session, name, arguments, call_id, approval)
     except Refusal as refusal:
         result = refusal.result
     except asyncio.CancelledError:
@@ -371,20 +365,21 @@ async def run_call(session: Session, name: str, arguments: Any, call_id: str) ->
     return result
 
 
-async def _run_call(session: Session, name: str, arguments: Any, call_id: str) -> ToolResult:
+async def _run_call(session: Session, name: str, arguments: Any, call_id: str,
+                    approval: Answer | None) -> ToolResult:
     if session.closed:
         return ToolResult.error(f"{name} was not run: this session is closed.")
     tool = session.toolbox.offered_tool(name, session)
     if tool is None:
         return ToolResult.error(session.toolbox.why_unavailable(name, session))
-    args = _parse_arguments(name, arguments)
+    args = parse_arguments(name, arguments)
     notes: list[str] = []
     background, scratchpad = split_reserved(session, tool, args)
     validated, advisory = validate(tool, args)
     if advisory:
         notes.append(advisory)
     mapping = as_mapping(validated)
-    request = await _authorize(session, tool, mapping, call_id)
+    request = await _authorize(session, tool, mapping, call_id, approval)
     info = CallInfo(session=session, tool=tool, input=mapping, call_id=call_id)
     rewritten, context = await _run_before_hooks(info)
     if rewritten:

@@ -10,7 +10,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from ._decisions import Rule
+from ._decisions import Answer, Decision, Rule
 from ._plugins import report_failure as _report
 from ._policy import Policy, clamp_policy
 from ._tasks import BackgroundTasks
@@ -393,12 +393,28 @@ class Session:
 
         return build_catalogue(self)
 
-    async def call(self, name: str, arguments: Any = None, *, call_id: str | None = None) -> ToolResult:
+    async def call(self, name: str, arguments: Any = None, *, call_id: str | None = None,
+                   approval: Answer | None = None) -> ToolResult:
         """Run one tool call through the whole pipeline. Never raises for a
-        tool's failure: that is an error result."""
+        tool's failure: that is an error result.
+
+        ``approval``: the person's answer, given ahead (after ``decide`` said
+        "ask" and a framework's approval step or a UI got the answer); it
+        settles an ask instead of ``pegboard_ask``, and cannot turn a deny
+        into an allow."""
         from ._pipeline import run_call
 
-        return await run_call(self, name, arguments, call_id or self.next_call_id())
+        return await run_call(self, name, arguments, call_id or self.next_call_id(), approval)
+
+    async def decide(self, name: str, input: Any = None) -> Decision:
+        """The permission decision for a call, its reason and source, without
+        running anything or asking anyone: ``.decision`` is "allow", "deny"
+        or "ask" (a person, or in auto mode the classifier, would be asked).
+        The input is checked as a call's would be: an input the tool would
+        refuse is a deny from "validation"."""
+        from ._deciding import decide_call
+
+        return decide_call(self, name, input)
 
     def next_call_id(self) -> str:
         """A call id unique in this session ("c1", "c2", ...) for calls the

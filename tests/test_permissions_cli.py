@@ -31,7 +31,7 @@ def run(project: Project, *args: str, input: str | None = None) -> Any:
 def test_check_prints_decision_reason_and_source(project: Project) -> None:
     project.project_config('[permissions]\ndeny = ["Bash(git push:*)"]\n')
     result = run(project, "permissions", "check", "Bash", "--input", '{"command": "git push origin"}')
-    assert result.exit_code == 0, result.output
+    assert result.exit_code == 1, result.output  # deny
     lines = result.output.splitlines()
     assert lines[0] == "deny: denied by Bash(git push:*)"
     assert lines[1] == f"source: rule Bash(git push:*) in {project.root / '.pegboard' / 'config.toml'}"
@@ -40,7 +40,7 @@ def test_check_prints_decision_reason_and_source(project: Project) -> None:
 def test_check_json_has_exactly_decision_reason_source(project: Project) -> None:
     result = run(project, "permissions", "check", "WebFetch", "--input", '{"url": "https://example.com"}',
                  "--json")
-    assert result.exit_code == 0, result.output
+    assert result.exit_code == 3, result.output  # ask
     data = json.loads(result.output)
     assert set(data) == {"decision", "reason", "source"}
     assert data["decision"] == "ask" and data["source"] == f"plugin {PLUGIN_NAME}"
@@ -53,7 +53,7 @@ def test_check_json_has_exactly_decision_reason_source(project: Project) -> None
 def test_mode_takes_both_vocabularies(project: Project, mode: str, want: str) -> None:
     args = json.dumps({"file_path": str(project.root / "a.txt"), "content": "x"})
     result = run(project, "permissions", "check", "Write", "--input", args, "--mode", mode, "--json")
-    assert result.exit_code == 0, result.output
+    assert result.exit_code == {"allow": 0, "deny": 1, "ask": 3}[want], result.output
     assert json.loads(result.output)["decision"] == want
 
 

@@ -1,0 +1,85 @@
+"""A pydantic-ai toolset of a session's tools: ``PegboardToolset(session)``.
+
+    from pydantic_ai import Agent
+    from pegboard.integrations.pydantic_ai import PegboardToolset
+
+    agent = Agent(model, toolsets=[PegboardToolset(session)])
+
+pegboard's permission engine decides every call. A call that would ask a
+person becomes pydantic-ai's approval request (the run ends with
+``DeferredToolRequests``); answer it with ``DeferredToolResults``: approved
+runs the call, ``ToolDenied(message)`` tells the model no. To approve and
+remember the rule, pass ``metadata={tool_call_id: {"remember": "session"}}``
+(or "project", "user"; ``"rule"`` picks another rule than the suggested one).
+
+Read-only tools run side by side; the others are ``sequential`` (one at a
+time, in order), as in ``Session.call_batch``. Deferred tools are offered
+with ``defer_loading``, so pydantic-ai's tool search loads them.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from pydantic import TypeAdapter
+from pydantic_ai import BinaryContent
+from pydantic_ai.exceptions import ApprovalRequired
+from pydantic_ai.tools import ToolDefinition
+from pydantic_ai.toolsets.abstract import AbstractToolset, ToolsetTool
+
+from .._decisions import Answer
+from ._common import offered_tools, result_parts
+
+if TYPE_CHECKING:
+    from pydantic_ai import RunContext
+
+    from .._session import Session
+    from .._tools import ToolResult
+
+__all__ = ["PegboardToolset"]
+
+_ANY_ARGS = TypeAdapter(dict[str, Any]).validator  # pegboard validates each call itself
+
+
+class PegboardToolset(AbstractToolset[Any]):
+    """The tools ``session`` offers, for a pydantic-ai ``Agent``."""
+
+    def __init__(self, session: Session, *, id: str | None = None, max_retries: int = 1):
+        self.session = session
+        self._id = id
+        self.max_retries = max_retries
+
+    @property
+    def id(self) -> str | None:
+        return self._id
+
+    async def get_tools(self, ctx: RunContext[Any]) -> dict[str, ToolsetTool[Any]]:
+        tools: dict[str, ToolsetTool[Any]] = {}
+        for tool in offered_tools(self.session):
+            definition = ToolDefinition(name=tool.name, description=tool.description,
+                                        parameters_json_schema=tool.schema, sequential=not tool.read_only,
+                                        defer_loading=tool.deferred)
+            tools[tool.name] = ToolsetTool(toolset=self, tool_def=definition, max_retries=self.max_retries,
+                                           args_validator=_ANY_ARGS)
+        return tools
+
+    async def call_tool(self, name: str, tool_args: dict[str, Any], ctx: RunContext[Any],
+                        tool: ToolsetTool[Any]) -> Any:
+        approval = None
+        if ctx.tool_call_approved:
+            meta = ctx.tool_call_metadata if isinstance(ctx.tool_call_metadata, dict) else {}
+            approval = Answer(allow=True, remember=meta.get("remember"), rule=meta.get("rule"))
+        else:
+            decision = await self.session.decide(name, tool_args)
+            if decision.decision == "ask":
+                raise ApprovalRequired(metadata={"reason": decision.reason, "source": decision.source,
+                                                 "suggestions": list(decision.suggestions)})
+        result = await self.session.call(name, tool_args, call_id=ctx.tool_call_id, approval=approval)
+        return _returned(result)
+
+
+def _returned(result: ToolResult) -> Any:
+    parts = result_parts(result)
+    if all(kind == "text" for kind, _ in parts):
+        return "\n".join(text for _, text in parts)
+    return [text if kind == "text" else BinaryContent(data=text[1], media_type=text[0]) for kind, text in parts]

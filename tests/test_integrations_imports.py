@@ -1,0 +1,25 @@
+"""Heavy framework imports stay out of ``import pegboard``: an adapter's
+framework is imported only when that adapter is."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+
+FRAMEWORKS = ("pydantic_ai", "agents", "langchain_core", "claude_agent_sdk", "anthropic", "openai")
+
+
+def _imported_after(code: str) -> set[str]:
+    probe = f"{code}\nimport sys\nprint(' '.join(sorted(m for m in sys.modules if m.split('.')[0] in {FRAMEWORKS!r})))"
+    out = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=True)
+    return {m.split(".")[0] for m in out.stdout.split()}
+
+
+def test_import_pegboard_imports_no_framework() -> None:
+    assert _imported_after("import pegboard, pegboard.integrations\nfrom pegboard import Toolbox, ToolResult") \
+        == set()
+
+
+def test_each_adapter_imports_its_own_framework_only() -> None:
+    assert "pydantic_ai" in _imported_after("import pegboard.integrations.pydantic_ai")
+    assert "pydantic_ai" not in _imported_after("import pegboard.integrations.openai_agents")
