@@ -178,6 +178,9 @@ class Answer:
     remember: Literal["session", "project", "user"] | None = None
     rule: str | None = None
     message: str | None = None
+    asked: bool = True
+    """False when the host could not put the question to anyone (a client
+    that cannot ask its user): the deny is then the host's, not a person's."""
 
 
 @dataclass

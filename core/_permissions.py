@@ -510,7 +510,8 @@ class PermissionEngine:
         # For the audit: what the person said, and through which host.
         request.extra["answer"] = ("declined" if not answer.allow else answer.remember or "once", host)
         if not answer.allow:
-            return Decision("deny", answer.message or "the person declined this call", "person")
+            return Decision("deny", answer.message or "the person declined this call",
+                            "person" if answer.asked else "host")
         if answer.remember is None:
             return Decision("allow", "approved once", "person")
         rule_text = answer.rule or shown.suggestions[0]

@@ -44,6 +44,8 @@ class TextContent(BaseModel):
     model_config = ConfigDict(frozen=True)
     type: Literal["text"] = "text"
     text: str
+    annotations: dict[str, Any] | None = None
+    """Who the content is for and how much it matters (MCP's ``audience``, ``priority``, ``lastModified``)."""
 
 
 class ImageContent(BaseModel):
@@ -53,6 +55,8 @@ class ImageContent(BaseModel):
     type: Literal["image"] = "image"
     data: str
     mime_type: str
+    annotations: dict[str, Any] | None = None
+    """Who the content is for and how much it matters (MCP's ``audience``, ``priority``, ``lastModified``)."""
 
 
 class ResourceContent(BaseModel):
@@ -64,6 +68,8 @@ class ResourceContent(BaseModel):
     mime_type: str | None = None
     text: str | None = None
     blob: str | None = None
+    annotations: dict[str, Any] | None = None
+    """Who the content is for and how much it matters (MCP's ``audience``, ``priority``, ``lastModified``)."""
 
 
 Content = Annotated[Union[TextContent, ImageContent, ResourceContent], Field(discriminator="type")]

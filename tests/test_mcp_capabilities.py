@@ -119,3 +119,35 @@ async def test_the_client_says_it_is_pegboard(tmp_path: Path) -> None:
     info = seen[0].client_info
     assert (info.name, info.version) == ("pegboard", version("pegboard"))
     assert seen[0].capabilities.roots is not None and seen[0].capabilities.sampling is None
+
+
+async def test_resource_templates_are_listed_for_the_model(tmp_path: Path) -> None:
+    toolbox = Toolbox.load(cwd=tmp_path, config=config(tmp_path), plugins=["mcp"])
+    async with toolbox.session() as session:
+        listed = (await session.call("ListMcpResourcesTool", {"server": "caps"})).text_content()
+        assert "notes://{topic}  note (text/plain, A note on a topic)" in listed
+        read = await session.call("ReadMcpResourceTool", {"server": "caps", "uri": "notes://bees"})
+        assert read.text_content() == "a note on bees"
+
+
+async def test_prompts_for_an_embedding_host_and_the_command_line(tmp_path: Path) -> None:
+    import os
+    import subprocess
+
+    from pegboard.plugins.mcp import get_prompt, list_prompts
+
+    cfg = config(tmp_path)
+    toolbox = Toolbox.load(cwd=tmp_path, config=cfg, plugins=["mcp"])
+    async with toolbox.session() as session:
+        (prompt,) = (await list_prompts(session))["caps"]
+        assert prompt.name == "review" and [a.name for a in prompt.arguments] == ["path", "focus"]
+        got = await get_prompt(session, "caps", "review", {"path": "a.py"})
+        assert got.messages[0].content.text == "Review a.py for bugs."
+    pegboard = Path(sys.executable).parent / "pegboard"
+    out = subprocess.run([str(pegboard), "--cwd", str(tmp_path), "--config", str(cfg), "mcp", "prompts", "caps",
+                          "review", "--arg", "path=b.py", "--arg", "focus=style"],
+                         capture_output=True, text=True, timeout=60, env=dict(os.environ))
+    assert out.returncode == 0 and out.stdout.strip() == "user: Review b.py for style.", out.stderr
+    listed = subprocess.run([str(pegboard), "--cwd", str(tmp_path), "--config", str(cfg), "mcp", "prompts"],
+                            capture_output=True, text=True, timeout=60, env=dict(os.environ))
+    assert "review" in listed.stdout and "path focus?" in listed.stdout, listed.stderr

@@ -180,8 +180,8 @@ def test_serve_result_mapping_round_trips() -> None:
     from pegboard.plugins.mcp._serve import to_call_result
 
     original = ToolResult(content=[
-        TextContent(text="t"),
-        ImageContent(data="aW1n", mime_type="image/png"),
+        TextContent(text="t", annotations={"audience": ["user"], "priority": 0.25}),
+        ImageContent(data="aW1n", mime_type="image/png", annotations={"audience": ["assistant"]}),
         ResourceContent(uri="memo://1", mime_type="text/plain", text="memo"),
         ResourceContent(uri="memo://2", mime_type="application/pdf", blob="JVBE"),
     ], structured_content={"a": [1]}, is_error=True)

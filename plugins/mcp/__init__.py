@@ -19,7 +19,7 @@ from ._config import McpConfig, ServerSpec, collect_servers, read_mcp_json, spli
 from ._store import Approvals, ToolCache
 from ._tokens import TokenFile
 
-__all__ = ["RESOURCE_TOOLS"]
+__all__ = ["RESOURCE_TOOLS", "get_prompt", "list_prompts"]
 
 PEGBOARD_API = "1.0"
 
@@ -40,6 +40,13 @@ RESOURCE_TOOLS = {
 }
 # A server's tool name may hold characters pegboard's tool names (and rules) do not.
 _UNSAFE = re.compile(r"[^A-Za-z0-9_.-]")
+
+
+@hookimpl
+def pegboard_add_hooks(add: Callable[[object], None]) -> None:
+    from . import _hookspecs
+
+    add(_hookspecs)
 
 
 @hookimpl
@@ -288,3 +295,30 @@ def pegboard_register_commands(cli: Any) -> None:
     from ._commands import add_commands
 
     add_commands(cli)
+
+
+async def list_prompts(session: Any) -> dict[str, list[Any]]:
+    """For an embedding host: each running-capable server's prompts (SDK
+    ``Prompt`` objects), by server name; a server that fails is left out
+    with its error under ``"!errors"``."""
+    from ._handlers import host_pool
+    from ._manager import describe_exception
+
+    pool = host_pool(session)
+    out: dict[str, list[Any]] = {}
+    errors: list[str] = []
+    for name in sorted(pool.connections):
+        try:
+            out[name] = await pool.connection(name).list_prompts()
+        except Exception as exc:
+            errors.append(f"{name}: {describe_exception(exc)}")
+    if errors:
+        out["!errors"] = errors
+    return out
+
+
+async def get_prompt(session: Any, server: str, name: str, arguments: dict[str, str] | None = None) -> Any:
+    """For an embedding host: one prompt of one server, rendered (an SDK ``GetPromptResult``)."""
+    from ._handlers import host_pool
+
+    return await host_pool(session).connection(server).get_prompt(name, dict(arguments or {}))

@@ -135,6 +135,42 @@ async def _login(toolbox: Any, name: str, browser: bool, timeout_s: float) -> in
     return 0
 
 
+async def _prompts(toolbox: Any, server: str | None, prompt: str | None, arguments: dict[str, str],
+                   as_json: bool) -> int:
+    from . import get_prompt, list_prompts
+    from ._manager import describe_exception
+
+    async with toolbox.session() as session:
+        try:
+            if prompt is not None and server is not None:
+                got = await get_prompt(session, server, prompt, arguments)
+                if as_json:
+                    click.echo(got.model_dump_json(by_alias=True, exclude_none=True, indent=2))
+                    return 0
+                for message in got.messages:
+                    text = getattr(message.content, "text", None) or f"[{message.content.type}]"
+                    click.echo(f"{message.role}: {text}")
+                return 0
+            found = await list_prompts(session)
+        except Exception as exc:
+            click.echo(f"pegboard: {describe_exception(exc)}", err=True)
+            return 1
+    errors = found.pop("!errors", [])
+    if server is not None:
+        found = {k: v for k, v in found.items() if k == server}
+    if as_json:
+        click.echo(json.dumps({k: [p.model_dump(mode="json", by_alias=True, exclude_none=True) for p in v]
+                               for k, v in found.items()} | ({"errors": errors} if errors else {}), indent=2))
+    else:
+        for name, prompts in found.items():
+            for p in prompts:
+                args = " ".join(f"{a.name}{'' if a.required else '?'}" for a in (p.arguments or []))
+                click.echo(f"{name:<16} {p.name:<24} {args:<24} {p.description or ''}")
+        for line in errors:
+            click.echo(f"pegboard: {line}", err=True)
+    return 1 if errors else 0
+
+
 def add_commands(cli: click.Group) -> None:
     from pegboard.cli import JSON, MODE, global_options
 
@@ -207,6 +243,24 @@ def add_commands(cli: click.Group) -> None:
     def mcp_login(name: str, no_browser: bool, timeout_s: float) -> None:
         """Sign in to a url server (OAuth): a browser, or a printed link, and a loopback redirect."""
         code = asyncio.run(_login(_toolbox(), name, not no_browser, timeout_s))
+        if code:
+            raise SystemExit(code)
+
+    @mcp_group.command("prompts")
+    @global_options
+    @click.argument("server", required=False)
+    @click.argument("prompt", required=False)
+    @click.option("--arg", "-a", "pairs", multiple=True, metavar="KEY=VALUE", help="A prompt argument.")
+    @JSON
+    def mcp_prompts(server: str | None, prompt: str | None, pairs: tuple[str, ...], as_json: bool) -> None:
+        """List servers' prompts, or print one prompt rendered with its arguments."""
+        arguments = {}
+        for pair in pairs:
+            key, sep, value = pair.partition("=")
+            if not sep:
+                raise click.UsageError(f"--arg {pair!r}: expected KEY=VALUE")
+            arguments[key] = value
+        code = asyncio.run(_prompts(_toolbox(listing=False), server, prompt, arguments, as_json))
         if code:
             raise SystemExit(code)
 

@@ -15,7 +15,21 @@ from pegboard import Content, ImageContent, ResourceContent, TextContent, ToolRe
 __all__ = ["resource_contents", "to_tool_result"]
 
 
+def _annotations(block: Any) -> dict[str, Any] | None:
+    found = getattr(block, "annotations", None)
+    if found is None:
+        return None
+    dumped = found.model_dump(mode="json", by_alias=True, exclude_none=True) if hasattr(found, "model_dump") else found
+    return dumped or None
+
+
 def _block(block: Any) -> Content:
+    made = _plain_block(block)
+    notes = _annotations(block)
+    return made.model_copy(update={"annotations": notes}) if notes else made
+
+
+def _plain_block(block: Any) -> Content:
     kind = getattr(block, "type", None)
     if kind == "text":
         return TextContent(text=block.text)
@@ -46,6 +60,10 @@ def to_tool_result(result: Any) -> ToolResult:
     """A CallToolResult: every block, the structured content and the error flag."""
     content = [_block(b) for b in (getattr(result, "content", None) or [])]
     structured = getattr(result, "structured_content", None)
+    if structured is None:
+        # pegboard serve sends a tool's structured data in _meta (its tools declare no output schema).
+        meta = getattr(result, "meta", None) or {}
+        structured = meta.get("pegboard/structured") if isinstance(meta, dict) else None
     if not content and structured is not None:
         # The model reads content; a server that only sent structured data
         # would otherwise look like it said nothing.

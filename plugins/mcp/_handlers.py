@@ -25,20 +25,21 @@ SIGN_IN_WAIT_S = 180.0
 
 def pool_for(ctx: ToolContext) -> ServerPool:
     """This session's servers, created on first use."""
-    session = ctx.session
-    state = ctx.state
+    return _pool(ctx.session, ctx.state, ctx.plugin_context, ctx.config)
+
+
+def _pool(session: Any, state: dict[str, Any], context: Any, config: Any) -> ServerPool:
     pool: ServerPool | None = state.get("pool")
     if pool is None:
         from ._manager import ClientSide
         from ._pool import ServerPool
 
-        context = ctx.plugin_context
-        specs, _ = collect_servers(ctx.config, context.root, context.settings)
+        specs, _ = collect_servers(config, context.root, context.settings)
         pool = ServerPool(specs, data_dir=context.data_dir, log_dir=session.data_dir / "mcp",
                           emit=session.emit, targets=state.get("targets"),
                           on_tools_changed=context.tools_changed,
                           client_side=ClientSide(elicit=session.elicit, roots=lambda: session.working_dirs,
-                                                 emit=session.emit, log_level=ctx.config.log_level))
+                                                 emit=session.emit, log_level=config.log_level))
         state["pool"] = pool
     return pool
 
@@ -116,13 +117,22 @@ async def list_resources(args: ListResourcesInput, ctx: ToolContext) -> ToolResu
             sections.append(f"## {name}\n(listing failed: {describe_exception(exc)})")
             any_error = True
             continue
-        if not resources:
+        try:
+            templates = await pool.connection(name).list_resource_templates()
+        except Exception:
+            templates = []  # templates are extra: a server that fails them still lists its resources
+        if not resources and not templates:
             sections.append(f"## {name}\n(no resources)")
             continue
         lines = [f"## {name}"]
         for r in resources:
             extra = ", ".join(x for x in (r.mime_type, r.description) if x)
             lines.append(f"- {r.uri}  {r.name}" + (f" ({extra})" if extra else ""))
+        if templates:
+            lines.append("Templates (fill in the {placeholders}, then read the URI):")
+        for t in templates:
+            extra = ", ".join(x for x in (t.mime_type, t.description) if x)
+            lines.append(f"- {t.uri_template}  {t.name}" + (f" ({extra})" if extra else ""))
         sections.append("\n".join(lines))
     return ToolResult.text("\n\n".join(sections), is_error=any_error and len(names) == 1)
 
@@ -246,3 +256,12 @@ async def _signed_in(ctx: ToolContext, pool: ServerPool, server: str, tools: lis
     names = [f"mcp__{server}__{t.name}" for t in listing.tools] if listing else []
     return ToolResult.text(f"Signed in to MCP server {server!r}. Its tools are now available: "
                            f"{', '.join(names) or '(none)'}.")
+
+
+def host_pool(session: Any) -> ServerPool:
+    """The session's servers, for a host calling ``list_prompts`` / ``get_prompt``."""
+    toolbox = session.toolbox
+    context = toolbox.context_for("mcp")
+    if context is None:
+        raise RuntimeError("the mcp plugin is not loaded")
+    return _pool(session, session.plugin_state("mcp"), context, toolbox.plugin_config("mcp"))

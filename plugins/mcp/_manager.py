@@ -100,7 +100,11 @@ def describe_exception(exc: BaseException) -> str:
     if isinstance(exc, BaseExceptionGroup):
         return "; ".join(describe_exception(e) for e in exc.exceptions)
     if isinstance(exc, MCPError):
-        return f"MCP error {exc.error.code}: {exc.error.message}"
+        message = exc.error.message
+        # Some servers (and the SDK, re-raising) already start with the prefix.
+        while message.startswith(f"MCP error {exc.error.code}: "):
+            message = message[len(f"MCP error {exc.error.code}: "):]
+        return f"MCP error {exc.error.code}: {message}"
     text = str(exc) or type(exc).__name__
     return text if type(exc).__name__ in text else f"{type(exc).__name__}: {text}"
 
@@ -493,6 +497,33 @@ class ServerConnection:
         if caps.resources is None:
             return []
         return await self._request(go)  # type: ignore[no-any-return]
+
+    async def list_resource_templates(self) -> list[types.ResourceTemplate]:
+        caps = (await self.ensure_started()).server_capabilities
+        if caps.resources is None:
+            return []
+
+        async def go(client: Client) -> list[types.ResourceTemplate]:
+            out: list[types.ResourceTemplate] = []
+            cursor: str | None = None
+            for _ in range(MAX_PAGES):
+                page = await client.list_resource_templates(cursor=cursor)
+                out.extend(page.resource_templates)
+                cursor = page.next_cursor
+                if not cursor:
+                    break
+            return out
+
+        return await self._request(go)  # type: ignore[no-any-return]
+
+    async def list_prompts(self) -> list[types.Prompt]:
+        caps = (await self.ensure_started()).server_capabilities
+        if caps.prompts is None:
+            return []
+        return (await self._request(lambda c: c.list_prompts())).prompts  # type: ignore[no-any-return]
+
+    async def get_prompt(self, name: str, arguments: dict[str, str]) -> types.GetPromptResult:
+        return await self._request(lambda c: c.get_prompt(name, arguments))  # type: ignore[no-any-return]
 
     async def read_resource(self, uri: str) -> types.ReadResourceResult:
         return await self._request(lambda c: c.read_resource(uri))  # type: ignore[no-any-return]

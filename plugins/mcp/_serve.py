@@ -29,6 +29,7 @@ import json
 import os
 import signal
 import sys
+from contextlib import suppress
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -102,6 +103,7 @@ class _CallState:
     responses: dict[str, Any] = field(default_factory=dict)
     asked_digest: str | None = None
     pending: tuple[str, dict[str, Any], str] | None = None
+    progress: float = 0.0
 
 
 _current: contextvars.ContextVar[_CallState | None] = contextvars.ContextVar("pegboard_mcp_call", default=None)
@@ -116,7 +118,7 @@ class AskingHost:
     def _cannot_ask(self, request: PermissionRequest, decision: Decision, why: str) -> Answer:
         rule = decision.suggestions[0] if decision.suggestions else request.tool.name
         config = self.toolbox.settings.root / ".pegboard" / "config.toml"
-        return Answer(allow=False, message=(
+        return Answer(allow=False, asked=False, message=(
             f"{decision.reason}; this call needs the user's approval and {why}. "
             f"To allow it, add {rule!r} to [permissions] allow in {config}, "
             "or start pegboard serve with a --mode that allows it."))
@@ -144,6 +146,44 @@ class AskingHost:
             return self._cannot_ask(request, decision, f"asking the MCP client failed ({exc})")
         return _answer_from(result, decision, call.remember)
 
+    @hookimpl
+    async def pegboard_elicit(self, source: str, message: str, schema: dict[str, Any]) -> dict[str, Any]:
+        """A tool's form (an MCP server behind pegboard asking), passed on to
+        the MCP client's user where the connection lets servers ask."""
+        call = _current.get()
+        if call is None or not call.can_elicit or call.modern:
+            return {"action": "decline"}
+        try:
+            result = await call.ctx.session.elicit_form(f"{source} asks: {message}", schema,
+                                                        related_request_id=call.ctx.request_id)
+        except Exception:
+            return {"action": "decline"}
+        return {"action": result.action, "content": result.content or {}}
+
+    @hookimpl
+    def pegboard_event(self, kind: str, data: dict[str, Any]) -> None:
+        """A running call's output lines (Bash's ``bash.line``) and progress become progress
+        notifications on that call (the client's progress token decides
+        whether they are sent)."""
+        call = _current.get()
+        if call is None:
+            return
+        message: str | None = None
+        total: float | None = None
+        if kind == "bash.line":
+            call.progress += 1
+            message = str(data.get("line", ""))[:1_000]
+        elif kind == "progress":
+            call.progress = float(data.get("progress") or call.progress + 1)
+            total = data.get("total")
+            message = data.get("message")
+        else:
+            return
+        import asyncio
+
+        with suppress(RuntimeError):
+            asyncio.get_running_loop().create_task(call.ctx.session.report_progress(call.progress, total, message))
+
 
 # --- results -------------------------------------------------------------------
 
@@ -151,18 +191,23 @@ class AskingHost:
 def to_call_result(result: ToolResult) -> types.CallToolResult:
     blocks: list[Any] = []
     for c in result.content:
+        notes = types.Annotations.model_validate(c.annotations) if c.annotations else None
         if isinstance(c, TextContent):
-            blocks.append(types.TextContent(type="text", text=c.text))
+            blocks.append(types.TextContent(type="text", text=c.text, annotations=notes))
         elif isinstance(c, ImageContent):
-            blocks.append(types.ImageContent(type="image", data=c.data, mime_type=c.mime_type))
+            blocks.append(types.ImageContent(type="image", data=c.data, mime_type=c.mime_type, annotations=notes))
         elif isinstance(c, ResourceContent):
             if c.blob is not None:
                 res: Any = types.BlobResourceContents(uri=c.uri, mime_type=c.mime_type, blob=c.blob)
             else:
                 res = types.TextResourceContents(uri=c.uri, mime_type=c.mime_type, text=c.text or "")
-            blocks.append(types.EmbeddedResource(type="resource", resource=res))
-    return types.CallToolResult(content=blocks, structured_content=result.structured_content,
-                                is_error=result.is_error)
+            blocks.append(types.EmbeddedResource(type="resource", resource=res, annotations=notes))
+    # pegboard's tools declare no output schema, and clients that prefer
+    # structured content (Claude Code) would show it in place of the text:
+    # Bash's {"exit_code": 0, ...} instead of the command's output. The text
+    # is the result; the structured data rides along in _meta.
+    meta = {"pegboard/structured": result.structured_content} if result.structured_content else None
+    return types.CallToolResult(content=blocks, is_error=result.is_error, _meta=meta)
 
 
 # --- sessions ------------------------------------------------------------------
@@ -182,6 +227,8 @@ class SessionRegistry:
         # stdio: the session without an id *is* the one connection.
         self.single_connection = single_connection
         self.sessions: dict[str | None, Any] = {}
+        # logging/setLevel: session events at this level and above become log messages.
+        self.log_level = "info"
 
     @staticmethod
     def _key(ctx: ServerRequestContext[Any, Any]) -> str | None:
@@ -225,7 +272,8 @@ def _listing(session: Any) -> list[types.Tool]:
             name=tool.name,
             description=toolbox.description(tool),
             input_schema=tool.schema,
-            annotations=types.ToolAnnotations(read_only_hint=tool.read_only),
+            title=tool.title,
+            annotations=types.ToolAnnotations(read_only_hint=tool.read_only, title=tool.title),
         ))
     return out
 
@@ -258,8 +306,16 @@ def build_server(toolbox: Any, registry: SessionRegistry) -> Server[Any]:
                                              request_state=json.dumps({"q": digest}))
         return to_call_result(result)
 
-    return Server("pegboard", version=_version(), on_list_tools=on_list_tools, on_call_tool=on_call_tool,
-                  instructions="pegboard's tools; calls that need approval are asked through your client.")
+    import warnings
+
+    from ._serve_extras import extra_handlers
+
+    with warnings.catch_warnings():
+        # logging/setLevel is deprecated in 2026-07-28 but handshake-era clients still send it.
+        warnings.simplefilter("ignore", UserWarning)
+        return Server("pegboard", version=_version(), on_list_tools=on_list_tools, on_call_tool=on_call_tool,
+                      instructions="pegboard's tools; calls that need approval are asked through your client.",
+                      **extra_handlers(toolbox, registry))
 
 
 def _decode_state(state: str | None) -> str | None:

@@ -79,7 +79,8 @@ async def bash(args: BashInput, ctx: ToolContext) -> ToolResult:
         return _start_background(args, ctx, cwd, env, wrapper)
     timeout_ms = args.timeout or BASH_DEFAULT_MS
     outcome = await run(args.command, wrapper, cwd=cwd, env=env, timeout_s=timeout_ms / 1000,
-                        max_chars=cfg.max_output_chars, data_dir=data_dir)
+                        max_chars=cfg.max_output_chars, data_dir=data_dir,
+                        on_line=lambda line: ctx.emit("bash.line", {"line": line}))
     notes = [note] if note else []
     notes.extend(_track_cwd(ctx, outcome))
     if outcome.exit_code == 0 and outcome.spilled is None:

@@ -147,12 +147,14 @@ Wrapper = Callable[[list[str]], tuple[list[str], tuple[int, ...]]]
 
 async def run(command: str, wrap: Wrapper, *, cwd: Path, env: Mapping[str, str],
               timeout_s: float | None, max_chars: int, data_dir: Path, output_file: Path | None = None,
-              started: asyncio.Future[int] | None = None) -> Outcome:
+              started: asyncio.Future[int] | None = None,
+              on_line: Callable[[str], None] | None = None) -> Outcome:
     """Run ``command`` in bash (``wrap`` puts it in the sandbox) and collect its output.
 
     With ``output_file`` (background jobs), output goes straight to that file.
     Otherwise up to ``max_chars`` are kept; past that, everything goes to a
-    file under ``data_dir`` and the result is a preview.
+    file under ``data_dir`` and the result is a preview. ``on_line`` is
+    told each line of output as it comes (progress for a host).
     """
     cwd_fd, cwd_path = tempfile.mkstemp(prefix="pb-cwd-", dir=data_dir)
     sink = open(output_file, "wb") if output_file is not None else None  # noqa: SIM115
@@ -167,7 +169,7 @@ async def run(command: str, wrap: Wrapper, *, cwd: Path, env: Mapping[str, str],
                 os.close(fd)
         if started is not None and not started.done():
             started.set_result(proc.pid)
-        collector = _Collector(max_chars, data_dir) if stream is not None else None
+        collector = _Collector(max_chars, data_dir, on_line) if stream is not None else None
         reader = asyncio.ensure_future(collector.drain(stream)) if collector and stream else None
         timed_out = False
         try:
@@ -226,7 +228,9 @@ def _read_cwd(path: str) -> Path | None:
 class _Collector:
     """Keeps output in memory up to a limit, then spills it all to a file."""
 
-    def __init__(self, max_chars: int, data_dir: Path):
+    def __init__(self, max_chars: int, data_dir: Path, on_line: Callable[[str], None] | None = None):
+        self.on_line = on_line
+        self._partial = b""
         self.max_bytes = max_chars * 4
         self.max_chars = max_chars
         self.data_dir = data_dir
@@ -241,6 +245,11 @@ class _Collector:
                 chunk = await stream.read(65536)
                 if not chunk:
                     break
+                if self.on_line is not None:
+                    *lines, self._partial = (self._partial + chunk).split(b"\n")
+                    self._partial = self._partial[-65536:]
+                    for line in lines:
+                        self.on_line(line.decode("utf-8", "replace"))
                 if self.file is None:
                     self.head += chunk
                     if len(self.head) > self.max_bytes:

@@ -55,6 +55,29 @@ def pegboard_add_hooks(add: Callable[[object], None]) -> None:
 
 
 @hookimpl
+def pegboard_prompts(context: PluginContext) -> list[dict[str, Any]]:
+    """Skills as prompts (for `pegboard serve`): their arguments become $ARGUMENTS."""
+    from ._describe import catalog_for_context
+
+    out = []
+    for skill in catalog_for_context(context):
+        hint = skill.front_matter.get("argument-hint")
+        out.append({"name": skill.name, "description": skill.description, "arguments": [
+            {"name": "arguments", "required": False,
+             "description": f"What to put in $ARGUMENTS{f' ({hint})' if hint else ''}"}]})
+    return out
+
+
+@hookimpl
+def pegboard_prompt(context: PluginContext, name: str, arguments: dict[str, str]) -> str | None:
+    from ._describe import catalog_for_context
+    from ._skill import substitute
+
+    skill = catalog_for_context(context).get(name)
+    return substitute(skill, arguments.get("arguments", "")) if skill is not None else None
+
+
+@hookimpl
 def pegboard_config_model() -> type[BaseModel]:
     return SkillsConfig
 
