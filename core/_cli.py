@@ -321,7 +321,7 @@ def call(tool: str, input_json: str, session_id: str | None, mode: str | None, a
 
     result = asyncio.run(run())
     if as_json:
-        _emit_json({"is_error": result.is_error, "content": [c.model_dump() for c in result.content],
+        _emit_json({"is_error": result.is_error, "content": [{k: v for k, v in c.model_dump().items() if k != "annotations" or v} for c in result.content],
                     **({"structured_content": result.structured_content} if result.structured_content else {})})
     else:
         for part in result.content:
