@@ -139,9 +139,9 @@ async def test_prompts_for_an_embedding_host_and_the_command_line(tmp_path: Path
     cfg = config(tmp_path)
     toolbox = Toolbox.load(cwd=tmp_path, config=cfg, plugins=["mcp"])
     async with toolbox.session() as session:
-        (prompt,) = (await list_prompts(session))["caps"]
+        (prompt,) = (await list_prompts(toolbox, session))["caps"]
         assert prompt.name == "review" and [a.name for a in prompt.arguments] == ["path", "focus"]
-        got = await get_prompt(session, "caps", "review", {"path": "a.py"})
+        got = await get_prompt(toolbox, session, "caps", "review", {"path": "a.py"})
         assert got.messages[0].content.text == "Review a.py for bugs."
     pegboard = Path(sys.executable).parent / "pegboard"
     out = subprocess.run([str(pegboard), "--cwd", str(tmp_path), "--config", str(cfg), "mcp", "prompts", "caps",

@@ -297,14 +297,14 @@ def pegboard_register_commands(cli: Any) -> None:
     add_commands(cli)
 
 
-async def list_prompts(session: Any) -> dict[str, list[Any]]:
+async def list_prompts(toolbox: Any, session: Any) -> dict[str, list[Any]]:
     """For an embedding host: each running-capable server's prompts (SDK
     ``Prompt`` objects), by server name; a server that fails is left out
     with its error under ``"!errors"``."""
     from ._handlers import host_pool
     from ._manager import describe_exception
 
-    pool = host_pool(session)
+    pool = host_pool(toolbox, session)
     out: dict[str, list[Any]] = {}
     errors: list[str] = []
     for name in sorted(pool.connections):
@@ -317,8 +317,8 @@ async def list_prompts(session: Any) -> dict[str, list[Any]]:
     return out
 
 
-async def get_prompt(session: Any, server: str, name: str, arguments: dict[str, str] | None = None) -> Any:
+async def get_prompt(toolbox: Any, session: Any, server: str, name: str, arguments: dict[str, str] | None = None) -> Any:
     """For an embedding host: one prompt of one server, rendered (an SDK ``GetPromptResult``)."""
     from ._handlers import host_pool
 
-    return await host_pool(session).connection(server).get_prompt(name, dict(arguments or {}))
+    return await host_pool(toolbox, session).connection(server).get_prompt(name, dict(arguments or {}))

@@ -143,7 +143,7 @@ async def _prompts(toolbox: Any, server: str | None, prompt: str | None, argumen
     async with toolbox.session() as session:
         try:
             if prompt is not None and server is not None:
-                got = await get_prompt(session, server, prompt, arguments)
+                got = await get_prompt(toolbox, session, server, prompt, arguments)
                 if as_json:
                     click.echo(got.model_dump_json(by_alias=True, exclude_none=True, indent=2))
                     return 0
@@ -151,7 +151,7 @@ async def _prompts(toolbox: Any, server: str | None, prompt: str | None, argumen
                     text = getattr(message.content, "text", None) or f"[{message.content.type}]"
                     click.echo(f"{message.role}: {text}")
                 return 0
-            found = await list_prompts(session)
+            found = await list_prompts(toolbox, session)
         except Exception as exc:
             click.echo(f"pegboard: {describe_exception(exc)}", err=True)
             return 1

@@ -258,9 +258,8 @@ async def _signed_in(ctx: ToolContext, pool: ServerPool, server: str, tools: lis
                            f"{', '.join(names) or '(none)'}.")
 
 
-def host_pool(session: Any) -> ServerPool:
+def host_pool(toolbox: Any, session: Any) -> ServerPool:
     """The session's servers, for a host calling ``list_prompts`` / ``get_prompt``."""
-    toolbox = session.toolbox
     context = toolbox.context_for("mcp")
     if context is None:
         raise RuntimeError("the mcp plugin is not loaded")
