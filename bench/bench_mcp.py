@@ -64,7 +64,7 @@ def _median_ms(samples: list[float]) -> float:
     return statistics.median(samples) * 1000
 
 
-async def bench_client(calls: int) -> dict[str, float]:
+async def bench_client(calls: int) -> dict[str, Any]:
     work = Path(tempfile.mkdtemp(prefix="bench-mcp-"))
     try:
         return await _bench_client(work, calls)
@@ -72,7 +72,7 @@ async def bench_client(calls: int) -> dict[str, float]:
         shutil.rmtree(work, ignore_errors=True)
 
 
-async def _bench_client(work: Path, calls: int) -> dict[str, float]:
+async def _bench_client(work: Path, calls: int) -> dict[str, Any]:
     from mcp import Client, StdioServerParameters
     from pegboard import Toolbox
     from pegboard.plugins.mcp._config import ServerConfig, ServerSpec
@@ -122,7 +122,10 @@ async def _bench_client(work: Path, calls: int) -> dict[str, float]:
             full += await _timed(lambda: session.call("mcp__ks__echo", args), 50)
     await conn.stop()
     await session.aclose()
-    return {"sdk": _median_ms(sdk_s), "pegboard_client": _median_ms(ours), "pegboard_session": _median_ms(full)}
+    per_batch = [statistics.median(ours[i:i + 50]) / statistics.median(sdk_s[i:i + 50])
+                 for i in range(0, len(ours), 50)]
+    return {"sdk": _median_ms(sdk_s), "pegboard_client": _median_ms(ours), "pegboard_session": _median_ms(full),
+            "client_rounds": per_batch}
 
 
 def _child_env(home: Path) -> dict[str, str]:
@@ -196,7 +199,8 @@ async def main(calls: int, starts: int) -> None:
     print(f"3. cold start to first tools/list        pegboard serve {serve['serve_cold']:.0f} ms  vs SDK "
           f"MCPServer {serve['sdk_cold']:.0f} ms  ratio {r3:.2f}x")
     report(
-        Ratio("tools/call through pegboard's MCP client / SDK Client", r1, 1.2, bound="under"),
+        Ratio("tools/call through pegboard's MCP client / SDK Client", r1, 1.2, bound="under",
+              low=min(client["client_rounds"]), high=max(client["client_rounds"])),
         Ratio("the same call through Session.call / SDK Client", r1b, 0, bound="info"),
         Ratio("pegboard serve tools/call (Read) / SDK MCPServer", r2, 1.5, bound="under"),
         from_rounds("pegboard serve cold start to first tools/list / SDK MCPServer", serve["cold_rounds"], 1.3),

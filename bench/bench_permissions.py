@@ -63,23 +63,33 @@ def _toml(allow: list[str], deny: list[str], ask: list[str]) -> str:
     return f"[permissions]\nallow = {arr(allow)}\ndeny = {arr(deny)}\nask = {arr(ask)}\n"
 
 
+# The per-round ratios of the last _per_call_pair, for the spread a report shows.
+LAST_ROUNDS: list[float] = []
+
+
 def _per_call_pair(a: Any, b: Any, rounds: int = 40, batch: int = 300) -> tuple[float, float]:
     """Seconds per call of ``a`` and of ``b``, measured in alternating
     batches and taking each one's best batch: the machine may be busy with
     other work, and alternating keeps a load spike from landing on one side
-    of the ratio only."""
+    of the ratio only. ``LAST_ROUNDS`` keeps each round's own ratio."""
     best_a = best_b = float("inf")
+    LAST_ROUNDS.clear()
     for _ in range(rounds):
-        for fn, which in ((a, "a"), (b, "b")):
+        pair = []
+        for fn in (a, b):
             start = time.perf_counter()
             for _ in range(batch):
                 fn()
-            per = (time.perf_counter() - start) / batch
-            if which == "a":
-                best_a = min(best_a, per)
-            else:
-                best_b = min(best_b, per)
+            pair.append((time.perf_counter() - start) / batch)
+        best_a, best_b = min(best_a, pair[0]), min(best_b, pair[1])
+        LAST_ROUNDS.append(pair[0] / pair[1])
     return best_a, best_b
+
+
+def _worst(what: str, ratios: list[tuple[float, list[float]]]) -> Ratio:
+    """The worst call's ratio against the target of 20 validations, with the spread of its rounds."""
+    worst, rounds = max(ratios, key=lambda r: r[0])
+    return Ratio(what, worst, 20.0, low=min(rounds), high=max(rounds))
 
 
 def _isolate(tmp: Path, plugins: str) -> None:
@@ -143,13 +153,15 @@ def main() -> None:
             decision = one()
             t_decide, t_validate = _per_call_pair(one, lambda: model.model_validate(args))
             ratio = t_decide / t_validate
+            found.append((ratio, list(LAST_ROUNDS)))
             print(f"{label:<44} {decision.decision:<8} {1 / t_decide:>12,.0f} {1 / t_validate:>14,.0f} "
                   f"{ratio:>6.1f}")
             return ratio
 
+        found: list[tuple[float, list[float]]] = []
         worst = max(measure(label, name, args) for label, (name, args) in calls.items())
         print(f"\nworst ratio: a decision costs {worst:.1f} validations (target: at most 20)")
-        report(Ratio(f"worst decision, engine alone, {RULES:,} rules / one validation", worst, 20.0))
+        report(_worst(f"worst decision, engine alone, {RULES:,} rules / one validation", found))
         # The same with every matcher called in turn, as for a plugin whose
         # matchers do not implement the optional ``combine``.
         engine._plans = {b: {t: list(rules) for t, rules in engine._index[b].items()} for b in engine._index}
@@ -263,13 +275,15 @@ def builtin_plugins() -> None:
         print(f"built-in plugins (fs, shell, web), {RULES:,} rules loaded\n")
         print(f"{'call':<44} {'decision':<8} {'decisions/s':>12} {'validations/s':>14} {'ratio':>6}")
         worst = 0.0
+        found = []
         for label, (name, args) in calls.items():
             decision, t_decide, t_validate = _decision_cost(toolbox, session, name, args)
             worst = max(worst, t_decide / t_validate)
+            found.append((t_decide / t_validate, list(LAST_ROUNDS)))
             print(f"{label:<44} {decision.decision:<8} {1 / t_decide:>12,.0f} {1 / t_validate:>14,.0f} "
                   f"{t_decide / t_validate:>6.1f}")
         print(f"\nworst ratio: a decision costs {worst:.1f} validations (target: at most 20)")
-        report(Ratio(f"worst decision, built-in plugins, {RULES:,} rules / one validation", worst, 20.0))
+        report(_worst(f"worst decision, built-in plugins, {RULES:,} rules / one validation", found))
 
         lines = [json.dumps({"tool": name, "input": args, "mode": ("default", "acceptEdits")[i % 2]})
                  for i, (name, args) in zip(range(10_000), __import__("itertools").cycle(calls.values()))]
@@ -332,13 +346,13 @@ def load_scaling(rules: int = 10_000, rounds: int = 7) -> None:
             "WebFetch, allow rule": ("WebFetch", {"url": f"https://host{rules // 5 - 1}.example.com/a",
                                                   "prompt": "x"}),
         }
-        worst = 0.0
+        found = []
         for label, (name, args) in calls.items():
             decision, t_decide, t_validate = _decision_cost(many, session, name, args)
-            worst = max(worst, t_decide / t_validate)
+            found.append((t_decide / t_validate, list(LAST_ROUNDS)))
             print(f"  {label:<40} {decision.decision:<6} {t_decide / t_validate:6.1f} validations")
         report(from_rounds(f"Toolbox.load with {rules:,} rules / with none", load_ratios, 3.0),
-               Ratio(f"worst decision, built-in plugins, {rules:,} rules / one validation", worst, 20.0))
+               _worst(f"worst decision, built-in plugins, {rules:,} rules / one validation", found))
     finally:
         os.environ.clear()
         os.environ.update(saved)
