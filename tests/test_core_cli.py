@@ -235,44 +235,28 @@ def test_cli_module_stays_light() -> None:
     assert out.stdout.strip() == "[]"
 
 
-def test_a_permission_check_does_not_import_asyncio(tmp_path: Path) -> None:
-    """Deciding needs no event loop: asyncio (and the ssl it imports) is about
-    40 ms of a cold `permissions check`. Only running a tool imports it."""
+
+READ_CHECK = ["permissions", "check", "Read", "--input", '{"file_path": "x"}']
+
+
+@pytest.mark.parametrize(("argv", "absent", "shown"), [
+    # Deciding needs no event loop: asyncio (and the ssl it imports) was
+    # about 40 ms of a cold check. Only running a tool imports it.
+    (READ_CHECK, ("asyncio", "ssl"), "allow"),
+    # Protected paths and path rules compile when a write or a path rule is
+    # first decided: a read with no path rule needs no pathspec.
+    (READ_CHECK, ("pathspec",), "allow"),
+    # With no skill to parse and no file missing, no YAML (about 20 ms) and no difflib.
+    (["tools", "list"], ("yaml", "difflib"), "Read"),
+])
+def test_a_cold_command_imports_only_what_it_uses(tmp_path: Path, argv: list[str], absent: tuple[str, ...],
+                                                   shown: str) -> None:
     code = ("import sys\nfrom pegboard._cli import main\n"
-            f"sys.argv = ['pegboard', '--cwd', {str(tmp_path)!r}, 'permissions', 'check', 'Read', '--input', "
-            f"'{{\"file_path\": \"x\"}}']\n"
+            f"sys.argv = ['pegboard', '--cwd', {str(tmp_path)!r}, *{argv!r}]\n"
             "try:\n    main()\nexcept SystemExit:\n    pass\n"
-            "print('asyncio' in sys.modules, file=sys.stderr)\n")
+            f"print([m for m in {absent!r} if m in sys.modules], file=sys.stderr)\n")
     env = {**os.environ, "XDG_CONFIG_HOME": str(tmp_path / "c"), "XDG_DATA_HOME": str(tmp_path / "d"),
            "XDG_CACHE_HOME": str(tmp_path / "k"), "PEGBOARD_POLICY": str(tmp_path / "none.toml")}
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env, check=True)
-    assert "allow" in out.stdout
-    assert out.stderr.strip().splitlines()[-1] == "False"
-
-
-def test_a_read_check_does_not_import_pathspec(tmp_path: Path) -> None:
-    """Protected paths and path rules compile when a write or a path rule is
-    first decided: a cold check of a Read with no path rules needs none."""
-    code = ("import sys\nfrom pegboard._cli import main\n"
-            f"sys.argv = ['pegboard', '--cwd', {str(tmp_path)!r}, 'permissions', 'check', 'Read', '--input', "
-            f"'{{\"file_path\": \"x\"}}']\n"
-            "try:\n    main()\nexcept SystemExit:\n    pass\n"
-            "print('pathspec' in sys.modules, file=sys.stderr)\n")
-    env = {**os.environ, "XDG_CONFIG_HOME": str(tmp_path / "c"), "XDG_DATA_HOME": str(tmp_path / "d"),
-           "XDG_CACHE_HOME": str(tmp_path / "k"), "PEGBOARD_POLICY": str(tmp_path / "none.toml")}
-    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env, check=True)
-    assert "allow" in out.stdout
-    assert out.stderr.strip().splitlines()[-1] == "False"
-
-
-def test_a_cold_tools_list_imports_no_yaml(tmp_path: Path) -> None:
-    """With no skill to parse, listing tools needs no YAML parser (about 20 ms)."""
-    code = ("import sys\nfrom pegboard._cli import main\n"
-            f"sys.argv = ['pegboard', '--cwd', {str(tmp_path)!r}, 'tools', 'list']\n"
-            "try:\n    main()\nexcept SystemExit:\n    pass\n"
-            "print([m for m in ('yaml', 'difflib') if m in sys.modules], file=sys.stderr)\n")
-    env = {**os.environ, "XDG_CONFIG_HOME": str(tmp_path / "c"), "XDG_DATA_HOME": str(tmp_path / "d"),
-           "XDG_CACHE_HOME": str(tmp_path / "k"), "PEGBOARD_POLICY": str(tmp_path / "none.toml")}
-    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env, check=True)
-    assert "Read" in out.stdout
+    assert shown in out.stdout
     assert out.stderr.strip().splitlines()[-1] == "[]"
