@@ -543,7 +543,7 @@ def config_show(as_json: bool) -> None:
 @global_options
 def doctor() -> None:
     """Config, trust, plugins and each plugin's own health checks, one line each."""
-    from ._cli_trust import trust_lines
+    from ._cli_trust import trust_lines, unknown_rule_lines
     from ._config import ConfigError, load_settings
 
     state = _state()
@@ -557,7 +557,8 @@ def doctor() -> None:
     root = (state.cwd or Path.cwd())
     try:
         load_settings(root, state.config)  # a problem here is a FAIL line, not a stack of errors
-        toolbox = state.toolbox(listing=True)
+        # With the inventory: a rule for a switched-off plugin's tool names a known tool.
+        toolbox = state.toolbox(inventory=True, listing=True)
     except ConfigError as exc:
         for problem in exc.problems:
             line("fail", "config", problem)
@@ -569,6 +570,8 @@ def doctor() -> None:
             line("ok", f"config {layer.name}", str(layer.path))
     for problem in toolbox.settings.problems:
         line("fail", "config", problem)
+    for status, detail in unknown_rule_lines(toolbox):
+        line(status, "config", detail)
     for record in toolbox.records.values():
         if record.error:
             line("fail", f"plugin {record.name}", record.error)

@@ -1,4 +1,5 @@
-"""``pegboard trust``, and the terminal's offer to trust a folder."""
+"""``pegboard trust``, the terminal's offer to trust a folder, and doctor's lines
+about what the project's files set that was not applied or matches nothing."""
 
 from __future__ import annotations
 
@@ -13,8 +14,9 @@ from ._cli_shared import JSON, current_state, fail_config, global_options
 if TYPE_CHECKING:
     from ._config import Settings
     from ._scope import Ignored
+    from ._toolbox import Toolbox
 
-__all__ = ["offer_trust", "trust_command", "trust_lines"]
+__all__ = ["offer_trust", "trust_command", "trust_lines", "unknown_rule_lines"]
 
 
 def _untrusted_settings(root: Path, config: Path | None) -> Settings:
@@ -133,4 +135,23 @@ def trust_lines(settings: Settings) -> list[tuple[str, str, str]]:
         lines.append(("ok", "trust", f"{root} is not trusted; its files set nothing that would widen"))
     for item in settings.ignored:
         lines.append(("warn", "ignored", item.describe()))
+    return lines
+
+
+def unknown_rule_lines(toolbox: Toolbox) -> list[tuple[str, str]]:
+    """(status, detail) for ``pegboard doctor``: each rule naming no tool this
+    toolbox knows. A deny or ask rule that matches nothing is the worst kind
+    of mistake, since it looks like protection: FAIL. A rule for an MCP
+    server's tool is a WARN, since the server's tools are known only once it
+    is approved and listed."""
+    lines = []
+    for rule, nearest in toolbox.permissions.unknown:
+        hint = f"; did you mean {nearest!r}?" if nearest else ""
+        if rule.tool.startswith("mcp__"):
+            lines.append(("warn", f"{rule.source}: [permissions] {rule.behavior}: rule {rule.text!r}: no tool of "
+                                  f"that MCP server is known (is it approved and listed? `pegboard mcp list`){hint}"))
+            continue
+        what = "denies" if rule.behavior == "deny" else ("asks about" if rule.behavior == "ask" else "allows")
+        lines.append(("fail", f"{rule.source}: [permissions] {rule.behavior}: rule {rule.text!r} names no known "
+                              f"tool, so it {what} nothing{hint}"))
     return lines

@@ -129,12 +129,17 @@ class PermissionEngine:
         self._plans: dict[str, dict[str, list[CompiledRule | _Group]]] = {"allow": {}, "ask": {}, "deny": {}}
         self._key_cache: dict[tuple[str, str, str], tuple[str, ...]] = {}
         problems: list[str] = []
+        # Rules naming no tool this toolbox knows: (rule, nearest known name or None).
+        self.unknown: list[tuple[Rule, str | None]] = []
+        names = _KnownNames(toolbox)
         for behavior, text, layer in self.settings.rules():
             if not isinstance(text, str):
                 problems.append(f"{layer.label}: [permissions] {behavior}: {text!r} is not a string")
                 continue
             try:
                 rule = Rule.parse(text, behavior, layer.label, self.settings.root)  # type: ignore[arg-type]
+                if not names.knows(rule.tool):
+                    names.judge(rule, self.unknown)
                 compiled = self.compile(rule, layer.name)
             except ValueError as exc:
                 problems.append(f"{layer.label}: [permissions] {behavior}: rule {text!r}: {exc}")
@@ -598,6 +603,40 @@ class PermissionEngine:
         rows += [{"behavior": r.behavior, "rule": r.text, "layer": layer, "file": r.source, "active": False,
                   "why": why} for r, layer, why in self.inactive]
         return rows
+
+
+class _KnownNames:
+    """Which tool names a rule may name: every tool the toolbox knows (a
+    disabled plugin's too, when it was loaded with its inventory), the names
+    tools declare in ``rule_names``, and MCP servers by their tools' prefix."""
+
+    def __init__(self, toolbox: Toolbox) -> None:
+        self.names = set(toolbox.all_tool_names())
+        for status in toolbox.statuses.values():
+            metadata = status.tool.metadata
+            declared = metadata.get("rule_names", ()) if isinstance(metadata, Mapping) else ()
+            if isinstance(declared, (list, tuple)):
+                self.names.update(n for n in declared if isinstance(n, str))
+        self.servers = {n.split("__")[1] for n in self.names if n.startswith("mcp__") and n.count("__") >= 2}
+        self.folded = {n.casefold(): n for n in self.names}
+
+    def knows(self, name: str) -> bool:
+        return name in self.names or (_is_server_name(name) and name[5:] in self.servers)
+
+    def judge(self, rule: Rule, unknown: list[tuple[Rule, str | None]]) -> None:
+        """A name that differs from a known tool's only in case is a mistake
+        nobody means (``deny = ["bash"]`` would deny nothing): ``ValueError``.
+        Any other unknown name may be a tool of a plugin that is not
+        installed here, or of an MCP server not yet listed: kept in
+        ``unknown`` for ``pegboard doctor``, with the nearest known name."""
+        same = self.folded.get(rule.tool.casefold())
+        if same is not None:
+            raise ValueError(f"no tool is called {rule.tool!r}; tool names are case-sensitive: did you mean "
+                             f"{same!r}? (this {rule.behavior} rule would match nothing)")
+        import difflib
+
+        close = difflib.get_close_matches(rule.tool, sorted(self.names), n=1, cutoff=0.6)
+        unknown.append((rule, close[0] if close else None))
 
 
 def _is_server_name(name: str) -> bool:

@@ -116,3 +116,48 @@ def test_a_wildcard_domain_rule_does_not_cover_a_longer_host_ending_with_it(tmp_
     assert decide(toolbox, "WebFetch", {"url": "https://a.example.com/", "prompt": "p"}) == "allow"
     for url in ("https://notexample.com/", "https://a.notexample.com/", "https://example.com/"):
         assert decide(toolbox, "WebFetch", {"url": url, "prompt": "p"}) != "allow", url
+
+
+# --- a rule that names no known tool ----------------------------------------------------------
+
+
+@pytest.mark.parametrize("rule", ["bash", "BASH(rm:*)", "read"])
+def test_a_rule_differing_from_a_tool_only_in_case_is_an_error(tmp_path: Path, rule: str) -> None:
+    path = user_config(f'[permissions]\ndeny = ["{rule}"]\n')
+    with pytest.raises(ConfigError) as caught:
+        Toolbox.load(cwd=tmp_path, plugins=["shell", "fs"])
+    (problem,) = caught.value.problems
+    nearest = "Bash" if rule.lower().startswith("bash") else "Read"
+    assert problem.startswith(f"{path}: [permissions] deny: rule {rule!r}: no tool is called")
+    assert f"did you mean {nearest!r}?" in problem
+
+
+def doctor(tmp_path: Path, plugins: str) -> tuple[int, str]:
+    from click.testing import CliRunner
+
+    from pegboard._cli import cli
+
+    done = CliRunner().invoke(cli, ["--cwd", str(tmp_path), "doctor"], env={"PEGBOARD_PLUGINS": plugins})
+    return done.exit_code, done.output
+
+
+def test_doctor_fails_on_a_rule_naming_no_known_tool(tmp_path: Path) -> None:
+    path = user_config('[permissions]\ndeny = ["Bahs(rm:*)", "Nope", "WebFetch(domain:x.test)"]\n'
+                       'ask = ["mcp__srv__read"]\n[plugins.web]\nenabled = false\n')
+    toolbox = Toolbox.load(cwd=tmp_path, plugins=["shell", "web"])  # loads: the rules may be for other installs
+    assert {r.text for r, _ in toolbox.permissions.unknown} == {"Bahs(rm:*)", "Nope", "WebFetch(domain:x.test)",
+                                                                "mcp__srv__read"}
+    code, out = doctor(tmp_path, "shell,web")
+    assert code == 1
+    assert (f"FAIL  config: {path}: [permissions] deny: rule 'Bahs(rm:*)' names no known tool, so it denies "
+            "nothing; did you mean 'Bash'?") in out
+    assert f"FAIL  config: {path}: [permissions] deny: rule 'Nope' names no known tool, so it denies nothing\n" in out
+    assert "WARN  config: " in out and "'mcp__srv__read': no tool of that MCP server is known" in out
+    # The switched-off plugin's tool is known to doctor, which takes the inventory.
+    assert "WebFetch(domain:x.test)" not in out
+
+
+def test_doctor_is_quiet_when_every_rule_names_a_known_tool(tmp_path: Path) -> None:
+    user_config('[permissions]\ndeny = ["Bash(rm:*)", "Monitor", "Edit(./x)"]\n')
+    code, out = doctor(tmp_path, "shell,fs")
+    assert "names no known tool" not in out and "FAIL" not in out, out
