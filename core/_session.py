@@ -309,13 +309,13 @@ class Session:
         The child starts with this session's allow grants; this session's
         deny and ask grants keep applying to it, also those made later. It
         shares this session's ``person_lock``. ``label`` names it in ``chain``.
-        With ``session_id`` the child is durable, as ``Toolbox.session``
-        makes sessions, recorded with this session as its parent.
+        ``session_id`` names the child; when this session is durable, the
+        child is too, recorded in the store with this session as its parent.
         """
         from ._paths import is_within
 
         child = Session(self.toolbox, clamp_policy(mode, self.policy.name) if mode else self.policy, session_id)
-        if session_id is not None:
+        if session_id is not None and self.durable:
             self.toolbox.make_durable(child, session_id, self.id)
         child.parent, child.parent_id = self, self.id
         child.label = label

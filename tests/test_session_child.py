@@ -167,6 +167,8 @@ async def test_a_child_with_an_id_is_durable_under_its_parent(toolbox: Toolbox) 
     again = toolbox.session("default", session_id="top-1").child(session_id="kid-1")
     assert again.resumed and again.scratchpad["notes"] == "kept"
     assert parent.child().durable is False
+    named = toolbox.session("default").child(session_id="kid-x")  # a parent that does not last
+    assert named.id == "kid-x" and not named.durable
 
 
 async def test_deleting_a_session_deletes_the_sessions_made_from_it(toolbox: Toolbox) -> None:

@@ -292,3 +292,30 @@ def test_a_project_cannot_choose_where_conversations_go(tmp_path: Path) -> None:
     assert config.max_turns == 3  # the rest of a trusted project's table applies
     ignored = {i.what for i in toolbox.settings.ignored if i.kind == "user scope"}
     assert ignored == {"[plugins.subtasks] runner", "[plugins.subtasks] base_url", "[plugins.subtasks] api_key_env"}
+
+
+async def test_with_the_audit_on_child_calls_are_recorded_under_the_child_with_its_parent(
+        tmp_path: Path, store_url: str) -> None:
+    from sqlalchemy import select
+
+    from pegboard._audit import flush_all
+    from pegboard._tables import audit
+
+    root = project(tmp_path, user="\n[audit]\nenabled = true\n")
+    (root / "a.txt").write_text("alpha\n")
+
+    async def look(run: Any) -> str:
+        await run.session.call("Read", {"file_path": str(root / "a.txt")})
+        await run.session.call("Write", {"file_path": str(root / "b.txt"), "content": "x"})
+        return "looked"
+
+    toolbox = load(root, ScriptedHost({"look": look}))
+    for durable in (None, "audited-parent"):
+        session = toolbox.session("default", session_id=durable)
+        child = agent_id((await spawn(session, "look: it")).text_content())
+        flush_all()
+        with toolbox.plugins.stores("pegboard").begin(read_only=True) as conn:
+            rows = [dict(r._mapping) for r in conn.execute(select(audit).where(audit.c.session_id == child)
+                                                           .order_by(audit.c.id))]
+        assert [(r["tool"], r["decision"], r["parent_id"]) for r in rows] == [
+            ("Read", "allow", session.id), ("Write", "deny", session.id)], durable

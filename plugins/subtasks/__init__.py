@@ -141,10 +141,10 @@ def pegboard_store_schema() -> StoreSchema:
 
 @hookimpl
 def pegboard_event(session: Session, kind: str, data: dict[str, Any]) -> None:
-    if kind == "permission.unanswered":
-        from ._children import note_unanswered
+    if kind in ("permission.unanswered", "background.done"):
+        from ._children import note_event
 
-        note_unanswered(session, data)
+        note_event(session, kind, data)
 
 
 @hookimpl

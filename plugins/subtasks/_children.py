@@ -30,7 +30,8 @@ if TYPE_CHECKING:
 
     from ._config import SubtasksConfig
 
-__all__ = ["AGENT_TOOL", "Family", "RunnerError", "family", "new_agent_id", "records_for", "start_run", "terms_of"]
+__all__ = ["AGENT_TOOL", "Family", "RunnerError", "drain_inbox", "family", "mark_driven", "new_agent_id",
+           "note_event", "records_for", "start_run", "terms_of"]
 
 AGENT_TOOL = "Agent"
 RESUMED_NOTE = ("(This conversation continues in a new session: which files you had read, so Edit and Write "
@@ -100,7 +101,7 @@ def make_session(parent: Session, agent_id: str, terms: Terms) -> Session:
     parent (a working directory gone)."""
     child = parent.child(mode=terms.mode, hide=terms.hide, only=terms.only,
                          working_dirs=list(terms.working_dirs) or None, label=f"{terms.label} ({agent_id})",
-                         session_id=agent_id if parent.durable else None)
+                         session_id=agent_id)
     _terms[child] = terms
     return child
 
@@ -121,6 +122,26 @@ _driven: weakref.WeakSet[Session] = weakref.WeakSet()
 
 def mark_driven(session: Session) -> None:
     _driven.add(session)
+
+
+# What a driven session's model has not heard yet: its background work that ended.
+_inbox: weakref.WeakKeyDictionary[Session, list[str]] = weakref.WeakKeyDictionary()
+
+
+def note_event(session: Session, kind: str, data: dict[str, Any]) -> None:
+    if kind == "permission.unanswered":
+        note_unanswered(session, data)
+    elif kind == "background.done" and session in _driven:
+        result = data.get("result")
+        text = result.text_content() if isinstance(result, ToolResult) else ("" if result is None else str(result))
+        error = f" ({data['error']})" if data.get("error") else ""
+        _inbox.setdefault(session, []).append(
+            f"Background task {data.get('id')} ({data.get('description')}) ended: {data.get('status')}{error}."
+            + (f"\n{text}" if text else ""))
+
+
+def drain_inbox(session: Session) -> list[str]:
+    return _inbox.pop(session, [])
 
 
 # --- running -----------------------------------------------------------------------
@@ -238,7 +259,7 @@ async def _run(prep: Prepared, live: Live, cancelled: asyncio.Event) -> ToolResu
         more = f" (and {len(denied) - 5} more)" if len(denied) > 5 else ""
         notes.append(f"{len(denied)} of its calls needed a person's approval and nobody could give it, so they "
                      f"were denied: {listed}{more}")
-    if run.turns >= run.max_turns and not failed:
+    if run.exhausted and not failed:
         notes.append(f"It stopped after {run.max_turns} model turns (its max_turns) before it had finished; "
                      f"SendMessage to {record.id} lets it go on.")
     if failed:

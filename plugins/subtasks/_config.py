@@ -55,7 +55,11 @@ class SubtasksConfig(BaseModel):
     max_turns: int = Field(50, ge=1, le=1000, description="Model turns a sub-agent gets per prompt, at most.")
     max_tokens: int = Field(8192, ge=1, le=200_000, description="max_tokens of each model request.")
     request_timeout_s: float = Field(300.0, gt=0, le=3600, description="How long one model request may take.")
-    retries: int = Field(5, ge=0, le=20, description="Retries of a request answered 429, 529 or 5xx.")
+    retries: int = Field(5, ge=0, le=20, description=(
+        "Retries of a request answered 429, 529 or 5xx, or not answered, or answered with a reply that "
+        "cannot be read."))
+    backoff_s: float = Field(1.0, ge=0, le=60, description=(
+        "The first wait before a retry (doubling each time); a 429's retry-after wins."))
 
     @field_validator("deny_tools", "deny_servers")
     @classmethod

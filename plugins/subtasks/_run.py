@@ -51,6 +51,8 @@ class SubagentRun:
     follow_up: bool = False
     turns: int = 0
     """Model turns taken in this run; a runner counts them."""
+    exhausted: bool = False
+    """Set by a runner that stopped at ``max_turns`` with work left: the report says so."""
     _saver: Callable[[SubagentRun], Awaitable[None]] | None = field(default=None, repr=False)
 
     @property
