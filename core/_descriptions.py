@@ -36,15 +36,20 @@ class DescriptionOverrides:
             for path in sorted(project.glob("*.md")):
                 settings.report_ignored(path, f"description override of {path.stem}")
         self._inside = str(settings.root).rstrip("/") + "/"
+        # The folders' file names, read once per toolbox: a toolbox with a
+        # thousand MCP tools must not stat two missing files per tool.
+        self._user_names = _names(self.user)
+        self._project_names = _names(self.project) if self.project is not None else set()
 
     @hookimpl(tryfirst=True)
     def pegboard_tool_description(self, tool: Tool, context: PluginContext) -> str | None:
-        path = self.user / f"{tool.name}.md"
-        if path.is_file():
+        file = f"{tool.name}.md"
+        path = self.user / file
+        if file in self._user_names and path.is_file():
             return path.read_text(encoding="utf-8").strip()
-        if self.project is None:
+        if self.project is None or file not in self._project_names:
             return None
-        path = self.project / f"{tool.name}.md"
+        path = self.project / file
         if not path.is_file():
             return None
         real = os.path.realpath(path)
@@ -58,17 +63,39 @@ class DescriptionOverrides:
 class PackageDescriptions:
     """The file the plugin ships, or the text it registered with the tool."""
 
+    def __init__(self) -> None:
+        self._shipped: dict[str, set[str]] = {}
+
+    def _files(self, package: str) -> set[str]:
+        """The names in a package's ``descriptions/`` folder, listed once."""
+        names = self._shipped.get(package)
+        if names is None:
+            try:
+                folder = importlib.resources.files(package) / "descriptions"
+                names = {entry.name for entry in folder.iterdir()} if folder.is_dir() else set()
+            except (ModuleNotFoundError, FileNotFoundError, NotADirectoryError, TypeError):
+                # TypeError: a single-module plugin has no descriptions folder
+                names = set()
+            self._shipped[package] = names
+        return names
+
     @hookimpl(trylast=True)
     def pegboard_tool_description(self, tool: Tool, context: PluginContext) -> str | None:
         package = context.package
-        try:
-            resource = importlib.resources.files(package) / "descriptions" / f"{tool.name}.md"
-            if resource.is_file():
-                return resource.read_text(encoding="utf-8").strip()
-        except (ModuleNotFoundError, FileNotFoundError, NotADirectoryError, TypeError):
-            # TypeError: a single-module plugin has no descriptions folder
-            pass
+        file = f"{tool.name}.md"
+        if file in self._files(package):
+            try:
+                return (importlib.resources.files(package) / "descriptions" / file).read_text(encoding="utf-8").strip()
+            except (OSError, ModuleNotFoundError, TypeError):
+                pass
         return tool.description
+
+
+def _names(folder: Path) -> set[str]:
+    try:
+        return set(os.listdir(folder))
+    except OSError:
+        return set()
 
 
 def clip_summary(text: str, limit: int = SUMMARY_LIMIT) -> str:
