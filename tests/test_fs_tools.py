@@ -305,6 +305,9 @@ async def test_notebook_edit_modes(session: Any, proj: Path) -> None:
     assert [c["cell_type"] for c in nb["cells"]] == ["markdown", "markdown", "code"]
     assert nb["cells"][1]["source"] == ["## new"] and nb["cells"][1]["id"]
     r = await call(session, "NotebookEdit", notebook_path=str(f), cell_id="intro", edit_mode="delete")
+    assert r.is_error and "new_source" in r.text_content()  # required, as models know the tool
+    r = await call(session, "NotebookEdit", notebook_path=str(f), cell_id="intro", edit_mode="delete",
+                   new_source="")
     assert not r.is_error and len(json.loads(f.read_text())["cells"]) == 2
     r = await call(session, "NotebookEdit", notebook_path=str(f), cell_id="nope", new_source="x")
     assert r.is_error and "no cell" in r.text_content()

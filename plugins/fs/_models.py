@@ -42,7 +42,7 @@ class EditInput(_Input):
 
 class NotebookEditInput(_Input):
     notebook_path: str = Field(description="Absolute path of the .ipynb file")
-    new_source: str = Field(default="", description="The cell's new source (unused for delete)")
+    new_source: str = Field(description="The cell's new source (give \"\" for delete)")
     cell_id: str | None = Field(
         default=None, description="The cell to change; with insert, the new cell goes after it (first when omitted)"
     )

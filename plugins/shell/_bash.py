@@ -171,6 +171,7 @@ def _start_background(args: BashInput, ctx: ToolContext, cwd: Path, env: dict[st
 
 
 async def monitor(args: MonitorInput, ctx: ToolContext) -> ToolResult:
+    assert args.command is not None  # the input model refuses a call without one
     cwd, env, wrapper, _verdict, _note = await _prepare(ctx, args.command, False)
     holder: dict[str, Any] = {}
     started: asyncio.Future[int] = asyncio.get_running_loop().create_future()

@@ -5,7 +5,7 @@ from __future__ import annotations
 import re
 from typing import Literal
 
-from pydantic import AliasChoices, BaseModel, ConfigDict, Field, field_validator, model_validator
+from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
 __all__ = ["BashInput", "EnterWorktreeInput", "ExitWorktreeInput", "MonitorInput", "TaskStopInput"]
 
@@ -31,18 +31,39 @@ class BashInput(BaseModel):
 class MonitorInput(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
-    command: str = Field(min_length=1, description="The script to watch; each stdout line becomes an event.")
-    description: str = Field(min_length=1, description="A short label shown with every event.")
+    # Optional in the schema as models know it (a WebSocket watch needs no
+    # command); this Monitor watches scripts only, so a call without one is
+    # refused with that said.
+    command: str | None = Field(None, min_length=1,
+                                description="The script to watch; each stdout line becomes an event.")
+    description: str | None = Field(None, min_length=1,
+                                    description="A short label shown with every event (default: the command).")
     timeout_ms: float = Field(MONITOR_DEFAULT_MS, gt=0, le=MONITOR_MAX_MS,
                               description=f"When to stop watching (default {MONITOR_DEFAULT_MS}, "
                                           f"at most {MONITOR_MAX_MS}).")
+
+    @model_validator(mode="after")
+    def _needs_command(self) -> MonitorInput:
+        if self.command is None:
+            raise ValueError("give command: the script to watch (WebSocket watches are not available here)")
+        if self.description is None:
+            self.description = self.command if len(self.command) <= 60 else self.command[:59] + "…"
+        return self
 
 
 class TaskStopInput(BaseModel):
     model_config = ConfigDict(extra="forbid", populate_by_name=True)
 
-    task_id: str = Field(min_length=1, validation_alias=AliasChoices("task_id", "shell_id"),
-                         description="The id of the background task to stop (shell_id is accepted too).")
+    task_id: str | None = Field(None, min_length=1, description="The id of the background task to stop.")
+    shell_id: str | None = Field(None, min_length=1, description="Older name for task_id.")
+
+    @model_validator(mode="after")
+    def _one_id(self) -> TaskStopInput:
+        if self.task_id is None:
+            if self.shell_id is None:
+                raise ValueError("give task_id: the id of the background task to stop")
+            self.task_id = self.shell_id
+        return self
 
 
 _NAME = re.compile(r"[A-Za-z0-9._-]+(?:/[A-Za-z0-9._-]+)*")
@@ -73,5 +94,6 @@ class EnterWorktreeInput(BaseModel):
 class ExitWorktreeInput(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
-    action: Literal["keep", "remove"] = Field(description="keep leaves the worktree; remove deletes it and its branch.")
+    action: Literal["keep", "remove"] = Field("keep", description="keep (the default) leaves the worktree; remove "
+                                                                  "deletes it and its branch.")
     discard_changes: bool = Field(False, description="Remove even with uncommitted files or unmerged commits.")
