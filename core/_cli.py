@@ -5,13 +5,13 @@ from __future__ import annotations
 import json
 import sys
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, NoReturn
 
 import click
 
 from ._hookspecs import hookimpl
 from ._policy import policy_for
-from ._cli_shared import JSON, MODE, fail_config, global_options, terminal_host
+from ._cli_shared import JSON, MODE, accept_global_options, fail_config, global_options, terminal_host
 from ._cli_shared import CLIState as _CLIState
 from ._cli_shared import current_state as _state
 from ._cli_trust import trust_command
@@ -43,6 +43,8 @@ class _PegboardGroup(click.Group):
                                    err=True)
             except SystemExit:
                 pass
+            for command in group.commands.values():
+                accept_global_options(command)
         return self._plugin_group
 
     def list_commands(self, ctx: click.Context) -> list[str]:
@@ -279,6 +281,9 @@ class _TerminalHost:
 
 
 def _parse_input(text: str) -> Any:
+    """``--input``: JSON, or ``-`` for JSON read from standard input."""
+    if text == "-":
+        text = sys.stdin.read()
     try:
         return json.loads(text)
     except json.JSONDecodeError as exc:
@@ -288,7 +293,8 @@ def _parse_input(text: str) -> Any:
 @cli.command("call")
 @global_options
 @click.argument("tool")
-@click.option("--input", "input_json", default="{}", help="The tool's arguments as a JSON object.")
+@click.option("--input", "input_json", default="{}",
+              help="The tool's arguments as a JSON object ('-': read them from standard input).")
 @click.option("--session", "session_id", default=None,
               help="Run in this durable session (created if new): its scratchpad and plugins' state last.")
 @MODE
@@ -383,7 +389,8 @@ def _batch_line(toolbox: Any, sessions: dict[str, Any], number: int, line: str, 
 @permissions.command("check")
 @global_options
 @click.argument("tool", required=False)
-@click.option("--input", "input_json", default="{}", help="The call's arguments as JSON.")
+@click.option("--input", "input_json", default="{}",
+              help="The call's arguments as JSON ('-': read them from standard input).")
 @click.option("--batch", type=click.File("r"), default=None,
               help='JSON lines {"tool","input","mode"} ("-" for stdin); one JSON line out per line in, in order.')
 @MODE
@@ -465,7 +472,8 @@ def config_group() -> None:
 
 @config_group.command("path")
 @global_options
-def config_path() -> None:
+@JSON
+def config_path(as_json: bool) -> None:
     """The config files, lowest precedence first, and whether the project is trusted."""
     from ._config import config_dir, policy_path
     from ._trust import TRUST_FILE, TrustStore, project_grants_file
@@ -476,14 +484,19 @@ def config_path() -> None:
         trusted = "trusted" if TrustStore(config_dir()).is_trusted(root) else "not trusted: it may only narrow"
     except ValueError as exc:
         trusted = str(exc)
-    click.echo(f"user            {config_dir() / 'config.toml'}")
-    click.echo(f"user grants     {config_dir() / 'granted.toml'}")
-    click.echo(f"project         {root / '.pegboard' / 'config.toml'}  ({trusted})")
-    click.echo(f"project grants  {project_grants_file(config_dir(), root)}")
+    paths = [("user", config_dir() / "config.toml"), ("user grants", config_dir() / "granted.toml"),
+             ("project", root / ".pegboard" / "config.toml"),
+             ("project grants", project_grants_file(config_dir(), root))]
     if state.config:
-        click.echo(f"explicit        {state.config}")
-    click.echo(f"policy          {policy_path()}")
-    click.echo(f"trusted folders {config_dir() / TRUST_FILE}")
+        paths.append(("explicit", state.config))
+    paths += [("policy", policy_path()), ("trusted folders", config_dir() / TRUST_FILE)]
+    if as_json:
+        _emit_json({"files": [{"layer": name, "path": str(path), "exists": Path(path).exists()}
+                              for name, path in paths],
+                    "project": str(root), "trusted": trusted == "trusted", "trust": trusted})
+        return
+    for name, path in paths:
+        click.echo(f"{name:<15} {path}" + (f"  ({trusted})" if name == "project" else ""))
 
 
 def _flatten(data: Any, prefix: tuple[str, ...] = ()) -> list[tuple[tuple[str, ...], Any]]:
@@ -541,18 +554,28 @@ def config_show(as_json: bool) -> None:
 
 @cli.command("doctor")
 @global_options
-def doctor() -> None:
+@JSON
+def doctor(as_json: bool) -> None:
     """Config, trust, plugins and each plugin's own health checks, one line each."""
     from ._cli_trust import trust_lines, unknown_rule_lines
     from ._config import ConfigError, load_settings
 
     state = _state()
     failed = False
+    rows: list[dict[str, str]] = []
 
     def line(status: str, name: str, detail: str = "") -> None:
         nonlocal failed
         failed = failed or status == "fail"
-        click.echo(f"{status.upper():<5} {name}{': ' + detail if detail else ''}")
+        if as_json:
+            rows.append({"status": status, "name": name, "detail": detail})
+        else:
+            click.echo(f"{status.upper():<5} {name}{': ' + detail if detail else ''}")
+
+    def finish() -> NoReturn:
+        if as_json:
+            _emit_json({"ok": not failed, "checks": rows})
+        sys.exit(1 if failed else 0)
 
     root = (state.cwd or Path.cwd())
     try:
@@ -562,9 +585,10 @@ def doctor() -> None:
     except ConfigError as exc:
         for problem in exc.problems:
             line("fail", "config", problem)
-        sys.exit(1)
+        finish()
     except SystemExit:
-        sys.exit(1)
+        line("fail", "config", "the toolbox could not be loaded")
+        finish()
     for layer in toolbox.settings.layers:
         if layer.path:
             line("ok", f"config {layer.name}", str(layer.path))
@@ -602,7 +626,19 @@ def doctor() -> None:
     # Last, so that what plugins left out while loading is listed too.
     for status, name, detail in trust_lines(toolbox.settings):
         line(status, name, detail)
-    sys.exit(1 if failed else 0)
+    finish()
+
+
+@cli.command("completion")
+@click.argument("shell", type=click.Choice(["bash", "zsh", "fish"]))
+def completion(shell: str) -> None:
+    """Print the shell completion script: eval "$(pegboard completion bash)"
+    in ~/.bashrc (zsh: ~/.zshrc; fish: pegboard completion fish | source)."""
+    from click.shell_completion import get_completion_class
+
+    cls = get_completion_class(shell)
+    assert cls is not None  # click ships all three
+    click.echo(cls(cli, {}, "pegboard", "_PEGBOARD_COMPLETE").source())
 
 
 from ._cli_audit import audit_group  # noqa: E402  (below the built-in commands they join)

@@ -93,6 +93,21 @@ def _set_config(ctx: click.Context, _: click.Parameter, value: Path | None) -> N
         ctx.ensure_object(CLIState).config = value
 
 
+def accept_global_options(command: click.Command) -> None:
+    """Give ``command`` (and, for a group, every command in it) ``--cwd`` and
+    ``--config`` where it lacks them, so a plugin's command takes them after
+    its name like every built-in one."""
+    names = {p.name for p in command.params}
+    if "cwd" not in names or "config" not in names:
+        holder = global_options(lambda: None)
+        for param in holder.__click_params__:
+            if param.name not in names:
+                command.params.append(param)
+    if isinstance(command, click.Group):
+        for sub in command.commands.values():
+            accept_global_options(sub)
+
+
 def global_options(fn: Any) -> Any:
     """``--config`` and ``--cwd`` on a command, so they may come after its
     name as well as before it (they set ``current_state()``, not arguments)."""

@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import click
+
+from pegboard.cli import JSON
 
 from ._checkpoints import CheckpointStore, session_checkpoints_dir, sessions_root
 
@@ -39,10 +42,16 @@ def checkpoints() -> None:
 
 @checkpoints.command("list")
 @click.option("--session", "session_id", help="session id (default: the most recent session with checkpoints)")
-def list_cmd(session_id: str | None) -> None:
+@JSON
+def list_cmd(session_id: str | None, as_json: bool) -> None:
     """Show a session's checkpoints, oldest first."""
     sid, store = _store(session_id)
     cps = store.entries()
+    if as_json:
+        rows = [{"id": cp.id, "time": cp.time, "path": cp.path, "tool": cp.tool, "existed": cp.existed,
+                 "size": cp.size, "kept": cp.blob is not None} for cp in cps]
+        click.echo(json.dumps({"session": sid, "checkpoints": rows}, indent=2))
+        return
     click.echo(f"session {sid}: {len(cps)} checkpoint(s)")
     for cp in cps:
         click.echo(cp.describe())
