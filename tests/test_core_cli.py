@@ -144,36 +144,10 @@ def test_real_console_script(tmp_path: Path) -> None:
 
 
 def test_call_asks_the_person_at_a_terminal(project: Path, plugin_factory: PluginFactory) -> None:
-    import pty
-    import select
-
-    exe = shutil.which("pegboard") or str(Path(sys.executable).parent / "pegboard")
-    env = {**os.environ, "PYTHONPATH": os.pathsep.join(sys.path)}
+    from _terminal import converse as terminal
 
     def converse(answer: bytes) -> tuple[int, str]:
-        leader, follower = pty.openpty()
-        proc = subprocess.Popen([exe, "--cwd", str(project), "call", "Poke", "--input", '{"text": "poked"}'],
-                                stdin=follower, stdout=follower, stderr=follower, env=env, close_fds=True)
-        os.close(follower)
-        seen = b""
-        answered = False
-        while True:
-            ready, _, _ = select.select([leader], [], [], 30)
-            if not ready:
-                proc.kill()
-                break
-            try:
-                chunk = os.read(leader, 4096)
-            except OSError:
-                break
-            if not chunk:
-                break
-            seen += chunk
-            if not answered and b"Allow?" in seen:
-                os.write(leader, answer)
-                answered = True
-        os.close(leader)
-        return proc.wait(timeout=30), seen.decode(errors="replace")
+        return terminal(["--cwd", str(project), "call", "Poke", "--input", '{"text": "poked"}'], {b"Allow?": answer})
 
     code, out = converse(b"y\n")
     assert code == 0, out

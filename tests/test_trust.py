@@ -500,40 +500,14 @@ def test_the_trust_command(tmp_path: Path) -> None:
 
 
 def test_a_terminal_session_offers_to_trust_the_folder(tmp_path: Path) -> None:
-    import pty
-    import select
+    from _terminal import converse as terminal
 
     root = checkout(tmp_path, '[permissions]\nallow = ["Write"]\n')
-    exe = shutil.which("pegboard") or str(Path(sys.executable).parent / "pegboard")
-    env = {**os.environ, "PYTHONPATH": os.pathsep.join(sys.path), "PEGBOARD_PLUGINS": "fs"}
 
     def converse(answer: bytes, name: str) -> tuple[int, str]:
-        leader, follower = pty.openpty()
-        proc = subprocess.Popen([exe, "--cwd", str(root), "call", "Write", "--input",
-                                 json.dumps({"file_path": str(root / name), "content": "x"})],
-                                stdin=follower, stdout=follower, stderr=follower, env=env, close_fds=True)
-        os.close(follower)
-        seen, answered = b"", False
-        while True:
-            ready, _, _ = select.select([leader], [], [], 30)
-            if not ready:
-                proc.kill()
-                break
-            try:
-                chunk = os.read(leader, 4096)
-            except OSError:
-                break
-            if not chunk:
-                break
-            seen += chunk
-            if not answered and b"Trust this folder?" in seen:
-                os.write(leader, answer)
-                answered = True
-            elif b"Allow?" in seen:
-                os.write(leader, b"n\n")
-                seen = seen.replace(b"Allow?", b"(asked)")
-        os.close(leader)
-        return proc.wait(timeout=30), seen.decode(errors="replace")
+        write = json.dumps({"file_path": str(root / name), "content": "x"})
+        return terminal(["--cwd", str(root), "call", "Write", "--input", write],
+                        {b"Trust this folder?": answer, b"Allow?": b"n\n"}, env={"PEGBOARD_PLUGINS": "fs"})
 
     code, out = converse(b"n\n", "declined")
     assert "is not a trusted folder" in out and "[permissions] allow" in out, out
