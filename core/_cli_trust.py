@@ -20,12 +20,14 @@ __all__ = ["offer_trust", "trust_command", "trust_lines", "unknown_rule_lines"]
 
 
 def _untrusted_settings(root: Path, config: Path | None) -> Settings:
-    """The settings as an untrusted folder gets them: what its files would
-    add once trusted is what they list as ignored."""
-    from ._config import ConfigError, load_settings
+    """The settings as an untrusted folder gets them, plugins loaded (they
+    report the project files they leave out: skills, servers): what the
+    folder's files would add once trusted is what they list as ignored."""
+    from ._config import ConfigError
+    from ._toolbox import Toolbox
 
     try:
-        return load_settings(root, config, trusted=False)
+        return Toolbox.load(cwd=root, config=config, trust_project=False, listing=True).settings
     except ConfigError as exc:
         fail_config(exc)
 

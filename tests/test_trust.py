@@ -487,10 +487,14 @@ def test_doctor_and_config_show_say_what_was_ignored_and_how_to_trust(tmp_path: 
 
 def test_the_trust_command(tmp_path: Path) -> None:
     root = checkout(tmp_path, '[permissions]\nallow = ["Bash"]\n')
+    skill = root / ".pegboard" / "skills" / "setup" / "SKILL.md"
+    skill.parent.mkdir(parents=True)
+    skill.write_text("---\nname: setup\ndescription: d\n---\nBody.\n")
     runner = CliRunner()
     out = runner.invoke(cli, ["trust", str(root)])
     assert out.exit_code == 0 and f"trusted: {root}" in out.output
     assert "its own files now apply in new sessions:" in out.output and "[permissions] allow" in out.output
+    assert "1 project skill" in out.output  # what plugins left out is listed too
     assert "already trusted" in runner.invoke(cli, ["--cwd", str(root), "trust"]).output
     listed = json.loads(runner.invoke(cli, ["trust", "--list", "--json"]).output)
     assert [(r["path"], r["exists"]) for r in listed] == [(str(root), True)]
