@@ -19,21 +19,28 @@ if TYPE_CHECKING:
 __all__ = ["offer_trust", "trust_command", "trust_lines", "unknown_rule_lines"]
 
 
-def _untrusted_settings(root: Path, config: Path | None) -> Settings:
-    """The settings as an untrusted folder gets them, plugins loaded (they
-    report the project files they leave out: skills, servers): what the
-    folder's files would add once trusted is what they list as ignored."""
+def _settings(root: Path, config: Path | None, trusted: bool) -> Settings:
+    """The settings as the folder gets them trusted or not, plugins loaded
+    (they report the project files they leave out: skills, servers)."""
     from ._config import ConfigError
     from ._toolbox import Toolbox
 
     try:
-        return Toolbox.load(cwd=root, config=config, trust_project=False, listing=True).settings
+        return Toolbox.load(cwd=root, config=config, trust_project=trusted, listing=True).settings
     except ConfigError as exc:
         fail_config(exc)
 
 
 def _would_apply(settings: Settings) -> list[Ignored]:
     return [i for i in settings.ignored if i.kind == "untrusted"]
+
+
+def _trust_adds(root: Path, config: Path | None) -> tuple[list[Ignored], list[Ignored]]:
+    """What trusting the folder would apply, and what its files set that stays
+    ignored even then (user-scope options, files resolving outside it)."""
+    still = _settings(root, config, True).ignored
+    kept = {(i.source, i.what) for i in still}
+    return [i for i in _would_apply(_settings(root, config, False)) if (i.source, i.what) not in kept], still
 
 
 @click.command("trust")
@@ -85,11 +92,15 @@ def trust_command(folder: Path | None, revoke: bool, list_: bool, as_json: bool)
         click.echo(f"{'no longer trusted' if changed else 'was not trusted'}: {real}")
         return
     click.echo(f"{'trusted' if changed else 'already trusted'}: {real}")
-    applies = _would_apply(_untrusted_settings(Path(real), state.config))
+    applies, still = _trust_adds(Path(real), state.config)
     if applies:
         click.echo("its own files now apply in new sessions:")
         for item in applies:
             click.echo(f"  {item.what}  ({item.source})")
+    if still:
+        click.echo("still not applied, trusted or not:")
+        for item in still:
+            click.echo(f"  {item.describe()}")
     click.echo(f"(`pegboard trust --revoke {real}` undoes it)")
 
 
@@ -107,7 +118,7 @@ def offer_trust(root: Path, config: Path | None) -> None:
             return
     except ValueError:
         return  # the load that follows reports the file
-    applies = _would_apply(_untrusted_settings(root, config))
+    applies, _ = _trust_adds(root, config)
     if not applies:
         return
     real = real_root(root)

@@ -495,6 +495,12 @@ def test_the_trust_command(tmp_path: Path) -> None:
     assert out.exit_code == 0 and f"trusted: {root}" in out.output
     assert "its own files now apply in new sessions:" in out.output and "[permissions] allow" in out.output
     assert "1 project skill" in out.output  # what plugins left out is listed too
+    # A user-scope option is not among what trusting applies, but said to stay ignored.
+    (root / ".pegboard" / "config.toml").write_text('[permissions]\nallow = ["Bash"]\n[plugins.fs]\nrg_path = "x"\n')
+    again = runner.invoke(cli, ["trust", "--revoke", str(root)]) and runner.invoke(cli, ["trust", str(root)])
+    applies, _, still = again.output.partition("still not applied, trusted or not:")
+    assert "[permissions] allow" in applies and "rg_path" not in applies
+    assert "[plugins.fs] rg_path: ignored (only your own config" in still
     assert "already trusted" in runner.invoke(cli, ["--cwd", str(root), "trust"]).output
     listed = json.loads(runner.invoke(cli, ["trust", "--list", "--json"]).output)
     assert [(r["path"], r["exists"]) for r in listed] == [(str(root), True)]
