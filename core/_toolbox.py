@@ -289,6 +289,14 @@ class Toolbox:
         if status is None:
             close = sorted(n for n in self.tools if n.lower() == name.lower())
             hint = f" Did you mean {close[0]}?" if close else ""
+            if not close and "__" in name:
+                # A tool of a group (an MCP server's) that is not there now:
+                # name what the group does offer (the sign-in tools, say).
+                prefix = name.rsplit("__", 1)[0] + "__"
+                siblings = sorted(n for n in self.tools if n.startswith(prefix))
+                if siblings:
+                    more = f" and {len(siblings) - 8} more" if len(siblings) > 8 else ""
+                    hint = f" Offered under {prefix}: {', '.join(siblings[:8])}{more}."
             return f"There is no tool called {name!r}.{hint}"
         if not status.enabled:
             return f"{name} is not available: {status.status}."

@@ -218,6 +218,12 @@ def test_login_with_a_browser_then_call_then_logout(tmp_path: Path, serve_oauth:
         return subprocess.run([str(PEGBOARD), "--cwd", str(tmp_path), "--config", str(cfg), *args],
                               capture_output=True, text=True, timeout=120, env=env)
 
+    assert run("tools", "list").returncode == 0  # a listing connects to nothing
+    called = run("call", "mcp__safe__whoami")  # the first real toolbox meets the 401
+    said = called.stdout + called.stderr
+    assert called.returncode != 0 and "There is no tool called 'mcp__safe__whoami'" in said
+    assert "Offered under mcp__safe__: mcp__safe__authenticate, mcp__safe__complete_authentication" in said
+    assert "needs sign-in (`pegboard mcp login safe`)" in run("mcp", "list").stdout
     login = run("mcp", "login", "safe")
     assert login.returncode == 0 and "signed in to safe; 2 tools" in login.stdout, login.stderr
     assert "/as/authorize?" in login.stderr  # the link is printed too

@@ -50,6 +50,8 @@ def server_rows(toolbox: Any) -> list[dict[str, Any]]:
             state = "disabled"
         elif not approvals.is_approved(spec):
             state = "needs approval"
+        elif cache.needs_sign_in(spec):
+            state = f"needs sign-in (`pegboard mcp login {spec.name}`)"
         elif listing is None:
             state = "approved, tools not listed yet (the first session that needs them lists them)"
         else:

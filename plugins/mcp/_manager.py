@@ -481,40 +481,31 @@ class ServerConnection:
         except (OSError, anyio.BrokenResourceError, anyio.ClosedResourceError, anyio.EndOfStream) as exc:
             raise await self._broken(exc) from None
 
-    async def list_resources(self) -> list[types.Resource]:
-        async def go(client: Client) -> list[types.Resource]:
-            out: list[types.Resource] = []
+    async def _all_resource_pages(self, method: str, field: str) -> list[Any]:
+        """Every page of ``resources/list`` or ``resources/templates/list``
+        (none from a server without resources)."""
+        caps = (await self.ensure_started()).server_capabilities
+        if caps.resources is None:
+            return []
+
+        async def go(client: Client) -> list[Any]:
+            out: list[Any] = []
             cursor: str | None = None
             for _ in range(MAX_PAGES):
-                page = await client.list_resources(cursor=cursor)
-                out.extend(page.resources)
+                page = await getattr(client, method)(cursor=cursor)
+                out.extend(getattr(page, field))
                 cursor = page.next_cursor
                 if not cursor:
                     break
             return out
 
-        caps = (await self.ensure_started()).server_capabilities
-        if caps.resources is None:
-            return []
         return await self._request(go)  # type: ignore[no-any-return]
+
+    async def list_resources(self) -> list[types.Resource]:
+        return await self._all_resource_pages("list_resources", "resources")
 
     async def list_resource_templates(self) -> list[types.ResourceTemplate]:
-        caps = (await self.ensure_started()).server_capabilities
-        if caps.resources is None:
-            return []
-
-        async def go(client: Client) -> list[types.ResourceTemplate]:
-            out: list[types.ResourceTemplate] = []
-            cursor: str | None = None
-            for _ in range(MAX_PAGES):
-                page = await client.list_resource_templates(cursor=cursor)
-                out.extend(page.resource_templates)
-                cursor = page.next_cursor
-                if not cursor:
-                    break
-            return out
-
-        return await self._request(go)  # type: ignore[no-any-return]
+        return await self._all_resource_pages("list_resource_templates", "resource_templates")
 
     async def list_prompts(self) -> list[types.Prompt]:
         caps = (await self.ensure_started()).server_capabilities
