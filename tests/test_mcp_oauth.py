@@ -207,6 +207,21 @@ async def test_client_credentials_with_a_signed_jwt(tmp_path: Path, serve_oauth:
     assert server.log("token")[0]["auth"] == "jwt"
 
 
+async def test_enterprise_identity_assertion(tmp_path: Path, serve_oauth: Any, monkeypatch: pytest.MonkeyPatch) -> None:
+    server = serve_oauth(clients={"app": {"secret": "pw"}})
+    monkeypatch.setenv("APP_SECRET", "pw")
+    monkeypatch.setenv("MY_ID_TOKEN", "id-token-ok")
+    cfg = config(tmp_path, server.url, {"grant": "identity_assertion", "client_id": "app",
+                                        "client_secret": "${APP_SECRET}", "issuer": f"{server.base}/as",
+                                        "idp_token_endpoint": f"{server.base}/idp/token", "idp_client_id": "me",
+                                        "id_token": "${MY_ID_TOKEN}"})
+    async with load(tmp_path, cfg).session() as session:
+        assert (await session.call("mcp__safe__whoami", {})).text_content() == "a reader"
+    (exchange,) = server.log("idp")
+    assert exchange["audience"] == f"{server.base}/as" and exchange["resource"] == server.url
+    assert server.log("token")[-1]["grant_type"] == "urn:ietf:params:oauth:grant-type:jwt-bearer"
+
+
 def test_login_with_a_browser_then_call_then_logout(tmp_path: Path, serve_oauth: Any, isolated_env: Path) -> None:
     server = serve_oauth()
     cfg = config(tmp_path, server.url)

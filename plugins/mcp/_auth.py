@@ -156,6 +156,8 @@ def build_auth(spec: ServerSpec, data_dir: Path, environ: dict[str, str],
     file = TokenFile(data_dir, spec)
     url = expand_vars(spec.config.url or "", environ)
     secret = expand_vars(config.client_secret, environ) if config.client_secret else None
+    if config.grant == "identity_assertion":
+        return _identity_assertion(config, file, url, secret or "", environ)
     if config.grant == "client_credentials":
         from mcp.client.auth.extensions.client_credentials import (
             ClientCredentialsOAuthProvider,
@@ -197,6 +199,33 @@ def build_auth(spec: ServerSpec, data_dir: Path, environ: dict[str, str],
         server_url=url, client_metadata=metadata, storage=_Storage(file, preset),
         redirect_handler=redirect_handler, callback_handler=callback_handler,
         client_metadata_url=config.client_metadata_url)
+
+
+def _identity_assertion(config: OAuthConfig, file: TokenFile, url: str, secret: str,
+                        environ: dict[str, str]) -> httpx2.Auth:
+    from mcp.client.auth.extensions.identity_assertion import IdentityAssertionOAuthProvider
+
+    id_token = expand_vars(config.id_token or "", environ)
+    idp = expand_vars(config.idp_token_endpoint or "", environ)
+
+    async def fetch_id_jag(audience: str, resource: str) -> str:
+        """RFC 8693 token exchange at the enterprise IdP: the ID token for an ID-JAG."""
+        async with httpx2.AsyncClient(timeout=30.0) as http:
+            response = await http.post(idp, data={
+                "grant_type": "urn:ietf:params:oauth:grant-type:token-exchange",
+                "requested_token_type": "urn:ietf:params:oauth:token-type:id-jag",
+                "subject_token": id_token, "subject_token_type": "urn:ietf:params:oauth:token-type:id_token",
+                "audience": audience, "resource": resource, "client_id": config.idp_client_id or "",
+            })
+        if response.status_code != 200:
+            raise RuntimeError(f"the identity provider refused the token exchange ({response.status_code})")
+        return str(response.json()["access_token"])
+
+    assert config.client_id is not None and config.issuer is not None
+    return _restoring(IdentityAssertionOAuthProvider)(
+        server_url=url, storage=_Storage(file, None), client_id=config.client_id, client_secret=secret,
+        issuer=expand_vars(config.issuer, environ), assertion_provider=fetch_id_jag, scope=config.scope,
+        token_endpoint_auth_method=config.token_endpoint_auth_method)
 
 
 _DONE_PAGE = (b"<!doctype html><title>pegboard</title><p>Signed in. You can close this window and return to "

@@ -70,7 +70,7 @@ class OAuthConfig(BaseModel):
 
     model_config = ConfigDict(extra="forbid")
 
-    grant: Literal["authorization_code", "client_credentials"] = "authorization_code"
+    grant: Literal["authorization_code", "client_credentials", "identity_assertion"] = "authorization_code"
     client_id: str | None = None
     client_secret: str | None = None
     # client_credentials with private_key_jwt: a PEM file, and its algorithm.
@@ -81,6 +81,15 @@ class OAuthConfig(BaseModel):
     # authorization server supports them, in place of registration.
     client_metadata_url: str | None = None
     scope: str | None = None
+    # identity_assertion (enterprise-managed authorization, SEP-990): the
+    # person's ID token from the enterprise IdP is exchanged there for an
+    # ID-JAG (RFC 8693), which the MCP server's authorization server
+    # (``issuer``, configured, never learned from the server) takes as a
+    # jwt-bearer grant (RFC 7523).
+    issuer: str | None = None
+    idp_token_endpoint: str | None = None
+    idp_client_id: str | None = None
+    id_token: str | None = None
     # The loopback port of the redirect; by default one is picked once per server and kept.
     redirect_port: int | None = Field(default=None, ge=1024, le=65535)
 
@@ -91,6 +100,11 @@ class OAuthConfig(BaseModel):
                 raise ValueError("client_credentials needs client_id")
             if (self.client_secret is None) == (self.private_key_file is None):
                 raise ValueError("client_credentials needs client_secret or private_key_file (one of them)")
+        elif self.grant == "identity_assertion":
+            missing = [k for k in ("client_id", "client_secret", "issuer", "idp_token_endpoint", "idp_client_id",
+                                   "id_token") if not getattr(self, k)]
+            if missing:
+                raise ValueError(f"identity_assertion needs {', '.join(missing)}")
         elif self.private_key_file is not None:
             raise ValueError("private_key_file is for grant = \"client_credentials\"")
         return self

@@ -59,7 +59,19 @@ def write_config(home: Path, url: str, scenario: str) -> dict[str, str]:
     oauth: dict[str, Any] = {}
     if scenario.startswith("auth/"):
         oauth["client_metadata_url"] = CIMD_URL
-    if scenario.startswith("auth/client-credentials"):
+    if scenario == "auth/cross-app-access-complete-flow":
+        # The authorization server's issuer is configuration (SEP-990's trust
+        # model); the suite does not pass it, so read it as an operator would.
+        base = url.split("/mcp")[0]
+        with urllib.request.urlopen(f"{base}/.well-known/oauth-protected-resource/mcp", timeout=10) as response:
+            issuer = json.loads(response.read())["authorization_servers"][0]
+        env["CONFORMANCE_CLIENT_SECRET"] = context["client_secret"]
+        env["CONFORMANCE_ID_TOKEN"] = context["idp_id_token"]
+        oauth = {"grant": "identity_assertion", "client_id": context["client_id"],
+                 "client_secret": "${CONFORMANCE_CLIENT_SECRET}", "issuer": issuer,
+                 "idp_token_endpoint": context["idp_token_endpoint"], "idp_client_id": context["idp_client_id"],
+                 "id_token": "${CONFORMANCE_ID_TOKEN}"}
+    elif scenario.startswith("auth/client-credentials"):
         oauth = {"grant": "client_credentials", "client_id": context["client_id"]}
         if "private_key_pem" in context:
             key = home / "client-key.pem"

@@ -49,7 +49,6 @@ EXPECTED_FAILURES = {
     "auth/2025-03-26-oauth-metadata-backcompat":
         "the suite's 0.1.16 mock serves issuer <origin>/oauth, which RFC 8414 3.3 and the SDK reject "
         "(the suite fixed its mock later, conformance PR 359)",
-    "auth/cross-app-access-complete-flow": "SEP-990 enterprise-managed authorization (an extension): not built",
 }
 
 

@@ -64,7 +64,8 @@ async def as_metadata(request: Request) -> Response:
     meta: dict[str, Any] = {
         "issuer": ISSUER, "authorization_endpoint": f"{ISSUER}/authorize", "token_endpoint": f"{ISSUER}/token",
         "response_types_supported": ["code"], "code_challenge_methods_supported": ["S256"],
-        "grant_types_supported": ["authorization_code", "refresh_token", "client_credentials"],
+        "grant_types_supported": ["authorization_code", "refresh_token", "client_credentials",
+                                  "urn:ietf:params:oauth:grant-type:jwt-bearer"],
         "token_endpoint_auth_methods_supported": ["none", "client_secret_basic", "client_secret_post",
                                                   "private_key_jwt"],
     }
@@ -149,7 +150,27 @@ async def token(request: Request) -> Response:
         return JSONResponse(_issue(client, old["scope"]))
     if grant == "client_credentials":
         return JSONResponse(_issue(client, form.get("scope") or "read write"))
+    if grant == "urn:ietf:params:oauth:grant-type:jwt-bearer":
+        if form.get("assertion") not in JAGS:
+            return JSONResponse({"error": "invalid_grant"}, status_code=400)
+        return JSONResponse(_issue(client, "read"))
     return JSONResponse({"error": "unsupported_grant_type"}, status_code=400)
+
+
+JAGS: set[str] = set()
+
+
+async def idp_token(request: Request) -> Response:
+    """The enterprise IdP: an ID token (``id-token-ok``) for an ID-JAG meant for our authorization server."""
+    form = {k: str(v) for k, v in (await request.form()).items()}
+    LOG.append({"event": "idp", "audience": form.get("audience"), "resource": form.get("resource"),
+                "grant_type": form.get("grant_type")})
+    if form.get("subject_token") != "id-token-ok" or form.get("audience") != ISSUER:
+        return JSONResponse({"error": "invalid_grant"}, status_code=400)
+    jag = "jag-" + secrets.token_urlsafe(8)
+    JAGS.add(jag)
+    return JSONResponse({"access_token": jag, "issued_token_type": "urn:ietf:params:oauth:token-type:id-jag",
+                         "token_type": "N_A"})
 
 
 async def log(request: Request) -> Response:
@@ -205,6 +226,7 @@ def main() -> None:
         Route("/as/register", register, methods=["POST"]),
         Route("/as/authorize", authorize),
         Route("/as/token", token, methods=["POST"]),
+        Route("/idp/token", idp_token, methods=["POST"]),
         Route("/log", log),
     ]
     oauth = Starlette(routes=routes)
