@@ -91,6 +91,7 @@ class Session:
         self.label: str | None = None
         self.hidden_tools: frozenset[str] = frozenset()
         self.only_tools: frozenset[str] | None = None
+        self._hides: dict[tuple[str, str, frozenset[str], frozenset[str] | None], bool] = {}
 
     # --- state -------------------------------------------------------------
 
@@ -371,6 +372,15 @@ class Session:
         says (a child session's narrowing)."""
         if self.parent is None and not self.hidden_tools and self.only_tools is None:
             return False
+        # Asked twice per call (the catalogue lookup, the decision); the
+        # answer depends only on the tool and on these two sets.
+        key = (tool.name, tool.plugin, self.hidden_tools, self.only_tools)
+        found = self._hides.get(key)
+        if found is None:
+            found = self._hides[key] = self._narrowed_away(tool)
+        return found
+
+    def _narrowed_away(self, tool: Tool) -> bool:
         if self.parent is not None and not tool.subagents:
             return True
         if self.only_tools is not None and tool.plugin != "core" and tool.name not in self.only_tools:

@@ -184,14 +184,31 @@ def _scan(source: Source) -> Iterator[AgentDefinition | Broken]:
         return
     for path in files:
         try:
-            if path.stat().st_size > MAX_FILE_BYTES:
+            info = path.stat()
+            key = (str(path), source.kind, info.st_mtime_ns, info.st_size, info.st_ino)
+            cached = _parsed.get(key)
+            if cached is not None:
+                yield cached
+                continue
+            if info.st_size > MAX_FILE_BYTES:
                 raise DefinitionError(f"larger than {MAX_FILE_BYTES // 1024} KiB")
             text = path.read_text(encoding="utf-8")
-            yield parse_definition(text, source.kind, path)
+            found: AgentDefinition | Broken = parse_definition(text, source.kind, path)
         except DefinitionError as exc:
-            yield Broken(path, source.kind, str(exc))
+            found = Broken(path, source.kind, str(exc))
         except (OSError, UnicodeDecodeError) as exc:
             yield Broken(path, source.kind, f"cannot read: {exc}")
+            continue
+        if len(_parsed) > MAX_CACHED:
+            _parsed.clear()
+        _parsed[key] = found
+        yield found
+
+
+# Parsed files by (path, source, mtime, size, inode): Agent reads its types on
+# every call, and parsing YAML costs more than a spawn's other work together.
+_parsed: dict[tuple[str, str, int, int, int], AgentDefinition | Broken] = {}
+MAX_CACHED = 1000
 
 
 def parse_definition(text: str, source: str, path: Path | None = None) -> AgentDefinition:

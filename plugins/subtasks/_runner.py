@@ -18,8 +18,10 @@ from __future__ import annotations
 
 import asyncio
 import email.utils
+import functools
 import os
 import random
+import ssl
 import time
 from typing import TYPE_CHECKING, Any
 
@@ -51,6 +53,15 @@ def resolve_model(hint: str | None, config: SubtasksConfig) -> str:
     return config.model
 
 
+@functools.cache
+def _tls() -> ssl.SSLContext:
+    """One TLS context per process: loading the CA bundle costs about 60 ms,
+    more than many a model turn, and every run would pay it again."""
+    import httpx
+
+    return httpx.create_ssl_context()
+
+
 def _api(config: SubtasksConfig) -> API:
     return ANTHROPIC if config.runner == "anthropic" else OPENAI
 
@@ -69,7 +80,7 @@ async def run_reference(run: SubagentRun, config: SubtasksConfig) -> str:
     mark_driven(session)
     run.messages.append(user_message(run.prompt))
     await run.save()
-    async with httpx.AsyncClient(timeout=config.request_timeout_s) as client:
+    async with httpx.AsyncClient(timeout=config.request_timeout_s, verify=_tls()) as client:
         while True:
             if run.turns >= run.max_turns:
                 run.exhausted = True
