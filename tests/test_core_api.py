@@ -175,9 +175,10 @@ def hook_names() -> list[str]:
     """The core's hooks and those the built-in plugins declare."""
     from pegboard.plugins.fs import _hookspecs as fs_hooks
     from pegboard.plugins.skills import _hookspecs as skills_hooks
+    from pegboard.plugins.subtasks import _hookspecs as subtasks_hooks
     from pegboard.plugins.web import _hookspecs as web_hooks
 
-    return [name for module in (_hookspecs, fs_hooks, skills_hooks, web_hooks)
+    return [name for module in (_hookspecs, fs_hooks, skills_hooks, subtasks_hooks, web_hooks)
             for name in dir(module) if name.startswith("pegboard_")]
 
 

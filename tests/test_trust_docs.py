@@ -17,10 +17,12 @@ def _models() -> dict[tuple[str, ...], type]:
     from pegboard.plugins.mcp._config import McpConfig
     from pegboard.plugins.shell import ShellConfig
     from pegboard.plugins.skills import SkillsConfig
+    from pegboard.plugins.subtasks import SubtasksConfig
     from pegboard.plugins.web import WebConfig
 
     return {(): CoreConfig, ("plugins", "fs"): FsConfig, ("plugins", "shell"): ShellConfig,
-            ("plugins", "web"): WebConfig, ("plugins", "skills"): SkillsConfig, ("plugins", "mcp"): McpConfig}
+            ("plugins", "web"): WebConfig, ("plugins", "skills"): SkillsConfig, ("plugins", "mcp"): McpConfig,
+            ("plugins", "subtasks"): SubtasksConfig}
 
 
 def marked() -> set[str]:
