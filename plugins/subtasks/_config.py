@@ -9,7 +9,7 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from pegboard import UserScope
 
-__all__ = ["ABSOLUTE_MAX_DEPTH", "RUNNER_DEFAULTS", "SubtasksConfig"]
+__all__ = ["ABSOLUTE_MAX_DEPTH", "RUNNER_DEFAULTS", "SubtasksConfig", "check_names"]
 
 # However the config is set, nesting stops here: a runaway orchestration must
 # not be able to fork itself without bound.
@@ -20,6 +20,14 @@ RUNNER_DEFAULTS = {
     "anthropic": ("https://api.anthropic.com", "ANTHROPIC_API_KEY"),
     "openai": ("https://api.openai.com/v1", "OPENAI_API_KEY"),
 }
+
+
+def check_names(names: list[str]) -> list[str]:
+    """Tool and server names in a deny list: a rule's name, no specifier."""
+    for name in names:
+        if not name or any(c in name for c in "() \t\n"):
+            raise ValueError(f"{name!r} is not a tool or server name")
+    return names
 
 
 class SubtasksConfig(BaseModel):
@@ -64,10 +72,7 @@ class SubtasksConfig(BaseModel):
     @field_validator("deny_tools", "deny_servers")
     @classmethod
     def _names(cls, value: list[str]) -> list[str]:
-        for name in value:
-            if not name or any(c in name for c in "() \t\n"):
-                raise ValueError(f"{name!r} is not a tool or server name")
-        return value
+        return check_names(value)
 
     @field_validator("api_key_env")
     @classmethod

@@ -312,7 +312,9 @@ def _names(front: dict[str, Any], key: str) -> tuple[str, ...] | None:
 
 
 def _split(text: str) -> list[str]:
-    out, current, depth = [], [], 0
+    out: list[str] = []
+    current: list[str] = []
+    depth = 0
     for ch in text:
         depth += ch == "("
         depth -= ch == ")" and depth > 0

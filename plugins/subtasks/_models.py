@@ -6,7 +6,7 @@ from typing import Literal
 
 from pydantic import BaseModel, Field, field_validator
 
-from ._config import ABSOLUTE_MAX_DEPTH
+from ._config import ABSOLUTE_MAX_DEPTH, check_names
 
 __all__ = ["AgentInput", "DeleteAgentInput", "ListAgentsInput", "SendMessageInput"]
 
@@ -47,10 +47,7 @@ class AgentInput(BaseModel):
     @field_validator("deny_tools", "deny_servers")
     @classmethod
     def _names(cls, value: list[str]) -> list[str]:
-        for name in value:
-            if not name or any(c in name for c in "() \t\n"):
-                raise ValueError(f"{name!r} is not a tool or server name")
-        return value
+        return check_names(value)
 
 
 class SendMessageInput(BaseModel):

@@ -97,7 +97,6 @@ class _Anthropic(API):
             role = message.get("role")
             if role == "user":
                 blocks: list[dict[str, Any]] = [{"type": "text", "text": str(message.get("content") or " ")}]
-                role = "user"
             elif role == "assistant":
                 blocks = [{"type": "text", "text": message["content"]}] if message.get("content") else []
                 for call in message.get("tool_calls") or ():
