@@ -21,14 +21,15 @@ if _typing.TYPE_CHECKING:
     from ._plugins import PluginContext
     from ._policy import Policy, clamp_policy, policy_for
     from ._scope import UserScope
-    from ._session import CallInfo, Grant, PreCall, Session
+    from ._calls import CallInfo, PreCall
+    from ._session import Grant, Session
     from ._store import PluginStore, StoreError, StoreSchema
     from ._toolbox import Toolbox
     from ._tools import Content, ImageContent, ResourceContent, TextContent, Tool, ToolContext, ToolResult
 
 _LAZY = {
     "Answer": "_decisions",
-    "CallInfo": "_session",
+    "CallInfo": "_calls",
     "Catalogue": "_catalogue",
     "CatalogueTool": "_catalogue",
     "Check": "_doctor",
@@ -43,7 +44,7 @@ _LAZY = {
     "PluginContext": "_plugins",
     "PluginStore": "_store",
     "Policy": "_policy",
-    "PreCall": "_session",
+    "PreCall": "_calls",
     "ResourceContent": "_tools",
     "Rule": "_decisions",
     "RuleMatcher": "_decisions",

@@ -139,8 +139,8 @@ def tools_list(mode: str | None, as_json: bool) -> None:
         inventory, notes = cached
     policy = policy_for(mode or (inventory[0]["default_mode"] if inventory else "default"))
     rows = []
-    for cached in inventory:
-        row = {k: v for k, v in cached.items() if k != "default_mode"}
+    for entry in inventory:
+        row = {k: v for k, v in entry.items() if k != "default_mode"}
         if row["enabled"] and not policy.offers_tool(row["permission"], row["read_only"]):
             row["enabled"] = False
             row["status"] = f"not offered in {policy.name} (needs {row['permission']})"
@@ -624,8 +624,8 @@ def doctor(as_json: bool) -> None:
     for check in store_checks(toolbox):
         line(check.status, check.name, check.detail)
     # Last, so that what plugins left out while loading is listed too.
-    for status, name, detail in trust_lines(toolbox.settings):
-        line(status, name, detail)
+    for level, name, detail in trust_lines(toolbox.settings):
+        line(level, name, detail)
     finish()
 
 

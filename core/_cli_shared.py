@@ -51,7 +51,7 @@ class CLIState:
                                                     host=host, listing=listing)
             except ConfigError as exc:
                 fail_config(exc)
-        return self._toolboxes[key]  # type: ignore[no-any-return]
+        return self._toolboxes[key]
 
 
 def current_state() -> CLIState:

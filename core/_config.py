@@ -16,11 +16,19 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Annotated, Any
 
-import platformdirs
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
-from ._scope import (Ignored, IgnoredKind, UserScope, deep_copy, leaf_paths, pop_path, untrusted_part,
-                     user_scope_paths)
+from ._dirs import config_dir, data_dir, policy_path
+from ._scope import (
+    Ignored,
+    IgnoredKind,
+    UserScope,
+    deep_copy,
+    leaf_paths,
+    pop_path,
+    untrusted_part,
+    user_scope_paths,
+)
 from ._tools import Level
 from ._trust import TrustStore, project_grants_file
 
@@ -54,20 +62,6 @@ DEFAULT_PROTECTED = (
     ".gitconfig",
     ".ssh/**",
 )
-
-
-def config_dir() -> Path:
-    """pegboard's user config folder (``config.toml``, ``granted.toml``, ``descriptions/``)."""
-    return Path(platformdirs.user_config_dir("pegboard"))
-
-
-def data_dir() -> Path:
-    """pegboard's user data folder (sessions' files, plugins' stores)."""
-    return Path(platformdirs.user_data_dir("pegboard"))
-
-
-def policy_path() -> Path:
-    return Path(os.environ.get("PEGBOARD_POLICY", "/etc/pegboard/policy.toml"))
 
 
 class ConfigError(Exception):

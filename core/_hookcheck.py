@@ -41,7 +41,7 @@ def _candidates(pm: pluggy.PluginManager, plugin: object) -> list[tuple[str, str
         if not callable(function):
             continue
         opts = pm.parse_hookimpl_opts(plugin, attr)
-        hook = (opts or {}).get("specname") or attr
+        hook = (opts.get("specname") if opts else None) or attr
         found.append((attr, hook, function, opts is not None))
     return found
 

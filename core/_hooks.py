@@ -146,7 +146,7 @@ class Hooks:
 def _bind(impl: Any, argument: str, fixed: Mapping[str, Any]) -> Callable[[Any], Any]:
     function, names = impl.function, tuple(impl.argnames)
     if names == (argument,):
-        return function  # type: ignore[no-any-return]
+        return function
     if argument not in names:
         values = tuple(fixed[name] for name in names)
         return lambda _: function(*values)

@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING
 if TYPE_CHECKING:
     from ._decisions import PermissionRequest, Rule
 
-__all__ = ["InputFieldMatcher"]
+__all__ = ["InputFieldMatcher", "NameMatcher", "is_server_name"]
 
 
 class InputFieldMatcher:
@@ -37,3 +37,34 @@ class InputFieldMatcher:
 
     def describe(self) -> str:
         return f"calls whose {self.field} matches {self.pattern!r}"
+
+
+class NameMatcher:
+    """A rule without a specifier: every call of the tool it names, of every
+    tool of an MCP server (``mcp__server``), or of a tool that declares the
+    name in ``metadata["rule_names"]`` (the engine decides which declared
+    names count; it consults a rule only for a call it covers)."""
+
+    __slots__ = ("name",)
+
+    def __init__(self, name: str):
+        self.name = name
+
+    def matches(self, request: PermissionRequest) -> bool:
+        if self.covers(request.tool.name):
+            return True
+        declared = request.tool.metadata.get("rule_names", ())
+        return isinstance(declared, (list, tuple)) and self.name in declared
+
+    def covers(self, name: str) -> bool:
+        return name == self.name or (is_server_name(self.name) and name.startswith(self.name + "__"))
+
+    def describe(self) -> str:
+        if is_server_name(self.name):
+            return f"every call of every tool of MCP server {self.name[5:]!r}"
+        return f"every call of {self.name}, whatever its input"
+
+
+def is_server_name(name: str) -> bool:
+    """``mcp__server``: a rule for every tool of an MCP server (its tools are ``mcp__server__<tool>``)."""
+    return name.startswith("mcp__") and len(name) > 5 and "__" not in name[5:]

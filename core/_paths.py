@@ -65,7 +65,7 @@ def _libc(path: str) -> str | None:
         found = _libc_realpath(path.encode(_ENCODING, _ERRORS), buf)  # type: ignore[misc]
     except (ValueError, OSError, UnicodeError):
         return None
-    return None if found is None else found.decode(_ENCODING, _ERRORS)  # type: ignore[no-any-return]
+    return None if found is None else found.decode(_ENCODING, _ERRORS)
 
 
 def _reference(path: str) -> tuple[str, bool]:

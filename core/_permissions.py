@@ -37,6 +37,7 @@ from ._config import ConfigError, Settings, config_dir, policy_path
 from ._decisions import Answer, CompiledRule, Decision, PermissionRequest, Rule, Vote
 from ._grants import append_grant
 from ._hooks import call as call_hook
+from ._matchers import NameMatcher, is_server_name
 from ._plugins import _short_error
 from ._policy import Policy, clamp_policy, policy_for
 from ._protected import path_matcher, protected_patterns
@@ -49,32 +50,6 @@ if TYPE_CHECKING:
 __all__ = ["CompiledRule", "PermissionEngine", "SCOPES"]
 
 SCOPES = ("session", "project", "user")
-
-
-class _NameMatcher:
-    """A rule without a specifier: every call of the tool it names, of every
-    tool of an MCP server (``mcp__server``), or of a tool that declares the
-    name in ``metadata["rule_names"]`` (the engine decides which declared
-    names count; it consults a rule only for a call it covers)."""
-
-    __slots__ = ("name",)
-
-    def __init__(self, name: str):
-        self.name = name
-
-    def matches(self, request: PermissionRequest) -> bool:
-        if self.covers(request.tool.name):
-            return True
-        declared = request.tool.metadata.get("rule_names", ())
-        return isinstance(declared, (list, tuple)) and self.name in declared
-
-    def covers(self, name: str) -> bool:
-        return name == self.name or (_is_server_name(self.name) and name.startswith(self.name + "__"))
-
-    def describe(self) -> str:
-        if _is_server_name(self.name):
-            return f"every call of every tool of MCP server {self.name[5:]!r}"
-        return f"every call of {self.name}, whatever its input"
 
 
 class _Group:
@@ -220,7 +195,7 @@ class PermissionEngine:
                                  "which has no matches(request)")
             return CompiledRule(rule, matcher, layer)
         if rule.specifier is None:
-            return CompiledRule(rule, _NameMatcher(rule.tool), layer)
+            return CompiledRule(rule, NameMatcher(rule.tool), layer)
         if owner is not None:
             raise ValueError(f"plugin {owner!r} defines no specifiers for {rule.tool}; write {rule.tool!r} "
                              "for every call of it")
@@ -621,7 +596,7 @@ class _KnownNames:
         self.folded = {n.casefold(): n for n in self.names}
 
     def knows(self, name: str) -> bool:
-        return name in self.names or (_is_server_name(name) and name[5:] in self.servers)
+        return name in self.names or (is_server_name(name) and name[5:] in self.servers)
 
     def judge(self, rule: Rule, unknown: list[tuple[Rule, str | None]]) -> None:
         """A name that differs from a known tool's only in case is a mistake
@@ -637,11 +612,6 @@ class _KnownNames:
 
         close = difflib.get_close_matches(rule.tool, sorted(self.names), n=1, cutoff=0.6)
         unknown.append((rule, close[0] if close else None))
-
-
-def _is_server_name(name: str) -> bool:
-    """``mcp__server``: a rule for every tool of an MCP server (its tools are ``mcp__server__<tool>``)."""
-    return name.startswith("mcp__") and len(name) > 5 and "__" not in name[5:]
 
 
 def _suggestions(votes: list[tuple[str, Vote]]) -> tuple[str, ...]:

@@ -22,7 +22,6 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-
 from ._arguments import (
     parse_arguments,
     RESERVED_PARAMETERS,
@@ -37,9 +36,12 @@ from ._arguments import (
 )
 from ._decisions import Answer, PermissionRequest
 from ._atomic import atomic_write
+from ._calls import RESULTS_FOLDER, CallInfo, PreCall
+from ._decisions import PermissionRequest
 from ._hooks import call as call_hook
 from ._paths import resolve_path
 from ._plugins import _short_error
+from ._scope import ignored_note
 from ._tools import TextContent, Tool, ToolContext, ToolResult
 
 if TYPE_CHECKING:
@@ -552,9 +554,3 @@ async def _side_by_side(loop: asyncio.AbstractEventLoop, one: Any, indices: Sequ
         for helper in helpers:
             helper.cancel()
         raise
-
-
-# At the end: _session imports this module's callers lazily, and importing it
-# here once (not inside each call) keeps an import statement off the hot path.
-from ._scope import ignored_note  # noqa: E402
-from ._session import RESULTS_FOLDER, CallInfo, PreCall  # noqa: E402

@@ -53,7 +53,7 @@ class PluginContext:
         for async code. Opened on first use (docs/store.md)."""
         if self.stores is None:
             raise RuntimeError(f"plugin {self.name!r}: this context has no store")
-        return self.stores(self.name)  # type: ignore[no-any-return]
+        return self.stores(self.name)
     listing_only: bool = False
     """True when the toolbox only lists tools (``pegboard tools list``): start
     nothing and fetch nothing over the network; say what is missing with ``note``."""
@@ -311,7 +311,7 @@ class Plugins:
         if self.pm.parse_hookimpl_opts(obj, "pegboard_add_hooks") is None:
             return
 
-        def add(namespace: object) -> None:
+        def add(namespace: Any) -> None:
             names = [n for n in dir(namespace) if self.pm.parse_hookspec_opts(namespace, n) is not None]
             if not names:
                 raise ValueError(f"{namespace!r} holds no @pegboard.hookspec function")
@@ -430,7 +430,7 @@ class Plugins:
                     f"{keys}: unknown key (this plugin takes no options)")
             return None
         try:
-            return model.model_validate(table)  # type: ignore[no-any-return]
+            return model.model_validate(table)
         except ValidationError as exc:
             raise _PluginConfigError(
                 "; ".join(describe_errors(exc, self.settings.provenance, ("plugins", record.name)))) from None

@@ -11,8 +11,8 @@ from __future__ import annotations
 import os
 from typing import TYPE_CHECKING
 
-from ._decisions import PermissionRequest, Rule
-from ._permissions import CompiledRule, _NameMatcher
+from ._decisions import CompiledRule, PermissionRequest, Rule
+from ._matchers import NameMatcher
 
 if TYPE_CHECKING:
     from ._permissions import PermissionEngine
@@ -35,11 +35,11 @@ def preview(engine: PermissionEngine, rule_text: str, session: Session | None = 
         return f"{rule_text} is not a valid rule: {exc}"
     if compiled is None:
         return f"{rule.text}: no loaded plugin provides {rule.tool}, so it would allow nothing now"
-    tools = [n for n in engine.toolbox.tools if _NameMatcher(rule.tool).covers(n)]
+    tools = [n for n in engine.toolbox.tools if NameMatcher(rule.tool).covers(n)]
     parts = [f"{rule.text} would allow "]
     describe = getattr(compiled.matcher, "describe", None)
     if rule.specifier is None:
-        parts.append(_NameMatcher(rule.tool).describe())
+        parts.append(NameMatcher(rule.tool).describe())
         if len(tools) > 1 or (tools and tools[0] != rule.tool):
             parts.append(f" ({len(tools)} tools: {', '.join(tools[:8])}{', ...' if len(tools) > 8 else ''})")
     else:

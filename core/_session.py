@@ -10,6 +10,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from ._calls import RESULTS_FOLDER, CallInfo, PreCall
 from ._decisions import Answer, Decision, Rule
 from ._plugins import report_failure as _report
 from ._policy import Policy, clamp_policy
@@ -18,33 +19,12 @@ from ._tools import Tool, ToolResult
 
 if TYPE_CHECKING:
     import asyncio
+
     from ._catalogue import Catalogue
     from ._decisions import CompiledRule, DecisionKind
     from ._toolbox import Toolbox
 
 __all__ = ["CallInfo", "Grant", "PreCall", "Session"]
-
-RESULTS_FOLDER = "results"  # in the session's data_dir: tool output too long to return whole
-
-
-@dataclass
-class CallInfo:
-    """One call as the pre- and post-call hooks see it."""
-
-    session: Session
-    tool: Tool
-    input: dict[str, Any]
-    call_id: str
-
-
-@dataclass(frozen=True)
-class PreCall:
-    """A pre-call hook's verdict: rewrite the input, block, or add context."""
-
-    input: dict[str, Any] | None = None
-    block: str | None = None
-    context: str | None = None
-
 
 @dataclass
 class Grant:

@@ -17,7 +17,7 @@ from ._permissions import PermissionEngine
 from ._plugins import PluginContext, PluginRecord, Plugins, _short_error
 from ._policy import Policy
 from ._session import Session
-from ._tools import LEVELS, Level, Tool
+from ._tools import LEVELS, Level, Loading, Tool
 
 __all__ = ["Toolbox", "ToolStatus"]
 
@@ -77,7 +77,7 @@ class Toolbox:
         for name, tool in registered.items():
             record = plugins.records.get(tool.plugin)
             if record is not None and record.defer != "auto":
-                loading = "deferred" if record.defer == "always" else "always"
+                loading: Loading = "deferred" if record.defer == "always" else "always"
                 if tool.loading != loading:
                     registered[name] = replace(tool, loading=loading)
         for tool in core_tools(settings.core.background.enabled, set(registered)):

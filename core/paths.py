@@ -21,7 +21,7 @@ the way (``PathChanged`` when one appeared since the path was resolved).
 """
 
 from ._atomic import MultiplyLinked, NotRegular, PathChanged, atomic_write, open_dir, walk_error
-from ._config import config_dir, data_dir
+from ._dirs import config_dir, data_dir
 from ._paths import gitignore_form, is_within, relative_posix, resolve_path
 
 __all__ = [

@@ -51,8 +51,8 @@ try:  # the regex parser, to tell a pattern anchored at the start of the text
     import re._constants as _sre_constants  # type: ignore[import-not-found]
     import re._parser as _sre_parse  # type: ignore[import-not-found]
 except ImportError:  # pragma: no cover - Python before 3.11
-    import sre_constants as _sre_constants  # type: ignore[no-redef]
-    import sre_parse as _sre_parse  # type: ignore[no-redef]
+    import sre_constants as _sre_constants
+    import sre_parse as _sre_parse
 
 _AT_START = (_sre_constants.AT, _sre_constants.AT_BEGINNING)
 _NAMED_GROUP = re.compile(r"\(\?P<\w+>")
@@ -155,11 +155,11 @@ class _Anchor:
         if regex is not None:
             hit = regex.match(text)
             if hit is not None:
-                best = int(hit.lastgroup[1:])
+                best = int(hit.lastgroup[1:])  # type: ignore[index]  # every branch is a named group
         if self.anchored is not None:
             hit = self.anchored.match(text)
             if hit is not None:
-                index = int(hit.lastgroup[1:])
+                index = int(hit.lastgroup[1:])  # type: ignore[index]  # every branch is a named group
                 if best is None or index < best:
                     best = index
         for index, regex in self.loose:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import shutil
+from typing import Literal
 
 from pegboard import Check
 
@@ -27,7 +28,7 @@ def checks(config: ShellConfig) -> list[Check]:
                          f"{wanted}: commands run unconfined, none counts as sandboxed, "
                          "and Bash needs the unrestricted level"))
     else:
-        status = "ok" if backend == "bubblewrap" else "warn"
+        status: Literal["ok", "warn"] = "ok" if backend == "bubblewrap" else "warn"
         out.append(Check("sandbox", status, describe(backend)))
     if backend != "none":
         from ._landlock import unix_socket_filter

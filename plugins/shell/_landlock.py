@@ -26,6 +26,7 @@ from __future__ import annotations
 import ctypes
 import os
 import sys
+from typing import NoReturn
 
 _CREATE, _ADD_RULE, _RESTRICT = 444, 445, 446
 _PATH_BENEATH = 1
@@ -155,7 +156,7 @@ def _install_filter(libc: ctypes.CDLL, program: bytes) -> None:
         _fail(f"seccomp: {os.strerror(ctypes.get_errno())}")
 
 
-def _fail(msg: str) -> None:
+def _fail(msg: str) -> NoReturn:
     sys.stderr.write(f"pegboard landlock: {msg}\n")
     sys.exit(126)
 

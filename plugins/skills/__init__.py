@@ -42,7 +42,7 @@ class SkillsConfig(BaseModel):
         4000, ge=0, le=100_000, description="Characters of the skill listing in the Skill tool's description.")
     preapprove: Annotated[list[Literal["user", "project", "plugin"]],
                           UserScope("it turns skills' allowed-tools into grants")] = Field(
-        default_factory=lambda: ["user", "project", "plugin"],
+        default_factory=lambda: ["user", "project", "plugin"],  # type: ignore[arg-type]  # the Literal items
         description="Sources whose skills' allowed-tools become session grants while active.")
     script_timeout_s: float = Field(120.0, gt=0, le=3600, description="run_skill_script's time limit.")
 

@@ -25,6 +25,7 @@ from ._skill import (
     WRITE_NAME_RE,
     Skill,
     SkillError,
+    SourceKind,
     parse_allowed_tools,
     parse_skill_text,
     render_skill_md,
@@ -130,7 +131,7 @@ def _base_line(skill: Skill) -> str:
     return f"Base directory for this skill: {skill.base_dir}"
 
 
-def _preapprove(ctx: ToolContext) -> tuple[str, ...]:
+def _preapprove(ctx: ToolContext) -> tuple[SourceKind, ...]:
     return tuple(getattr(ctx.config, "preapprove", ("user", "project", "plugin")))
 
 
