@@ -123,7 +123,7 @@ class Catalogue:
         models that support tool search); no ``deferred_text()`` is needed."""
         out: list[dict[str, Any]] = []
         for name, description, schema, defer in self._entries(defer_loading):
-            entry = {"name": name, "description": description, "input_schema": schema}
+            entry: dict[str, Any] = {"name": name, "description": description, "input_schema": schema}
             if defer:
                 entry["defer_loading"] = True
             out.append(entry)

@@ -69,9 +69,9 @@ def terminal_host() -> object | None:
     terminal: then nobody is asked, and an ask is a deny that says why."""
     if not sys.stdin.isatty():
         return None
-    from ._cli import _TerminalHost
+    from ._cli_host import TerminalHost
 
-    return _TerminalHost()
+    return TerminalHost()
 
 
 def fail_config(exc: ConfigError) -> NoReturn:

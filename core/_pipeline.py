@@ -37,7 +37,6 @@ from ._arguments import (
 from ._decisions import Answer, PermissionRequest
 from ._atomic import atomic_write
 from ._calls import RESULTS_FOLDER, CallInfo, PreCall
-from ._decisions import PermissionRequest
 from ._hooks import call as call_hook
 from ._paths import resolve_path
 from ._plugins import _short_error

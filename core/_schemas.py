@@ -93,7 +93,7 @@ def strict_schema(schema: dict[str, Any]) -> dict[str, Any] | None:
         return None
     root["type"] = "object"
     try:
-        return _strict(root, depth=0)  # type: ignore[no-any-return]
+        return _strict(root, depth=0)
     except (_NotStrict, RecursionError):
         return None
 

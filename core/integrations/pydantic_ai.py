@@ -60,7 +60,7 @@ class PegboardToolset(AbstractToolset[Any]):
                                         parameters_json_schema=tool.schema, sequential=not tool.read_only,
                                         defer_loading=tool.deferred)
             tools[tool.name] = ToolsetTool(toolset=self, tool_def=definition, max_retries=self.max_retries,
-                                           args_validator=_ANY_ARGS)
+                                           args_validator=_ANY_ARGS)  # type: ignore[arg-type]  # pydantic-core's own validator class
         return tools
 
     async def call_tool(self, name: str, tool_args: dict[str, Any], ctx: RunContext[Any],
