@@ -562,9 +562,9 @@ def doctor(as_json: bool) -> None:
         for warning in record.warnings:
             line("warn", f"plugin {record.name}", warning)
         for name in record.tools:
-            status = toolbox.statuses.get(name)
-            if status is not None and status.enabled:
-                toolbox.tool_problem(status.tool, handler=True)
+            tool_status = toolbox.statuses.get(name)
+            if tool_status is not None and tool_status.enabled:
+                toolbox.tool_problem(tool_status.tool, handler=True)
         for name, why in record.broken.items():
             line("fail", f"{record.name}: tool {name}", f"broken: {why}")
         try:

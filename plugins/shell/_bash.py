@@ -171,8 +171,10 @@ def _start_background(args: BashInput, ctx: ToolContext, cwd: Path, env: dict[st
 
 
 async def monitor(args: MonitorInput, ctx: ToolContext) -> ToolResult:
-    assert args.command is not None  # the input model refuses a call without one
-    cwd, env, wrapper, _verdict, _note = await _prepare(ctx, args.command, False)
+    # the input model refuses a call without a command and fills in the label
+    command, label = args.command, args.description
+    assert command is not None and label is not None
+    cwd, env, wrapper, _verdict, _note = await _prepare(ctx, command, False)
     holder: dict[str, Any] = {}
     started: asyncio.Future[int] = asyncio.get_running_loop().create_future()
 
@@ -180,7 +182,7 @@ async def monitor(args: MonitorInput, ctx: ToolContext) -> ToolResult:
         fd, cwd_name = tempfile.mkstemp(prefix="pb-cwd-", dir=ctx.session.data_dir)
         lines = 0
         timed_out = False
-        argv, extra_fds = wrapper(bash_argv(args.command, fd))
+        argv, extra_fds = wrapper(bash_argv(command, fd))
         try:
             proc, stream, transport = await spawn(argv, cwd=cwd, env=env, pass_fds=(fd, *extra_fds),
                                                   merge_stderr=False)
@@ -227,7 +229,7 @@ async def monitor(args: MonitorInput, ctx: ToolContext) -> ToolResult:
         if started.done():
             kill_group(started.result())
 
-    task_id = ctx.session.tasks.start(watch(), kind="monitor", description=args.description, on_stop=stop)
+    task_id = ctx.session.tasks.start(watch(), kind="monitor", description=label, on_stop=stop)
     holder["id"] = task_id
     return ToolResult.text(
         f"Watching as {task_id}: every line the script prints arrives as an event labelled "
@@ -241,13 +243,15 @@ async def monitor(args: MonitorInput, ctx: ToolContext) -> ToolResult:
 
 async def task_stop(args: TaskStopInput, ctx: ToolContext) -> ToolResult:
     tasks = ctx.session.tasks
-    record = tasks.get(args.task_id)
+    task_id = args.task_id
+    assert task_id is not None  # the input model takes it from shell_id when only that is given
+    record = tasks.get(task_id)
     if record is None or record.status != "running":
         running = [t.id for t in tasks.list() if t.status == "running"]
         state = "no such task" if record is None else f"it is already {record.status}"
         listing = ", ".join(running) if running else "none"
-        return ToolResult.error(f"Cannot stop {args.task_id}: {state}. Running tasks: {listing}.")
-    stopped = await tasks.stop(args.task_id)
+        return ToolResult.error(f"Cannot stop {task_id}: {state}. Running tasks: {listing}.")
+    stopped = await tasks.stop(task_id)
     if not stopped:
-        return ToolResult.error(f"{args.task_id} ended before it could be stopped.")
-    return ToolResult.text(f"Stopped {args.task_id} ({record.kind}: {record.description}).")
+        return ToolResult.error(f"{task_id} ended before it could be stopped.")
+    return ToolResult.text(f"Stopped {task_id} ({record.kind}: {record.description}).")
