@@ -223,3 +223,29 @@ def pegboard_agent_dirs():
     assert found.agents["linter"].source == "plugin:shipper"
     assert [b.reason for b in found.broken] == ["pegboard_agent_dirs failed: RuntimeError: oops"]
     factory.cleanup()
+
+
+async def test_a_definitions_skills_are_started_in_its_session_first(tmp_path: Path) -> None:
+    root = project(tmp_path)
+    skill = config_dir() / "skills" / "house-style"
+    skill.mkdir(parents=True)
+    (skill / "SKILL.md").write_text("---\nname: house-style\ndescription: How we write.\n---\nWrite tersely.\n")
+    write_agent(config_dir() / "agents", "writer", "---\nname: writer\ndescription: Writes.\n"
+                                                   "skills: [house-style, missing-one]\n---\nYou write.\n")
+    seen: list[str] = []
+
+    async def remember(run: Any) -> str:
+        seen.append(run.prompt)
+        return "ok"
+
+    host = ScriptedHost({"go": remember})
+    session = load_with_skills(root, host).session("default")
+    await session.call("Agent", {"description": "w", "prompt": "go: write it", "subagent_type": "writer",
+                                 "run_in_background": False})
+    prompt = seen[0]
+    assert "Write tersely." in prompt and prompt.endswith("go: write it")
+    assert "The skill 'missing-one' could not be started for you" in prompt
+
+
+def load_with_skills(root: Path, host: object) -> Any:
+    return load(root, host, plugins=("fs", "skills", "subtasks"))
