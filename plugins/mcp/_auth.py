@@ -17,7 +17,7 @@ import socket
 import time
 from collections.abc import Awaitable, Callable
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 from urllib.parse import parse_qs, urlsplit
 
 import httpx2
@@ -102,7 +102,10 @@ class _Storage(TokenStorage):
             self.file.update(client=client_info.model_dump(mode="json", exclude_none=True))
 
 
-def _restoring(base: type[OAuthClientProvider]) -> type[OAuthClientProvider]:
+_Provider = TypeVar("_Provider")
+
+
+def _restoring(base: type[_Provider]) -> type[_Provider]:
     class Restoring(base):  # type: ignore[misc, valid-type]
         """Starts from what the last sign-in learned: the token's expiry and
         the authorization server's metadata."""
@@ -122,7 +125,7 @@ def _restoring(base: type[OAuthClientProvider]) -> type[OAuthClientProvider]:
                 if prm.authorization_servers:
                     self.context.auth_server_url = str(prm.authorization_servers[0])
 
-    return Restoring
+    return Restoring  # type: ignore[return-value]
 
 
 def _free_port() -> int:

@@ -299,8 +299,9 @@ class ServerConnection:
 
     async def _roots(self, context: Any) -> Any:
         folders = self.client_side.roots() if self.client_side.roots is not None else [self.spec.root]
-        return types.ListRootsResult(roots=[types.Root(uri=Path(f).resolve().as_uri(), name=Path(f).name or str(f))
-                                            for f in folders])
+        return types.ListRootsResult(roots=[
+            types.Root(uri=Path(f).resolve().as_uri(), name=Path(f).name or str(f))  # type: ignore[arg-type]
+            for f in folders])
 
     async def _log(self, params: Any) -> None:
         if self.client_side.emit is None:
@@ -444,7 +445,7 @@ class ServerConnection:
         timeout = timeout if timeout is not None else self.spec.config.tool_timeout_s
         try:
             result = await client.call_tool(name, arguments, read_timeout_seconds=timeout,
-                                            progress_callback=progress)
+                                            progress_callback=progress)  # type: ignore[arg-type]
         except MCPError as exc:
             sign_in = _sign_in_error(exc, self.name)
             if sign_in is not None:

@@ -78,7 +78,8 @@ class SignIn:
             return sorted(conn.tools)
 
         self._task = asyncio.create_task(connect(), name=f"mcp-sign-in-{self.spec.name}")
-        done, _ = await asyncio.wait({self._task, self._url}, timeout=URL_WAIT_S,
+        waiting: set[asyncio.Future[Any]] = {self._task, self._url}
+        done, _ = await asyncio.wait(waiting, timeout=URL_WAIT_S,
                                      return_when=asyncio.FIRST_COMPLETED)
         if self._url in done:
             return self._url.result()
