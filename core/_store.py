@@ -371,6 +371,12 @@ class PluginStore:
         """A database error as one line for an operator, password hidden."""
         return self._store.describe_error(exc)
 
+    def exists(self) -> bool:
+        """False for a SQLite file not created yet, so a health check can say
+        "nothing stored yet" without creating it (a server database is
+        assumed to exist: only connecting can tell)."""
+        return self._store.exists()
+
     @property
     def schema(self) -> StoreSchema | None:
         """What ``pegboard_store_schema`` declared (None: no tables)."""

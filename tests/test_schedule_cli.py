@@ -1,0 +1,113 @@
+"""``pegboard schedule worker|list|delete`` and what ``pegboard doctor`` says
+about the scheduler."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from click.testing import CliRunner
+
+from pegboard import Toolbox
+from pegboard._cli import cli
+from pegboard.plugins.schedule import FakeClock, use_clock
+from pegboard.plugins.schedule._cli import schedule_group
+
+PEGBOARD = str(Path(sys.executable).with_name("pegboard"))
+
+
+@pytest.fixture
+def project(tmp_path: Path, user_config: Any) -> Path:
+    user_config('[plugins.schedule]\ntimezone = "UTC"\n')
+    root = tmp_path / "project"
+    root.mkdir()
+    return root
+
+
+def run(project: Path, *args: str) -> tuple[int, str, str]:
+    if args[0] == "schedule":   # (the top group learns plugin commands once per process: call ours directly)
+        command, args = schedule_group, (args[1], "--cwd", str(project), *args[2:])
+    else:
+        command, args = cli, ("--cwd", str(project), *args)
+    result = CliRunner().invoke(command, list(args), catch_exceptions=False)
+    return result.exit_code, result.stdout, result.stderr
+
+
+def make_jobs(project: Path, now: float) -> tuple[str, str]:
+    async def go() -> tuple[str, str]:
+        toolbox = Toolbox.load(cwd=project, plugins=["schedule"])
+        a = await toolbox.session("default", session_id="conv-a").call(
+            "ScheduleWakeup", {"delaySeconds": 60, "reason": "r", "prompt": "wake up, conv-a", "noop": False})
+        b = await toolbox.session("default", session_id="conv-b").call(
+            "CronCreate", {"cron": "*/30 * * * *", "prompt": "check conv-b's build"})
+        return a.structured_content["id"], b.structured_content["id"]
+
+    with use_clock(FakeClock(now)):
+        return asyncio.run(go())
+
+
+@pytest.fixture
+def in_the_past() -> Iterator[float]:
+    yield time.time() - 3 * 3600
+
+
+def test_doctor_says_nothing_is_stored_without_creating_the_store(project: Path, isolated_env: Path) -> None:
+    code, out, _ = run(project, "doctor")
+    assert "OK    schedule: scheduler: no jobs: the store is not created yet" in out
+    assert not (isolated_env / "data" / "pegboard" / "pegboard.db").exists()
+
+
+def test_list_delete_and_doctor_over_jobs_of_two_sessions(project: Path, in_the_past: float) -> None:
+    wake, job = make_jobs(project, in_the_past)
+    code, out, _ = run(project, "schedule", "list")
+    assert code == 0
+    assert f"{wake}  session conv-a  wake-up (one-shot)" in out and "due" in out
+    assert f"{job}  session conv-b  */30 * * * * (recurring)" in out
+    assert "check conv-b's build" in out
+    assert "workers: no worker is running and 2 jobs are overdue" in out
+    assert "no worker has ever claimed a firing from this store" in out
+    code, out, _ = run(project, "schedule", "list", "--json")
+    listed = json.loads(out)
+    assert {j["id"]: j["session_id"] for j in listed["jobs"]} == {wake: "conv-a", job: "conv-b"}
+    assert listed["status"]["overdue"] == 2 and listed["status"]["workers"] == []
+    code, out, _ = run(project, "doctor")
+    assert "WARN  schedule: worker: no worker is running and 2 jobs are overdue" in out
+    assert "OK    schedule: jobs: 2 jobs in sqlite:///" in out
+    code, out, err = run(project, "schedule", "delete", job, "nosuchjob")
+    assert code == 1
+    assert f"deleted {job} of session conv-b: it will not fire again" in out and "no job nosuchjob" in err
+    assert [j["id"] for j in json.loads(run(project, "schedule", "list", "--json")[1])["jobs"]] == [wake]
+
+
+def test_the_worker_delivers_with_exec_and_doctor_sees_its_claim(project: Path, tmp_path: Path,
+                                                                 in_the_past: float) -> None:
+    wake, job = make_jobs(project, in_the_past)
+    out_file = tmp_path / "delivered.jsonl"
+    command = f"{sys.executable} -c \"import sys; open({str(out_file)!r}, 'a').write(sys.stdin.read())\""
+    done = subprocess.run([PEGBOARD, "--cwd", str(project), "schedule", "worker", "--exec", command, "--once"],
+                          capture_output=True, text=True, timeout=60, env=os.environ)
+    assert done.returncode == 0, done.stderr
+    delivered = [json.loads(line) for line in out_file.read_text().splitlines()]
+    assert sorted(d["job_id"] for d in delivered) == sorted([wake, job])
+    missed = {d["job_id"]: d["missed"] for d in delivered}
+    assert missed[wake] == 0 and missed[job] == 5       # six half hours came due: one firing stands for them
+    assert "schedule worker" in done.stderr and f"delivering to `{command}`" in done.stderr
+    assert sum(line.startswith("delivered ") for line in done.stdout.splitlines()) == 2
+    code, out, _ = run(project, "doctor")
+    assert "OK    schedule: worker: no worker is running; the last claim was" in out
+    assert "nothing is overdue" in out
+    code, out, _ = run(project, "schedule", "list")
+    assert "stopped, seen" in out and "claimed 2, delivered 2, failed 0" in out
+
+
+def test_a_worker_with_nothing_to_deliver_to_refuses_to_start(project: Path) -> None:
+    code, _, err = run(project, "schedule", "worker", "--once")
+    assert code == 2 and "nothing delivers firings here" in err and "--exec CMD" in err
