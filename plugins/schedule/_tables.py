@@ -5,8 +5,8 @@
   holds it, the lease (``lease_owner``, ``lease_until``). A job's row is the
   one truth about what fires next: a worker claims the row, delivers, then
   advances the row (or deletes it after the last firing) in one transaction.
-* ``schedule_firings``: what became of each firing (delivered, failed,
-  cancelled), keyed by the firing's id; kept 30 days.
+* ``schedule_firings``: what became of each firing (delivered or failed),
+  keyed by the firing's id; kept 30 days.
 * ``schedule_workers``: each worker's last sign of life and last claim, for
   ``pegboard doctor`` and ``pegboard schedule list``.
 
@@ -69,7 +69,7 @@ def _define() -> Any:
         Column("session_id", String(64), nullable=False, index=True),
         Column("due_at", Float, nullable=False),
         Column("done_at", Float, nullable=False, index=True),
-        Column("status", String(12), nullable=False),        # delivered, failed, cancelled
+        Column("status", String(12), nullable=False),        # delivered or failed
         Column("worker", String(100), nullable=False),
         Column("attempts", Integer, nullable=False),
         Column("missed", Integer, nullable=False),
