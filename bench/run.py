@@ -32,7 +32,8 @@ sys.path.insert(0, str(HERE))
 from _ratios import ENV, NOISY_SPREAD, Ratio  # noqa: E402
 
 # Cheap and isolated first; the ones that start servers and sandboxes last.
-BENCHES = ["startup", "permissions", "pipeline", "fs", "web", "audit", "subtasks", "shell", "mcp", "mcp_catalogue"]
+BENCHES = ["startup", "permissions", "pipeline", "fs", "web", "audit", "subtasks", "schedule", "shell", "mcp",
+           "mcp_catalogue"]
 TIMEOUT_S = 1200
 
 

@@ -111,3 +111,22 @@ def test_the_worker_delivers_with_exec_and_doctor_sees_its_claim(project: Path, 
 def test_a_worker_with_nothing_to_deliver_to_refuses_to_start(project: Path) -> None:
     code, _, err = run(project, "schedule", "worker", "--once")
     assert code == 2 and "nothing delivers firings here" in err and "--exec CMD" in err
+
+
+def test_the_embedding_example_in_the_docs_runs(monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str],
+                                                tmp_path: Path) -> None:
+    import re
+
+    guide = Path(__file__).parent.parent / "docs" / "plugins" / "schedule.md"
+    block = re.search(r"## In an embedding host\n.*?```python\n(.*?)```", guide.read_text(), re.S)
+    assert block
+    monkeypatch.chdir(tmp_path)
+    clock = FakeClock(time.time())
+    namespace: dict[str, Any] = {}
+    with use_clock(clock):
+        toolbox = Toolbox.load(cwd=tmp_path, plugins=["schedule"])
+        asyncio.run(toolbox.session("default", session_id="doc-1").call(
+            "ScheduleWakeup", {"delaySeconds": 60, "reason": "r", "prompt": "from the docs", "noop": False}))
+        clock.advance(61)
+        exec(compile(block.group(1), "schedule.md", "exec"), namespace)
+    assert "[doc-1] from the docs" in capsys.readouterr().out

@@ -260,3 +260,16 @@ def test_schemas_have_claude_codes_names(tmp_path: Path) -> None:
     assert tools["CronCreate"].schema["required"] == ["cron", "prompt"]
     assert set(tools["CronDelete"].schema["properties"]) == {"id"}
     assert tools["CronList"].schema.get("properties", {}) == {}
+
+
+def test_listing_the_tools_imports_neither_the_store_nor_cron(tmp_path: Path) -> None:
+    import subprocess
+    import sys
+
+    code = ("import sys\nfrom pegboard import Toolbox\n"
+            f"toolbox = Toolbox.load(cwd={str(tmp_path)!r}, plugins=['schedule'], listing=True)\n"
+            "[t.schema for t in toolbox.tools.values()]\n"
+            "print(sorted(m for m in ('cronsim', 'sqlalchemy', 'pegboard._store', 'asyncio') if m in sys.modules))")
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip() == "[]"

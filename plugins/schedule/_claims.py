@@ -60,7 +60,7 @@ class _Statements:
 
         jobs, firings, _ = tables()
         self.jobs, self.firings = jobs, firings
-        now = bindparam("now")
+        now: Any = bindparam("now")
         due = (select(jobs.c.id)
                .where(jobs.c.next_fire <= now, or_(jobs.c.lease_until.is_(None), jobs.c.lease_until <= now))
                .order_by(jobs.c.next_fire)
@@ -87,10 +87,11 @@ class _Statements:
         statement = self._logs.get(dialect)
         if statement is None:
             if dialect == "postgresql":
-                from sqlalchemy.dialects.postgresql import insert
+                from sqlalchemy.dialects import postgresql as dialect_sql
             else:
-                from sqlalchemy.dialects.sqlite import insert
-            statement = self._logs[dialect] = insert(self.firings).on_conflict_do_nothing(index_elements=["id"])
+                from sqlalchemy.dialects import sqlite as dialect_sql  # type: ignore[no-redef]
+            statement = dialect_sql.insert(self.firings).on_conflict_do_nothing(index_elements=["id"])
+            self._logs[dialect] = statement
         return statement
 
 

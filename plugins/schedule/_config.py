@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Annotated
+
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 __all__ = ["ScheduleConfig"]
@@ -12,9 +14,9 @@ class ScheduleConfig(BaseModel):
 
     model_config = ConfigDict(extra="forbid")
 
-    timezone: str | None = Field(None, description=(
+    timezone: Annotated[str | None, Field(description=(
         "The IANA zone (\"Europe/Berlin\") CronCreate's five fields are read in and every time is shown "
-        "in; unset: the machine's own zone. A job keeps the zone it was made in."))
+        "in; unset: the machine's own zone. A job keeps the zone it was made in."))] = None
 
     @field_validator("timezone")
     @classmethod

@@ -73,7 +73,8 @@ async def schedule_wakeup(args: ScheduleWakeupInput, ctx: ToolContext) -> ToolRe
             f"ScheduleWakeup needs {', '.join(missing)}: delaySeconds, reason, prompt and noop are required "
             "unless stop is true. Nothing was scheduled.")
     assert args.delaySeconds is not None and args.prompt is not None and args.reason is not None
-    if not args.prompt.strip():
+    prompt, reason = args.prompt, args.reason
+    if not prompt.strip():
         return ToolResult.error("ScheduleWakeup's prompt is empty: give the loop's input to run again. "
                                 "Nothing was scheduled.")
     delay = clamp_delay(args.delaySeconds)
@@ -81,7 +82,7 @@ async def schedule_wakeup(args: ScheduleWakeupInput, ctx: ToolContext) -> ToolRe
     due = float(math.ceil(now + delay))
     try:
         job, replaced = await _run(ctx, lambda conn: set_wakeup(
-            conn, session_id=session, prompt=args.prompt, reason=args.reason, noop=bool(args.noop), due=due,
+            conn, session_id=session, prompt=prompt, reason=reason, noop=bool(args.noop), due=due,
             zone=zone, root=str(ctx.root), now=now))
     except _StoreDown as exc:
         return _unreachable("no wake-up was set", exc)

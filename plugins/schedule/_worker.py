@@ -89,8 +89,9 @@ class Scheduler:
                  on_done: Callable[[Delivered], None] | None = None):
         context = schedule_context(toolbox)
         self.store: PluginStore = context.store
-        self.deliver: Deliver = deliver if deliver is not None else HostDelivery(context.hook)
-        if deliver is None and not self.deliver.implementations():  # type: ignore[attr-defined]
+        hook = HostDelivery(context.hook)
+        self.deliver: Deliver = deliver if deliver is not None else hook
+        if deliver is None and not hook.implementations():
             raise SchedulerError("nothing delivers firings here: implement pegboard_schedule_deliver in the "
                                  "host (or a plugin), or run `pegboard schedule worker --exec CMD`")
         self.clock = clock or _clock.now
