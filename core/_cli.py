@@ -596,6 +596,7 @@ def completion(shell: str) -> None:
     click.echo(cls(cli, {}, "pegboard", "_PEGBOARD_COMPLETE").source())
 
 
+from ._cli_approvals import approvals_group  # noqa: E402
 from ._cli_audit import audit_group  # noqa: E402  (below the built-in commands they join)
 from ._cli_sessions import sessions_group  # noqa: E402
 from ._cli_store import store_group  # noqa: E402
@@ -603,6 +604,7 @@ from ._cli_store import store_group  # noqa: E402
 cli.add_command(store_group)
 cli.add_command(sessions_group)
 cli.add_command(audit_group)
+cli.add_command(approvals_group)
 cli.add_command(trust_command)
 
 

@@ -181,6 +181,15 @@ class Answer:
     asked: bool = True
     """False when the host could not put the question to anyone (a client
     that cannot ask its user): the deny is then the host's, not a person's."""
+    pending: bool = False
+    """The person will answer later, from anywhere (``Answer.later()``): the
+    call is kept as a pending call and the model is told it waits."""
+
+    @classmethod
+    def later(cls) -> Answer:
+        """No answer yet: keep the call pending until someone resolves it
+        (``session.resolve(id, answer)``; docs/embedding.md)."""
+        return cls(allow=False, pending=True)
 
 
 @dataclass

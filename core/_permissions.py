@@ -483,6 +483,9 @@ class PermissionEngine:
             return Decision("deny", f"{decision.reason}; asking failed: {_short_error(exc)}", "host")
         if not isinstance(answer, Answer):
             return self._unasked(request, decision, "the host gave no answer")
+        if answer.pending:
+            # The only ask authorize returns: the pipeline keeps the call pending.
+            return replace(shown, previews=())
         return self._apply_answer(decision, shown, answer, request, host)
 
     def _apply_answer(self, decision: Decision, shown: Decision, answer: Answer,

@@ -34,7 +34,7 @@ from ._arguments import (
     tool_parameters,
     validate,
 )
-from ._decisions import Answer, PermissionRequest
+from ._decisions import Answer, Decision, PermissionRequest
 from ._atomic import atomic_write
 from ._calls import RESULTS_FOLDER, CallInfo, PreCall
 from ._hooks import call as call_hook
@@ -98,9 +98,22 @@ async def _authorize(session: Session, tool: Tool, input: Mapping[str, Any], cal
             decision = await permissions.authorize(request)
     else:
         decision = await permissions.authorize(request)
+    if decision.decision == "ask":
+        raise _Held(decision)  # the host will answer later: the call becomes a pending call
     if decision.decision != "allow":
         raise Refusal(f"Permission denied for {tool.name}: {decision.reason} (decided by {decision.source}).")
     return request
+
+
+class _Held(Refusal):
+    """The host answered ``Answer.later()``. Where the call can be kept
+    (its first decision) it becomes a pending call; after a pre-call hook
+    rewrote it, it is refused like any unanswered ask."""
+
+    def __init__(self, decision: Decision):
+        super().__init__(f"Permission denied: {decision.reason}; it needs a person's approval, and a "
+                         "pre-call hook changed the call after it was asked about.")
+        self.decision = decision
 
 
 async def _call_hook(impl: Any, kwargs: Mapping[str, Any]) -> Any:
@@ -380,7 +393,12 @@ async def _run_call(session: Session, name: str, arguments: Any, call_id: str,
     if advisory:
         notes.append(advisory)
     mapping = as_mapping(validated)
-    request = await _authorize(session, tool, mapping, call_id, approval)
+    try:
+        request = await _authorize(session, tool, mapping, call_id, approval)
+    except _Held as held:
+        # Kept as the model sent it (pegboard's own parameters too), to run as it was when approved.
+        waiting = session.pending.hold(tool.name, parse_arguments(name, arguments), call_id, held.decision)
+        return _append_notes(ToolResult.error(waiting.message()), notes)
     info = CallInfo(session=session, tool=tool, input=mapping, call_id=call_id)
     rewritten, context = await _run_before_hooks(info)
     if rewritten:

@@ -22,6 +22,7 @@ if TYPE_CHECKING:
 
     from ._catalogue import Catalogue
     from ._decisions import CompiledRule, DecisionKind
+    from ._pending import PendingCalls
     from ._toolbox import Toolbox
 
 __all__ = ["CallInfo", "Grant", "PreCall", "Session"]
@@ -395,6 +396,17 @@ class Session:
         from ._pipeline import run_call
 
         return await run_call(self, name, arguments, call_id or self.next_call_id(), approval)
+
+    @property
+    def pending(self) -> PendingCalls:
+        """This session's calls waiting for a person's answer (``Answer.later()``):
+        ``list()``, ``get(id)``, ``await resolve(id, answer)``."""
+        found = self.__dict__.get("_pending")
+        if found is None:
+            from ._pending import PendingCalls
+
+            found = self.__dict__["_pending"] = PendingCalls(self)
+        return found  # type: ignore[no-any-return]
 
     async def decide(self, name: str, input: Any = None) -> Decision:
         """The permission decision for a call, its reason and source, without

@@ -135,7 +135,7 @@ class SessionRecords:
         its rows: it is a record of what was decided, pruned by its own rules."""
         from sqlalchemy import delete, select
 
-        from ._tables import scratchpad, sessions
+        from ._tables import pending, scratchpad, sessions
 
         ids = self._with_children(list(dict.fromkeys(session_ids)))
         problems = self._tell_plugins(ids)
@@ -144,6 +144,7 @@ class SessionRecords:
             for table in reversed(self._session_tables(conn)):
                 conn.execute(delete(table).where(table.c.session_id.in_(ids)))
             conn.execute(delete(scratchpad).where(scratchpad.c.session_id.in_(ids)))
+            conn.execute(delete(pending).where(pending.c.session_id.in_(ids)))
             conn.execute(delete(sessions).where(sessions.c.id.in_(ids)))
         from ._config import data_dir
 

@@ -6,7 +6,7 @@ from sqlalchemy import Column, Connection, Float, Index, Integer, MetaData, Stri
 
 from ._store import StoreSchema
 
-__all__ = ["audit", "core_schema", "metadata", "scratchpad", "sessions"]
+__all__ = ["audit", "core_schema", "metadata", "pending", "scratchpad", "sessions"]
 
 SESSION_ID = String(64)
 
@@ -52,10 +52,32 @@ audit = Table(
 )
 
 
+# Calls waiting for a person's approval (docs/embedding.md); deleted with their session.
+pending = Table(
+    "pegboard_pending", metadata,
+    Column("id", String(40), primary_key=True),
+    Column("session_id", SESSION_ID, nullable=False, index=True),
+    Column("call_id", String(100), nullable=False),
+    Column("tool", String(200), nullable=False),
+    Column("input", Text, nullable=False),
+    Column("reason", Text, nullable=False),
+    Column("source", Text, nullable=False),
+    Column("suggestions", Text, nullable=False),
+    Column("status", String(10), nullable=False),
+    Column("answer", Text, nullable=True),
+    Column("created_at", Float, nullable=False),
+    Column("resolved_at", Float, nullable=True),
+)
+
+
+def _no_step(conn: Connection) -> None:
+    """A version whose change is only new tables, which are created after the steps."""
+
+
 def _audit_parent(conn: Connection) -> None:
     conn.execute(text("ALTER TABLE pegboard_audit ADD COLUMN parent_id VARCHAR(64)"))
 
 
 def core_schema() -> StoreSchema:
-    # 1: sessions, scratchpad, audit; 2: the audit records a child session's parent.
-    return StoreSchema(metadata=metadata, version=2, upgrades={2: _audit_parent})
+    # 1: sessions, scratchpad, audit; 2: the audit records a child session's parent; 3: pending calls.
+    return StoreSchema(metadata=metadata, version=3, upgrades={2: _audit_parent, 3: _no_step})

@@ -6,7 +6,7 @@ from __future__ import annotations
 import os
 from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import pluggy
 
@@ -18,6 +18,10 @@ from ._plugins import PluginContext, PluginRecord, Plugins, _short_error
 from ._policy import Policy
 from ._session import Session
 from ._tools import LEVELS, Level, Loading, Tool
+
+if TYPE_CHECKING:
+    from ._decisions import Answer
+    from ._pending import PendingCall
 
 __all__ = ["Toolbox", "ToolStatus"]
 
@@ -334,6 +338,21 @@ class Toolbox:
         from ._sessions import SessionRecords
 
         return SessionRecords(self).delete(session_ids)
+
+    def pending_calls(self, session_id: str | None = None) -> list[PendingCall]:
+        """Durable sessions' calls waiting for a person's answer (one
+        session's, or every one's), from the store: any process sees them."""
+        from ._pending import list_pending
+
+        return list_pending(self, session_id)
+
+    def answer_pending(self, pending_id: str, answer: Answer) -> PendingCall:
+        """Record a person's answer to a durable session's pending call, from
+        any process (a CLI, a web UI's server); that session's host runs it
+        with ``session.pending.resolve(id)``. ``KeyError``: no such call waits."""
+        from ._pending import answer_pending
+
+        return answer_pending(self, pending_id, answer)
 
     def make_durable(self, session: Session, session_id: str, parent_id: str | None) -> None:
         """Open (or resume) the store's record of ``session`` under ``session_id``."""

@@ -21,6 +21,7 @@ from click.testing import CliRunner
 from pegboard import Answer, Toolbox, hookimpl
 from pegboard._audit import flush_all, preview, redact
 from pegboard._cli import cli
+from pegboard._tables import core_schema
 
 PEGBOARD = str(Path(sys.executable).parent / "pegboard")
 
@@ -307,4 +308,4 @@ def test_an_audit_log_from_the_first_schema_is_upgraded(project: Path) -> None:
     asyncio.run(calls())
     rows = audit_rows(toolbox)
     assert [(r["session_id"], r["parent_id"]) for r in rows] == [("before", None), ("kid", "mom")]
-    assert toolbox.plugins.stores.store.versions()["pegboard"] == 2
+    assert toolbox.plugins.stores.store.versions()["pegboard"] == core_schema().version

@@ -1,0 +1,186 @@
+"""Calls waiting for a person's approval.
+
+A host whose ``pegboard_ask`` answers ``Answer.later()`` (a web UI, a chat
+channel), or an adapter whose framework asks in its own time, turns an ask
+into a pending call: the model is told the call waits, and the host resolves
+it later (approve, approve and remember, deny with a message). For a durable
+session (``Toolbox.session(session_id=...)``) pending calls are kept in the
+store: any process can list and answer them (``pegboard approvals``), and the
+session resumed after a restart runs them. Otherwise they live in memory,
+for this process.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+import uuid
+from dataclasses import dataclass, field, replace
+from typing import TYPE_CHECKING, Any
+
+from ._decisions import Answer, Decision
+
+if TYPE_CHECKING:
+    from ._session import Session
+    from ._toolbox import Toolbox
+    from ._tools import ToolResult
+
+__all__ = ["PendingCall", "PendingCalls", "answer_pending", "list_pending"]
+
+
+@dataclass(frozen=True)
+class PendingCall:
+    """One call kept for a person's answer. ``status``: "pending" (no answer
+    yet), "approved" or "denied" (answered, not run yet), "done"."""
+
+    id: str
+    session_id: str
+    call_id: str
+    tool: str
+    input: dict[str, Any]
+    reason: str
+    source: str
+    suggestions: tuple[str, ...]
+    status: str = "pending"
+    answer: Answer | None = None
+    created_at: float = field(default_factory=time.time)
+
+    def to_json(self) -> dict[str, Any]:
+        return {"id": self.id, "session_id": self.session_id, "call_id": self.call_id, "tool": self.tool,
+                "input": self.input, "reason": self.reason, "source": self.source,
+                "suggestions": list(self.suggestions), "status": self.status,
+                "answer": _answer_json(self.answer), "created_at": self.created_at}
+
+    def message(self) -> str:
+        """What the model is told instead of the result."""
+        return (f"{self.tool} was not run yet: it needs a person's approval ({self.reason}). It waits as pending "
+                f"call {self.id}; you will be given its result when they decide. Carry on with work that does "
+                "not depend on it.")
+
+
+def _answer_json(answer: Answer | None) -> dict[str, Any] | None:
+    if answer is None:
+        return None
+    return {"allow": answer.allow, "remember": answer.remember, "rule": answer.rule, "message": answer.message}
+
+
+def _answer_from(data: str | None) -> Answer | None:
+    if not data:
+        return None
+    raw = json.loads(data)
+    return Answer(allow=bool(raw["allow"]), remember=raw.get("remember"), rule=raw.get("rule"),
+                  message=raw.get("message"))
+
+
+def _row_to_call(row: Any) -> PendingCall:
+    return PendingCall(id=row.id, session_id=row.session_id, call_id=row.call_id, tool=row.tool,
+                       input=json.loads(row.input), reason=row.reason, source=row.source,
+                       suggestions=tuple(json.loads(row.suggestions)), status=row.status,
+                       answer=_answer_from(row.answer), created_at=row.created_at)
+
+
+class PendingCalls:
+    """A session's pending calls (``session.pending``)."""
+
+    def __init__(self, session: Session):
+        self._session = session
+        self._memory: dict[str, PendingCall] = {}
+
+    def hold(self, tool: str, input: dict[str, Any], call_id: str, decision: Decision) -> PendingCall:
+        """Keep a call for a person's answer; the host hears ``approval.pending``."""
+        session = self._session
+        call = PendingCall(id=f"p-{uuid.uuid4().hex[:12]}", session_id=session.id, call_id=call_id, tool=tool,
+                           input=dict(input), reason=decision.reason, source=decision.source,
+                           suggestions=tuple(decision.suggestions))
+        if session.durable:
+            from ._tables import pending
+
+            with _store(session.toolbox).begin() as conn:
+                conn.execute(pending.insert().values(
+                    id=call.id, session_id=call.session_id, call_id=call.call_id, tool=call.tool,
+                    input=json.dumps(call.input, default=str), reason=call.reason, source=call.source,
+                    suggestions=json.dumps(list(call.suggestions)), status=call.status, answer=None,
+                    created_at=call.created_at, resolved_at=None))
+        else:
+            self._memory[call.id] = call
+        session.emit("approval.pending", call.to_json())
+        return call
+
+    def list(self) -> list[PendingCall]:
+        """This session's calls not run yet (answered or not), oldest first."""
+        if self._session.durable:
+            return list_pending(self._session.toolbox, self._session.id)
+        return [c for c in self._memory.values() if c.status != "done"]
+
+    def get(self, pending_id: str) -> PendingCall | None:
+        return next((c for c in self.list() if c.id == pending_id), None)
+
+    async def resolve(self, pending_id: str, answer: Answer | None = None) -> ToolResult:
+        """Answer a pending call (or take the answer given elsewhere, with
+        ``answer`` None) and settle it: approved, it runs now with that
+        approval (a deny rule still wins); denied, the result says so. The
+        result is the call's, for the host to give the model; the host hears
+        ``approval.resolved``."""
+        from ._tools import ToolResult
+
+        call = self.get(pending_id)
+        if call is None:
+            return ToolResult.error(f"No pending call {pending_id!r} in this session.")
+        answer = answer or call.answer
+        if answer is None or answer.pending:
+            return ToolResult.error(f"Pending call {pending_id} has no answer yet.")
+        self._finish(call, answer)
+        if answer.allow:
+            result = await self._session.call(call.tool, call.input, call_id=call.call_id, approval=answer)
+        else:
+            result = ToolResult.error(f"{call.tool} was not run: {answer.message or 'the person declined this call'}.")
+        self._session.emit("approval.resolved", {"id": call.id, "tool": call.tool, "call_id": call.call_id,
+                                                 "allowed": answer.allow, "is_error": result.is_error})
+        return result
+
+    def _finish(self, call: PendingCall, answer: Answer) -> None:
+        if self._session.durable:
+            _record(self._session.toolbox, call.id, answer, "done")
+        else:
+            self._memory[call.id] = replace(call, status="done", answer=answer)
+
+
+def _store(toolbox: Toolbox) -> Any:
+    from ._store import CORE_COMPONENT
+
+    return toolbox.plugins.stores(CORE_COMPONENT)
+
+
+def list_pending(toolbox: Toolbox, session_id: str | None = None) -> list[PendingCall]:
+    """Pending calls of durable sessions in the store (one session's, or all),
+    not run yet, oldest first."""
+    from sqlalchemy import select
+
+    from ._tables import pending
+
+    query = select(pending).where(pending.c.status != "done").order_by(pending.c.created_at)
+    if session_id is not None:
+        query = query.where(pending.c.session_id == session_id)
+    with _store(toolbox).begin(read_only=True) as conn:
+        return [_row_to_call(row) for row in conn.execute(query)]
+
+
+def answer_pending(toolbox: Toolbox, pending_id: str, answer: Answer) -> PendingCall:
+    """Record a person's answer to a durable session's pending call, from any
+    process; the session's host runs it (``session.pending.resolve(id)``).
+    ``KeyError`` when there is no such call waiting."""
+    found = next((c for c in list_pending(toolbox) if c.id == pending_id), None)
+    if found is None:
+        raise KeyError(pending_id)
+    _record(toolbox, pending_id, answer, "approved" if answer.allow else "denied")
+    return replace(found, status="approved" if answer.allow else "denied", answer=answer)
+
+
+def _record(toolbox: Toolbox, pending_id: str, answer: Answer, status: str) -> None:
+    from sqlalchemy import update
+
+    from ._tables import pending
+
+    with _store(toolbox).begin() as conn:
+        conn.execute(update(pending).where(pending.c.id == pending_id).values(
+            status=status, answer=json.dumps(_answer_json(answer)), resolved_at=time.time()))
