@@ -23,3 +23,5 @@ def test_import_pegboard_imports_no_framework() -> None:
 def test_each_adapter_imports_its_own_framework_only() -> None:
     assert "pydantic_ai" in _imported_after("import pegboard.integrations.pydantic_ai")
     assert "pydantic_ai" not in _imported_after("import pegboard.integrations.openai_agents")
+    assert _imported_after("import pegboard.integrations.langchain") == {"langchain_core"}
+    assert "langchain_core" not in _imported_after("import pegboard.integrations.claude_agent_sdk")
