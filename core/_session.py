@@ -406,7 +406,7 @@ class Session:
             from ._pending import PendingCalls
 
             found = self.__dict__["_pending"] = PendingCalls(self)
-        return found  # type: ignore[no-any-return]
+        return found
 
     async def decide(self, name: str, input: Any = None) -> Decision:
         """The permission decision for a call, its reason and source, without
