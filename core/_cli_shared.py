@@ -8,6 +8,7 @@ engine (a warm ``pegboard tools list`` must not pay for pydantic models).
 from __future__ import annotations
 
 import sys
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, NoReturn
@@ -33,6 +34,10 @@ class CLIState:
     cwd: Path | None = None
     config: Path | None = None
     _toolboxes: dict[tuple[Any, ...], Any] = field(default_factory=dict)
+    # What pegboard.testing's CLI runner loads besides (or instead of) the
+    # installed plugins: Toolbox.load's extra_plugins and plugins.
+    _given: Mapping[str, object] | None = None
+    _only: list[str] | None = None
 
     def toolbox(self, *, inventory: bool = False, host: object | None = None, listing: bool = False) -> Toolbox:
         """The toolbox for ``--cwd`` and ``--config``, loaded once; a config
@@ -48,7 +53,8 @@ class CLIState:
 
             try:
                 self._toolboxes[key] = Toolbox.load(cwd=self.cwd, config=self.config, inventory=inventory,
-                                                    host=host, listing=listing)
+                                                    host=host, listing=listing, plugins=self._only,
+                                                    extra_plugins=self._given)
             except ConfigError as exc:
                 fail_config(exc)
         return self._toolboxes[key]

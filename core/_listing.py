@@ -44,7 +44,8 @@ def _config_candidates(root: Path, explicit: Path | None) -> list[str]:
     chosen = explicit or (Path(os.environ["PEGBOARD_CONFIG"]) if os.environ.get("PEGBOARD_CONFIG") else None)
     paths = [user / "config.toml", user / "granted.toml", root / ".pegboard" / "config.toml",
              root / ".pegboard" / "granted.toml", user / TRUST_FILE, project_grants_file(user, root),
-             Path(os.environ.get("PEGBOARD_POLICY", "/etc/pegboard/policy.toml"))]
+             Path(os.environ.get("PEGBOARD_POLICY", "/etc/pegboard/policy.toml")),
+             user / "plugins"]  # one-file plugins: a file added or removed changes the folder's time
     if chosen is not None:
         paths.append(chosen)
     return [str(p) for p in paths]

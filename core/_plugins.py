@@ -5,11 +5,11 @@ from __future__ import annotations
 
 import os
 import traceback
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
-from importlib.metadata import EntryPoint, entry_points
+from importlib.metadata import entry_points
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Literal
 
 import pluggy
 from pydantic import BaseModel, ValidationError
@@ -19,6 +19,7 @@ from ._hookcheck import HOOK_PREFIX, describe_validation_error, unmatched_hooks
 from ._hooks import Hooks, Outcome
 from ._version import API_VERSION, api_mismatch
 from ._config import Settings, config_dir, data_dir, describe_errors
+from ._localplugins import Source, given_sources, local_sources
 from ._tools import Tool
 
 if TYPE_CHECKING:
@@ -131,6 +132,12 @@ class PluginRecord:
     distribution: str | None
     version: str | None
     enabled: bool = True
+    origin: Literal["entry point", "local", "given"] = "entry point"
+    """How pegboard found it: an installed distribution's entry point, a
+    one-file plugin in the user's ``<config dir>/plugins/``, or an object
+    the embedding code (or ``pegboard.testing``) handed to ``Toolbox.load``."""
+    file: str | None = None
+    """A local plugin's file."""
     error: str | None = None
     tools: list[str] = field(default_factory=list)
     config: Any = None
@@ -143,11 +150,14 @@ class PluginRecord:
     refused for its name, a hook that is never called."""
     broken: dict[str, str] = field(default_factory=dict)
     """Tools that could not be made ready (a ``module:attr`` that does not resolve), with why."""
+    hooks: list[str] = field(default_factory=list)
+    """The hooks it implements that pegboard (or a loaded plugin) declares:
+    known once it is registered, so none for a disabled or failed plugin."""
 
     @property
     def builtin(self) -> bool:
         """Shipped with pegboard itself (its tool names are reserved)."""
-        return self.distribution == BUILTIN_DISTRIBUTION
+        return self.distribution == BUILTIN_DISTRIBUTION and self.origin == "entry point"
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -155,6 +165,9 @@ class PluginRecord:
             "version": self.version,
             "distribution": self.distribution,
             "enabled": self.enabled,
+            "origin": self.origin,
+            "file": self.file,
+            "hooks": list(self.hooks),
             "tools": list(self.tools),
             "error": self.error,
             "warnings": list(self.warnings),
@@ -181,7 +194,7 @@ class Plugins:
     """The plugin manager plus a record per discovered plugin."""
 
     def __init__(self, settings: Settings, only: Iterable[str] | None = None, inventory: bool = False,
-                 listing: bool = False):
+                 listing: bool = False, given: Mapping[str, object] | None = None):
         self.settings = settings
         self.pm = pluggy.PluginManager(_hookspecs.PROJECT)
         self.pm.add_hookspecs(_hookspecs)
@@ -199,6 +212,7 @@ class Plugins:
         if only is None and os.environ.get("PEGBOARD_PLUGINS"):
             only = [n.strip() for n in os.environ["PEGBOARD_PLUGINS"].split(",") if n.strip()]
         self.only = set(only) if only is not None else None
+        self.given = dict(given or {})
 
     def context(self, record: PluginRecord) -> PluginContext:
         context = self._contexts.get(record.name)
@@ -253,12 +267,28 @@ class Plugins:
         for listener in self.listeners:
             listener(record.name)
 
-    def discover(self) -> list[EntryPoint]:
-        found = sorted(entry_points(group=ENTRY_POINT_GROUP), key=lambda ep: ep.name)
-        seen: dict[str, EntryPoint] = {}
-        for ep in found:
-            seen.setdefault(ep.name, ep)
-        return [ep for ep in seen.values() if self.only is None or ep.name in self.only]
+    def discover(self) -> list[Source]:
+        """Every plugin to consider, by name: installed entry points and the
+        user's one-file plugins (both narrowed by ``only``), and the objects
+        given in code, which load whatever ``only`` says and take the place
+        of an installed plugin of the same name."""
+        found: dict[str, Source] = {}
+        for ep in sorted(entry_points(group=ENTRY_POINT_GROUP), key=lambda ep: ep.name):
+            if ep.name not in found:
+                dist = ep.dist
+                found[ep.name] = Source(ep.name, ep.value.partition(":")[0], ep.load,
+                                        dist.metadata["Name"] if dist else None, dist.version if dist else None)
+        for source in local_sources(config_dir(), self.settings):
+            if source.name in found:
+                self.settings.problems.append(
+                    f"{source.file}: not loaded: the installed plugin {source.name!r} has that name "
+                    "(rename the file)")
+            else:
+                found[source.name] = source
+        if self.only is not None:
+            found = {name: source for name, source in found.items() if name in self.only}
+        found.update((source.name, source) for source in given_sources(self.given))
+        return [found[name] for name in sorted(found)]
 
     def load(self, register_internal: Callable[[pluggy.PluginManager], None] | None = None,
              host: object | None = None) -> None:
@@ -269,40 +299,43 @@ class Plugins:
         host registers last (its implementations run first)."""
         if register_internal is not None:
             register_internal(self.pm)
-        imported: list[tuple[EntryPoint, PluginRecord, object]] = []
-        for ep in self.discover():
-            dist = ep.dist
+        imported: list[tuple[Source, PluginRecord, object]] = []
+        for source in self.discover():
             record = PluginRecord(
-                name=ep.name,
-                module=ep.value.partition(":")[0],
-                distribution=dist.metadata["Name"] if dist else None,
-                version=dist.version if dist else None,
-                enabled=self.settings.plugin_enabled(ep.name),
+                name=source.name,
+                module=source.module,
+                distribution=source.distribution,
+                version=source.version,
+                enabled=self.settings.plugin_enabled(source.name),
+                origin=source.origin,
+                file=source.file,
             )
-            self.records[ep.name] = record
+            self.records[source.name] = record
             if not record.enabled:
                 if self._inventory:
-                    self._take_inventory(ep, record)
+                    self._take_inventory(source, record)
                 continue
             try:
-                imported.append((ep, record, ep.load()))
+                imported.append((source, record, source.load()))
             except Exception as exc:  # a plugin's own bug: isolate and report it
-                record.error = f"failed to import {ep.value}: {_short_error(exc)}"
-        for ep, record, obj in imported:
+                record.error = f"failed to import {source.label}: {_short_error(exc)}"
+        for source, record, obj in imported:
             mismatch = api_mismatch(getattr(obj, "PEGBOARD_API", API_VERSION))
             if mismatch is not None:
                 record.error = f"cannot load here: {mismatch}"
                 continue
             self._declare_hooks(record, obj)
-        for ep, record, obj in imported:
+        for source, record, obj in imported:
             if record.error is None:
-                self._load_one(ep, record, obj)
+                self._load_one(record, obj)
         if host is not None:
             self.pm.register(host, name="host")
         self._check_unknown_plugin_tables()
         for record in self.records.values():
             if record.obj is not None:
                 record.warnings.extend(unmatched_hooks(self.pm, record.obj))
+                record.hooks = sorted(caller.name for caller in self.pm.get_hookcallers(record.obj) or ()
+                                      if caller.has_spec())
 
     def _declare_hooks(self, record: PluginRecord, obj: object) -> None:
         """Add the hook specifications ``obj`` declares (``pegboard_add_hooks``):
@@ -327,13 +360,13 @@ class Plugins:
         except Exception as exc:
             record.error = f"failed while declaring its hooks: {_short_error(exc)}"
 
-    def _load_one(self, ep: EntryPoint, record: PluginRecord, obj: object) -> None:
+    def _load_one(self, record: PluginRecord, obj: object) -> None:
         try:
-            self.pm.register(obj, name=ep.name)
+            self.pm.register(obj, name=record.name)
         except Exception as exc:
             record.error = f"failed validation: {describe_validation_error(self.pm, obj, exc)}"
-            if self.pm.get_plugin(ep.name) is not None:  # an older pluggy registers hook by hook
-                self.pm.unregister(name=ep.name)
+            if self.pm.get_plugin(record.name) is not None:  # an older pluggy registers hook by hook
+                self.pm.unregister(name=record.name)
             return
         record.obj = obj
         try:
@@ -387,11 +420,11 @@ class Plugins:
         record.warnings.append(f"tool {name!r} not registered: {why}")
         return False
 
-    def _take_inventory(self, ep: EntryPoint, record: PluginRecord) -> None:
+    def _take_inventory(self, source: Source, record: PluginRecord) -> None:
         """Learn a disabled plugin's tool names for `tools list`, without
         registering its hooks: it stays switched off."""
         try:
-            obj = ep.load()
+            obj = source.load()
             register = getattr(obj, "pegboard_register_tools", None)
             if register is None:
                 return

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import os
 from dataclasses import dataclass, replace
+from collections.abc import Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -176,6 +177,7 @@ class Toolbox:
         inventory: bool = False,
         listing: bool = False,
         trust_project: bool | None = None,
+        extra_plugins: Mapping[str, object] | None = None,
     ) -> Toolbox:
         """Read config, load plugins, register tools.
 
@@ -191,12 +193,17 @@ class Toolbox:
         files may widen what pegboard may do (see docs/security.md); None
         (the default) takes the person's trusted folders (``pegboard
         trust``), and an untrusted project's files may only narrow.
+        ``extra_plugins``: plugins that are not installed, by name: a
+        module, an object with hook implementations, or an import string
+        (``"pkg.mod"``, ``"pkg.mod:attr"``). They load alongside the
+        installed ones whatever ``plugins`` says (``plugins=[]`` for instead
+        of them), and take the place of an installed plugin of the same name.
         """
         root = Path(cwd) if cwd is not None else Path.cwd()
         if not root.is_dir():
             raise ConfigError([f"--cwd {root}: not a directory"])
         settings = load_settings(root, Path(config) if config is not None else None, trusted=trust_project)
-        found = Plugins(settings, only=plugins, inventory=inventory, listing=listing)
+        found = Plugins(settings, only=plugins, inventory=inventory, listing=listing, given=extra_plugins)
 
         def register_internal(pm: pluggy.PluginManager) -> None:
             pm.register(PackageDescriptions(), name="pegboard.descriptions")

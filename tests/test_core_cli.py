@@ -52,6 +52,7 @@ def test_plugins_list_json(project: Path) -> None:
     assert code == 0
     rows = json.loads(out)
     assert rows == [{"name": "pipetest", "version": "0.1", "distribution": "pipetest", "enabled": True,
+                     "origin": "entry point", "file": None, "hooks": ["pegboard_register_tools"],
                      "tools": ["Echo", "Poke"], "error": None, "warnings": [], "broken_tools": {}}]
 
 
