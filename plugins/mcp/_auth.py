@@ -125,7 +125,7 @@ def _restoring(base: type[_Provider]) -> type[_Provider]:
                 if prm.authorization_servers:
                     self.context.auth_server_url = str(prm.authorization_servers[0])
 
-    return Restoring  # type: ignore[return-value]
+    return Restoring
 
 
 def _free_port() -> int:
@@ -184,9 +184,9 @@ def build_auth(spec: ServerSpec, data_dir: Path, environ: dict[str, str],
     preset = None
     if config.client_id:
         preset = OAuthClientInformationFull(
-            client_id=config.client_id, client_secret=secret, redirect_uris=[redirect],  # type: ignore[list-item]
+            client_id=config.client_id, client_secret=secret, redirect_uris=[redirect],
             token_endpoint_auth_method=config.token_endpoint_auth_method if secret else "none")
-    metadata = OAuthClientMetadata(client_name="pegboard", redirect_uris=[redirect],  # type: ignore[list-item]
+    metadata = OAuthClientMetadata(client_name="pegboard", redirect_uris=[redirect],
                                    grant_types=["authorization_code", "refresh_token"], response_types=["code"],
                                    scope=config.scope)
 

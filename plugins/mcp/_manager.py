@@ -300,7 +300,7 @@ class ServerConnection:
     async def _roots(self, context: Any) -> Any:
         folders = self.client_side.roots() if self.client_side.roots is not None else [self.spec.root]
         return types.ListRootsResult(roots=[
-            types.Root(uri=Path(f).resolve().as_uri(), name=Path(f).name or str(f))  # type: ignore[arg-type]
+            types.Root(uri=Path(f).resolve().as_uri(), name=Path(f).name or str(f))
             for f in folders])
 
     async def _log(self, params: Any) -> None:
@@ -500,7 +500,7 @@ class ServerConnection:
                     break
             return out
 
-        return await self._request(go)  # type: ignore[no-any-return]
+        return await self._request(go)
 
     async def list_resources(self) -> list[types.Resource]:
         return await self._all_resource_pages("list_resources", "resources")
@@ -512,13 +512,13 @@ class ServerConnection:
         caps = (await self.ensure_started()).server_capabilities
         if caps.prompts is None:
             return []
-        return (await self._request(lambda c: c.list_prompts())).prompts  # type: ignore[no-any-return]
+        return (await self._request(lambda c: c.list_prompts())).prompts
 
     async def get_prompt(self, name: str, arguments: dict[str, str]) -> types.GetPromptResult:
-        return await self._request(lambda c: c.get_prompt(name, arguments))  # type: ignore[no-any-return]
+        return await self._request(lambda c: c.get_prompt(name, arguments))
 
     async def read_resource(self, uri: str) -> types.ReadResourceResult:
-        return await self._request(lambda c: c.read_resource(uri))  # type: ignore[no-any-return]
+        return await self._request(lambda c: c.read_resource(uri))
 
 
 async def _list_all_tools(client: Client) -> list[types.Tool]:
