@@ -273,3 +273,12 @@ def test_listing_the_tools_imports_neither_the_store_nor_cron(tmp_path: Path) ->
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
     assert done.returncode == 0, done.stderr
     assert done.stdout.strip() == "[]"
+
+
+def test_the_plugins_exported_names_resolve() -> None:
+    import pegboard.plugins.schedule as schedule
+
+    for name in schedule.__all__:
+        assert getattr(schedule, name) is not None, name
+    with pytest.raises(AttributeError):
+        schedule.NoSuchThing  # noqa: B018

@@ -359,3 +359,14 @@ async def test_exec_that_runs_too_long_is_stopped_and_counts_as_failed(sqlite_to
     slow = ExecDelivery(f"{sys.executable} -c 'import time; time.sleep(60)'", timeout_s=0.5)
     done = await Scheduler(sqlite_toolbox, deliver=slow).run_once()
     assert done[0].status == "retry" and "ran longer than 0.5 s" in (done[0].detail or "")
+
+
+def test_the_workers_own_statements_name_the_jobs_columns_in_order() -> None:
+    from dataclasses import fields
+
+    from pegboard.plugins.schedule._claims import _JOB_COLUMNS
+    from pegboard.plugins.schedule._jobs import Job
+    from pegboard.plugins.schedule._tables import tables
+
+    named = [c.strip() for c in _JOB_COLUMNS.split(",")]
+    assert named == [f.name for f in fields(Job)] == [c.name for c in tables()[0].c]

@@ -28,10 +28,10 @@ if TYPE_CHECKING:
     from pegboard import Check, PermissionRequest, PluginContext, StoreSchema
 
     from ._firing import Firing
-    from ._worker import Scheduler, SchedulerError
+    from ._worker import Delivered, Scheduler, SchedulerError
 
-__all__ = ["PEGBOARD_API", "FakeClock", "Firing", "ScheduleConfig", "Scheduler", "SchedulerError", "hookspecs",
-           "use_clock"]
+__all__ = ["PEGBOARD_API", "Delivered", "FakeClock", "Firing", "ScheduleConfig", "Scheduler", "SchedulerError",
+           "hookspecs", "use_clock"]
 
 PEGBOARD_API = "1.0"
 
@@ -41,7 +41,7 @@ hookspecs = _hookspecs
 _P = "pegboard.plugins.schedule"
 _H = f"{_P}._handlers"
 _M = f"{_P}._models"
-_LAZY = {"Scheduler": "_worker", "SchedulerError": "_worker", "Firing": "_firing"}
+_LAZY = {"Delivered": "_worker", "Firing": "_firing", "Scheduler": "_worker", "SchedulerError": "_worker"}
 
 
 def __getattr__(name: str) -> Any:

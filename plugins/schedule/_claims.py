@@ -18,6 +18,7 @@ once, and no worker can claim it again afterwards.
 from __future__ import annotations
 
 import os
+import re
 import socket
 from dataclasses import dataclass
 from typing import Any
@@ -51,68 +52,79 @@ def worker_identity() -> tuple[str, str, int]:
     return f"{host}:{pid}:{secrets.token_hex(2)}", host, pid
 
 
-class _Statements:
-    """The worker's hot statements, built once with bound parameters: a
-    firing then costs its round trips, not the building of its SQL."""
-
-    def __init__(self) -> None:
-        from sqlalchemy import Integer, bindparam, delete, or_, select, update
-
-        jobs, firings, _ = tables()
-        self.jobs, self.firings = jobs, firings
-        now: Any = bindparam("now")
-        due = (select(jobs.c.id)
-               .where(jobs.c.next_fire <= now, or_(jobs.c.lease_until.is_(None), jobs.c.lease_until <= now))
-               .order_by(jobs.c.next_fire)
-               # LIMIT written into the statement: as a parameter, PostgreSQL's generic plan for the
-               # prepared statement assumes a large share of the rows
-               .limit(bindparam("limit", type_=Integer(), literal_execute=True))
-               .with_for_update(skip_locked=True))
-        self.claim = (update(jobs).where(jobs.c.id.in_(due.scalar_subquery()))
-                      .values(lease_owner=bindparam("worker"), lease_until=bindparam("until"),
-                              attempts=jobs.c.attempts + 1)
-                      .returning(*jobs.c))
-        mine = (jobs.c.id == bindparam("job"), jobs.c.lease_owner == bindparam("worker"),
-                jobs.c.next_due == bindparam("due"))
-        self.retry = update(jobs).where(*mine).values(lease_owner=None, lease_until=bindparam("not_before"))
-        self.finish = delete(jobs).where(*mine)
-        self.advance = update(jobs).where(*mine).values(
-            next_due=bindparam("next_due_at"), next_fire=bindparam("next_fire_at"), is_last=bindparam("next_last"),
-            attempts=0, lease_owner=None, lease_until=None, fired=jobs.c.fired + 1,
-            last_fired_at=bindparam("fired_at"))
-        self._logs: dict[str, Any] = {}
-
-    def log(self, dialect: str) -> Any:
-        """An insert of a firing's row that leaves an existing one alone."""
-        statement = self._logs.get(dialect)
-        if statement is None:
-            if dialect == "postgresql":
-                from sqlalchemy.dialects import postgresql as dialect_sql
-            else:
-                from sqlalchemy.dialects import sqlite as dialect_sql  # type: ignore[no-redef]
-            statement = dialect_sql.insert(self.firings).on_conflict_do_nothing(index_elements=["id"])
-            self._logs[dialect] = statement
-        return statement
+# The worker's hot statements, written once for PostgreSQL and SQLite and run
+# on the driver's own cursor inside the caller's transaction: a firing then
+# costs its round trips, little more (SQLAlchemy's statement machinery cost
+# about as much again as the database did). Parameters are ``:name``.
+_JOB_COLUMNS = ("id, session_id, kind, cron, timezone, prompt, reason, noop, recurring, root, created_at, "
+                "expires_at, next_due, next_fire, is_last, attempts, lease_owner, lease_until, fired, last_fired_at")
+_CLAIM = ("UPDATE schedule_jobs SET lease_owner = :worker, lease_until = :until, attempts = attempts + 1 "
+          "WHERE id IN (SELECT id FROM schedule_jobs WHERE next_fire <= :now "
+          "AND (lease_until IS NULL OR lease_until <= :now) ORDER BY next_fire LIMIT {limit}{lock}) "
+          f"RETURNING {_JOB_COLUMNS}")
+_MINE = "id = :job AND lease_owner = :worker AND next_due = :due"
+_RETRY = f"UPDATE schedule_jobs SET lease_owner = NULL, lease_until = :not_before WHERE {_MINE}"
+_FINISH = f"DELETE FROM schedule_jobs WHERE {_MINE}"
+_ADVANCE = ("UPDATE schedule_jobs SET next_due = :next_due_at, next_fire = :next_fire_at, is_last = :next_last, "
+            "attempts = 0, lease_owner = NULL, lease_until = NULL, fired = fired + 1, last_fired_at = :fired_at "
+            f"WHERE {_MINE}")
+_LOG = ("INSERT INTO schedule_firings (id, job_id, session_id, due_at, done_at, status, worker, attempts, missed, "
+        "detail) VALUES (:id, :job_id, :session_id, :due_at, :done_at, :status, :worker, :attempts, :missed, "
+        ":detail) ON CONFLICT (id) DO NOTHING")
 
 
-_statements: _Statements | None = None
+class _Sql:
+    """The statements in one driver's dialect, and how to run them."""
+
+    def __init__(self, dialect: Any):
+        self.native = (dialect.name, dialect.driver) in (("postgresql", "psycopg"), ("sqlite", "pysqlite"))
+        # Workers racing for the same rows skip each other's on PostgreSQL; SQLite's
+        # writers hold the database's lock, one at a time.
+        self.lock = " FOR UPDATE SKIP LOCKED" if dialect.name == "postgresql" else ""
+        self.pyformat = dialect.name == "postgresql" and self.native
+        self._claims: dict[int, str] = {}
+        self.retry, self.finish, self.advance, self.log = (self._form(q) for q in (_RETRY, _FINISH, _ADVANCE, _LOG))
+
+    def _form(self, query: str) -> str:
+        return re.sub(r":(\w+)", r"%(\1)s", query) if self.pyformat else query
+
+    def claim(self, limit: int) -> str:
+        found = self._claims.get(limit)
+        if found is None:
+            # LIMIT written into the statement: as a parameter, PostgreSQL's generic plan for a
+            # prepared statement assumes a large share of the rows
+            found = self._claims[limit] = self._form(_CLAIM.format(limit=int(limit), lock=self.lock))
+        return found
+
+    def run(self, conn: Any, query: str, params: dict[str, Any]) -> Any:
+        """A cursor after running ``query`` in ``conn``'s transaction."""
+        if self.native:
+            cursor = conn.connection.driver_connection.cursor()
+            cursor.execute(query, params)
+            return cursor
+        from sqlalchemy import text
+
+        return conn.execute(text(query), params)
 
 
-def statements() -> _Statements:
-    global _statements
-    if _statements is None:
-        _statements = _Statements()
-    return _statements
+_dialects: dict[tuple[str, str], _Sql] = {}
+
+
+def sql_for(conn: Any) -> _Sql:
+    key = (conn.dialect.name, conn.dialect.driver)
+    found = _dialects.get(key)
+    if found is None:
+        found = _dialects[key] = _Sql(conn.dialect)
+    return found
 
 
 def claim(conn: Any, worker: str, now: float, lease_s: float, limit: int) -> list[Claimed]:
     """Take up to ``limit`` due firings for ``worker``, each leased until
     ``now + lease_s``: one statement."""
-    taken = conn.execute(statements().claim,
-                         {"now": now, "limit": limit, "worker": worker, "until": now + lease_s}).all()
+    sql = sql_for(conn)
+    rows = sql.run(conn, sql.claim(limit), {"now": now, "worker": worker, "until": now + lease_s}).fetchall()
     claimed = []
-    for row in sorted(taken, key=lambda r: (r.next_fire, r.id)):
-        job = Job.from_row(row)
+    for job in sorted((Job.from_values(tuple(row)) for row in rows), key=lambda j: (j.next_fire, j.id)):
         claimed.append(Claimed(job, firing_of(job, now)))
     return claimed
 
@@ -141,36 +153,28 @@ def record(conn: Any, held: Claimed, worker: str, now: float, status: str, detai
     its retry time. Returns what was recorded: ``delivered``, ``failed``,
     ``retry``, or ``lost`` when the job was deleted meanwhile or another
     worker took it over (the firing is logged all the same)."""
-    sql = statements()
+    sql = sql_for(conn)
     job = held.job
     mine = {"job": job.id, "worker": worker, "due": job.next_due}
     if status == "failed" and job.attempts < max_attempts:
-        changed = conn.execute(sql.retry, {**mine, "not_before": now + retry_delay(job.attempts)}).rowcount
+        changed = sql.run(conn, sql.retry, {**mine, "not_before": now + retry_delay(job.attempts)}).rowcount
         return "retry" if changed else "lost"
     _skipped, following = catch_up(job.timing, job.next_due, now)
     if following is None:
-        changed = conn.execute(sql.finish, mine).rowcount
+        changed = sql.run(conn, sql.finish, mine).rowcount
     else:
-        changed = conn.execute(sql.advance, {**mine, "next_due_at": following.due, "next_fire_at": following.fire,
-                                             "next_last": following.last, "fired_at": now}).rowcount
+        changed = sql.run(conn, sql.advance, {**mine, "next_due_at": following.due, "next_fire_at": following.fire,
+                                              "next_last": following.last, "fired_at": now}).rowcount
     log(conn, held.firing, worker, now, status, detail)
     return status if changed else "lost"
 
 
 def log(conn: Any, firing: Firing, worker: str, now: float, status: str, detail: str | None) -> None:
     """One row of ``schedule_firings`` per firing id (a repeat is ignored)."""
-    _, firings, _ = tables()
-    values = {"id": firing.id, "job_id": firing.job_id, "session_id": firing.session_id,
-              "due_at": firing.due_at, "done_at": now, "status": status, "worker": worker,
-              "attempts": firing.attempt, "missed": firing.missed, "detail": detail}
-    name = conn.dialect.name
-    if name in ("postgresql", "sqlite"):
-        conn.execute(statements().log(name), values)
-        return
-    from sqlalchemy import select
-
-    if conn.execute(select(firings.c.id).where(firings.c.id == firing.id)).first() is None:
-        conn.execute(firings.insert().values(**values))
+    sql = sql_for(conn)
+    sql.run(conn, sql.log, {"id": firing.id, "job_id": firing.job_id, "session_id": firing.session_id,
+                            "due_at": firing.due_at, "done_at": now, "status": status, "worker": worker,
+                            "attempts": firing.attempt, "missed": firing.missed, "detail": detail})
 
 
 @dataclass

@@ -36,7 +36,7 @@ def _config(ctx: ToolContext) -> ScheduleConfig:
 
 async def _run(ctx: ToolContext, fn: Callable[..., T], *args: Any, read_only: bool = False) -> T:
     try:
-        return await ctx.store.run(fn, *args, read_only=read_only)  # type: ignore[no-any-return]
+        return await ctx.store.run(fn, *args, read_only=read_only)
     except (JobLimit, ValueError):
         raise
     except Exception as exc:  # the store is down or refuses: the model should hear it plainly

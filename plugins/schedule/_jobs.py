@@ -52,6 +52,18 @@ class Job:
         mapping = row._mapping
         return cls(*[mapping[name] for name in _FIELDS])
 
+    @classmethod
+    def from_values(cls, values: tuple[Any, ...]) -> Job:
+        """From the driver's own row, in column order (SQLite gives its
+        booleans as 0 and 1)."""
+        job = cls(*values)
+        if not isinstance(job.recurring, bool) or not isinstance(job.is_last, bool):
+            from dataclasses import replace
+
+            job = replace(job, recurring=bool(job.recurring), is_last=bool(job.is_last),
+                          noop=None if job.noop is None else bool(job.noop))
+        return job
+
     @property
     def timing(self) -> JobTiming:
         return JobTiming(self.id, self.kind, self.cron, self.timezone, self.recurring, self.created_at,

@@ -4,7 +4,7 @@ For ``pegboard doctor`` and ``pegboard schedule list``."""
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Literal
 
 from . import _clock
 from ._display import span
@@ -54,7 +54,7 @@ class Status:
         claims = [w.last_claim_at for w in self.workers if w.last_claim_at is not None]
         return max(claims) if claims else None
 
-    def worker_line(self) -> tuple[str, str]:
+    def worker_line(self) -> tuple[Literal["ok", "warn"], str]:
         """(status, what to say) about the workers."""
         last = self.last_claim
         claimed = (f"the last claim was {span(self.now - last)} ago" if last is not None
