@@ -16,6 +16,7 @@ from typing import Any
 from pegboard import PermissionRequest, Rule, Tool, Vote, hookimpl
 
 from ._config import McpConfig, ServerSpec, collect_servers, read_mcp_json, split_tool_name, tool_name
+from ._sdk import sdk_problem
 from ._store import Approvals, ToolCache
 from ._tokens import TokenFile
 
@@ -183,6 +184,10 @@ def pegboard_register_tools(register: Callable[[Tool], None], config: McpConfig,
         for spec in specs:
             watch(cache.path(spec))
     runnable = [s for s in specs if s.config.enabled and approvals.is_approved(s)]
+    if specs and (missing := sdk_problem()) is not None:
+        # Nothing can reach a server without the SDK: say so once, offer none of their tools.
+        context.report(f"MCP servers {', '.join(s.name for s in specs)} are configured, but {missing}")
+        return
     _list_new_servers(runnable, cache, context)
     for spec in runnable:
         if cache.needs_sign_in(spec):
@@ -260,6 +265,12 @@ def pegboard_doctor(config: McpConfig, context: Any) -> list[Any]:
 
     specs, problems = collect_servers(config, context.root, context.settings)
     checks = [Check("mcp config", "fail", line) for line in problems]
+    missing = sdk_problem()
+    if missing is not None:
+        # Failing only where it matters: with servers configured (or for `pegboard serve`).
+        checks.append(Check("mcp sdk", "fail" if specs else "warn",
+                            f"{missing}; needed for MCP servers and `pegboard serve`"))
+        return checks
     approvals, cache = Approvals(context.data_dir), ToolCache(context.data_dir)
     for spec in specs:
         name = f"mcp server {spec.name}"

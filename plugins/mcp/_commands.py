@@ -289,6 +289,10 @@ def add_commands(cli: click.Group) -> None:
                   help="Allow --http on an address other than loopback (anyone who can reach it can call tools).")
     def serve(mode: str | None, http: str | None, allow_remote: bool) -> None:
         """Offer pegboard's tools to an MCP client (stdio by default)."""
+        from ._sdk import sdk_problem
+
+        if (missing := sdk_problem()) is not None:
+            raise click.ClickException(f"pegboard serve needs the MCP SDK: {missing}")
         from ._serve import parse_address, run_serve
 
         address = parse_address(http, allow_remote) if http else None
