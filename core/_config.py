@@ -250,11 +250,18 @@ class Settings:
         return tuple(dict.fromkeys(dirs))
 
 
-def _read_toml(path: Path) -> dict[str, Any]:
+def layer_cache_dir() -> Path:
+    """Where large config files are remembered parsed (``_layercache``):
+    pegboard's own config folder, protected like the files themselves."""
+    return config_dir() / "cache"
+
+
+def _read_toml(path: Path, remember: bool = True) -> dict[str, Any]:
+    from ._layercache import read_toml
+
     try:
-        with path.open("rb") as fh:
-            return tomllib.load(fh)
-    except tomllib.TOMLDecodeError as exc:
+        return read_toml(path, layer_cache_dir() if remember else None)
+    except (tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:
         raise ConfigError([f"{path}: not valid TOML: {exc}"]) from None
     except OSError as exc:
         raise ConfigError([f"{path}: cannot read: {exc.strerror}"]) from None
@@ -321,7 +328,9 @@ def find_layers(root: Path, explicit: Path | None, trusted: bool = True,
                 if ignored is not None:
                     ignored.append(Ignored(str(path), "remembered approvals in the checkout", "untrusted"))
                 continue
-        layers.append(Layer(name, path, _read_toml(path)))
+        # The system policy is parsed every time: a remembered copy would sit
+        # where the person, not the operator, can write.
+        layers.append(Layer(name, path, _read_toml(path, remember=name != "policy")))
     return layers
 
 

@@ -33,10 +33,12 @@ from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
-from ._config import ConfigError, Settings, config_dir, policy_path
+from ._config import RULE_KEYS, ConfigError, Layer, Settings, config_dir, layer_cache_dir, policy_path
 from ._decisions import Answer, CompiledRule, Decision, PermissionRequest, Rule, Vote
 from ._grants import append_grant
 from ._hooks import call as call_hook
+from ._layercache import mark_rules_checked, rules_checked
+from ._lazyrules import MIN_RULES, DeferredLayer, Segment, fingerprint, rule_lists, rule_set_key
 from ._matchers import NameMatcher, is_server_name
 from ._plugins import _short_error
 from ._policy import Policy, clamp_policy, policy_for
@@ -50,6 +52,33 @@ if TYPE_CHECKING:
 __all__ = ["CompiledRule", "PermissionEngine", "SCOPES"]
 
 SCOPES = ("session", "project", "user")
+
+
+class _Unusable:
+    """A remembered deny or ask rule that failed when it was finally compiled:
+    it applies to every call it covers (fail closed)."""
+
+    __slots__ = ("why",)
+
+    def __init__(self, why: str):
+        self.why = why
+
+    def matches(self, request: PermissionRequest) -> bool:
+        return True
+
+    def describe(self) -> str:
+        return f"every call (the rule could not be compiled: {self.why})"
+
+
+def _remembered(layer: Layer) -> bool:
+    """Whether a layer's rules may be remembered as checked (``_layercache``):
+    a file of the person's own, not the system policy."""
+    if layer.path is None or layer.name == "policy":
+        return False
+    try:
+        return os.stat(layer.path).st_uid == os.geteuid()
+    except OSError:
+        return False
 
 
 class _Group:
@@ -93,34 +122,44 @@ def _plan(rules: list[CompiledRule]) -> list[CompiledRule | _Group]:
 class PermissionEngine:
     """Rules compiled once per toolbox; ``evaluate`` and ``authorize`` per call."""
 
+    # Built on first use (``__getattr__``) when a layer's rules were deferred.
+    rules: list[CompiledRule]
+    _index: dict[str, dict[str, list[CompiledRule | Segment]]]
+
     def __init__(self, toolbox: Toolbox):
         self.toolbox = toolbox
         self.settings: Settings = toolbox.settings
-        self.rules: list[CompiledRule] = []
         self.inactive: list[tuple[Rule, str, str]] = []  # (rule, layer, why)
-        self._index: dict[str, dict[str, list[CompiledRule]]] = {"allow": {}, "ask": {}, "deny": {}}
         # The index as matched: per behavior and tool, rules with combinable
         # matchers grouped (built on first use, dropped when a rule is added).
         self._plans: dict[str, dict[str, list[CompiledRule | _Group]]] = {"allow": {}, "ask": {}, "deny": {}}
         self._key_cache: dict[tuple[str, str, str], tuple[str, ...]] = {}
-        problems: list[str] = []
+        # Every rule in order: compiled, or a layer whose rules passed their
+        # checks at an earlier load and are compiled when first used (_lazyrules).
+        self._order: list[CompiledRule | DeferredLayer] = []
+        self._uncompiled: set[tuple[str, str]] = set()  # (behavior, tool) in the index with deferred rules
+        # Remembered rules that failed when they were finally compiled (fail closed; see _lazyrules).
+        self.late_problems: list[str] = []
+        self._names = _KnownNames(toolbox)
         # Rules naming no tool this toolbox knows: (rule, nearest known name or None).
-        self.unknown: list[tuple[Rule, str | None]] = []
-        names = _KnownNames(toolbox)
-        for behavior, text, layer in self.settings.rules():
-            if not isinstance(text, str):
-                problems.append(f"{layer.label}: [permissions] {behavior}: {text!r} is not a string")
-                continue
-            try:
-                rule = Rule.parse(text, behavior, layer.label, self.settings.root)  # type: ignore[arg-type]
-                if not names.knows(rule.tool):
-                    names.judge(rule, self.unknown)
-                compiled = self.compile(rule, layer.name)
-            except ValueError as exc:
-                problems.append(f"{layer.label}: [permissions] {behavior}: rule {text!r}: {exc}")
-                continue
-            if compiled is not None:
-                self._add(compiled)
+        self._unknown: list[tuple[Rule, str | None]] = []
+        problems: list[str] = []
+        base: bytes | None = None
+        for layer in self.settings.layers:
+            lists = rule_lists(layer)
+            key = None
+            if lists is not None and sum(len(t) for _, t in lists) >= MIN_RULES and _remembered(layer):
+                base = base or fingerprint(toolbox)
+                key = rule_set_key(base, layer, lists)
+                if key is not None and rules_checked(layer_cache_dir(), layer.path, key):  # type: ignore[arg-type]
+                    self._order.append(DeferredLayer(layer, lists))
+                    continue
+            found = self._compile_layer(layer)
+            problems += found
+            if key is not None and not found:
+                mark_rules_checked(layer_cache_dir(), layer.path, key)  # type: ignore[arg-type]
+        if not any(isinstance(item, DeferredLayer) for item in self._order):
+            self.__getattr__("_index")  # nothing deferred: as cheap to index now
         patterns, pattern_problems = protected_patterns(self.settings)
         problems += pattern_problems
         if problems:
@@ -142,6 +181,112 @@ class PermissionEngine:
         else:
             self.audit = None
         self._prefix_cache: dict[tuple[Path, ...], tuple[tuple[str, ...], tuple[str, ...]]] = {}
+
+    def _compile_layer(self, layer: Layer) -> list[str]:
+        """Parse, check and compile one layer's rules now; the problems found."""
+        problems: list[str] = []
+        perms = layer.data.get("permissions", {})
+        if not isinstance(perms, Mapping):
+            return problems
+        for behavior in RULE_KEYS:
+            for text in perms.get(behavior, []) or []:
+                if not isinstance(text, str):
+                    problems.append(f"{layer.label}: [permissions] {behavior}: {text!r} is not a string")
+                    continue
+                try:
+                    rule = Rule.parse(text, behavior, layer.label, self.settings.root)  # type: ignore[arg-type]
+                    if not self._names.knows(rule.tool):
+                        self._names.judge(rule, self._unknown)
+                    compiled = self.compile(rule, layer.name)
+                except ValueError as exc:
+                    problems.append(f"{layer.label}: [permissions] {behavior}: rule {text!r}: {exc}")
+                    continue
+                if compiled is not None:
+                    self._order.append(compiled)
+        return problems
+
+    def __getattr__(self, name: str) -> Any:
+        # Built on first use when a layer's rules were deferred: a load whose
+        # rules passed their checks before does no work per rule.
+        if name == "_index":
+            index: dict[str, dict[str, list[CompiledRule | Segment]]] = {"allow": {}, "ask": {}, "deny": {}}
+            for item in self._order:
+                if isinstance(item, DeferredLayer):
+                    for segment in item.group():
+                        index[segment.behavior].setdefault(segment.tool, []).append(segment)
+                        self._uncompiled.add((segment.behavior, segment.tool))
+                else:
+                    index[item.rule.behavior].setdefault(item.rule.tool, []).append(item)
+            self._index = index
+            return index
+        if name == "rules":
+            for behavior, by_tool in self._index.items():
+                for tool in list(by_tool):
+                    self._compiled(behavior, tool)
+            self.rules = [c for item in self._order
+                          for c in (item.compiled_in_order() if isinstance(item, DeferredLayer) else (item,))]
+            return self.rules
+        raise AttributeError(f"{type(self).__name__!r} object has no attribute {name!r}")
+
+    @property
+    def unknown(self) -> list[tuple[Rule, str | None]]:
+        """Rules naming no tool this toolbox knows, with the nearest known name
+        (for ``pegboard doctor``); a deferred layer's are worked out here."""
+        for item in self._order:
+            if not isinstance(item, DeferredLayer) or item.judged:
+                continue
+            for segment in item.group():
+                if self._names.knows(segment.tool):
+                    continue
+                for text in segment.texts:
+                    try:
+                        self._names.judge(Rule.parse(text, segment.behavior, item.layer.label,  # type: ignore[arg-type]
+                                                     self.settings.root), self._unknown)
+                    except ValueError as exc:
+                        self.late_problems.append(f"{item.layer.label}: [permissions] {segment.behavior}: "
+                                                  f"rule {text!r}: {exc}")
+            item.judged = True
+        return self._unknown
+
+    def _compiled(self, behavior: str, key: str) -> list[CompiledRule]:
+        """The rules of ``behavior`` indexed under ``key``, every deferred one compiled now."""
+        items = self._index[behavior].get(key)
+        if items is None:
+            return []
+        if (behavior, key) not in self._uncompiled:
+            return items  # type: ignore[return-value]
+        self._uncompiled.discard((behavior, key))
+        out: list[CompiledRule] = []
+        for item in items:
+            if isinstance(item, Segment):
+                item.compiled = [self._compile_late(item, text) for text in item.texts]
+                out += [c for c in item.compiled if c is not None and c.rule.tool == key]
+            else:
+                out.append(item)
+        self._index[behavior][key] = out  # type: ignore[assignment]
+        return out
+
+    def _compile_late(self, segment: Segment, text: str) -> CompiledRule | None:
+        """One remembered rule, compiled at its first use. It passed this
+        compile before; should it fail now, it fails closed."""
+        layer, behavior = segment.layer, segment.behavior
+        try:
+            rule = Rule.parse(text, behavior, layer.label, self.settings.root)  # type: ignore[arg-type]
+            compiled = self.compile(rule, layer.name)
+        except ValueError as exc:
+            self.late_problems.append(f"{layer.label}: [permissions] {behavior}: rule {text!r}: {exc}")
+            if behavior == "allow":
+                return None
+            body = text.strip()
+            spec = (body[len(segment.tool) + 1:-1] if body.startswith(segment.tool + "(") and body.endswith(")")
+                    else None if body == segment.tool else body)
+            rule = Rule(segment.tool, spec, behavior, layer.label, self.settings.root)  # type: ignore[arg-type]
+            return CompiledRule(rule, _Unusable(str(exc)), layer.name)
+        if compiled is not None and rule.tool != segment.tool:
+            # not where it was grouped (only a damaged cache does this): where it belongs
+            self._index[behavior].setdefault(rule.tool, []).append(compiled)
+            self._plans[behavior].pop(rule.tool, None)
+        return compiled
 
     # --- policies ----------------------------------------------------------
 
@@ -207,10 +352,13 @@ class PermissionEngine:
         self._key_cache.clear()
 
     def _add(self, compiled: CompiledRule) -> None:
-        self.rules.append(compiled)
-        behavior, tool = compiled.rule.behavior, compiled.rule.tool
-        self._index[behavior].setdefault(tool, []).append(compiled)
-        self._plans[behavior].pop(tool, None)
+        self._order.append(compiled)
+        if "rules" in self.__dict__:
+            self.rules.append(compiled)
+        if "_index" in self.__dict__:  # else it is built from _order when first used
+            behavior, tool = compiled.rule.behavior, compiled.rule.tool
+            self._index[behavior].setdefault(tool, []).append(compiled)
+            self._plans[behavior].pop(tool, None)
 
     @staticmethod
     def _keys(name: str) -> Iterable[str]:
@@ -226,7 +374,7 @@ class PermissionEngine:
         plans = self._plans[behavior]
         units = plans.get(key)
         if units is None:
-            units = plans[key] = _plan(self._index[behavior].get(key, []))
+            units = plans[key] = _plan(self._compiled(behavior, key))
         return units
 
     def _rule_keys(self, tool: Any, behavior: str) -> tuple[str, ...]:
@@ -269,7 +417,7 @@ class PermissionEngine:
     def rules_for(self, behavior: str, tool: str, session: Session) -> list[CompiledRule]:
         """Every ``behavior`` rule written for ``tool`` by name: the config
         layers' and the session's grants (not rules for an alias of it)."""
-        return [*self._index[behavior].get(tool, ()), *session.grant_index(behavior).get(tool, ())]
+        return [*self._compiled(behavior, tool), *session.grant_index(behavior).get(tool, ())]
 
     def _match(self, behavior: str, request: PermissionRequest) -> CompiledRule | None:
         index = self._index[behavior]

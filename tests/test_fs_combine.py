@@ -258,7 +258,7 @@ def test_decisions_through_the_toolbox_match_one_by_one(world: dict[str, Path], 
     grouped = [u for plans in engine._plans.values() for units in plans.values() for u in units
                if isinstance(u, _Group)]
     assert len(grouped) >= 5  # Read/Write/Edit/Glob/Grep groups were combined, not one by one
-    engine._plans = {b: {t: list(rules) for t, rules in engine._index[b].items()} for b in engine._index}
+    engine._plans = {b: {t: list(engine._compiled(b, t)) for t in list(engine._index[b])} for b in engine._index}
     one_by_one = decide()
     assert combined == one_by_one
     assert {d for d, _, _ in combined} == {"allow", "ask", "deny"}

@@ -278,7 +278,7 @@ def _many_rules(rng: random.Random) -> dict[str, list[str]]:
 
 def _without_combine(tb: Toolbox) -> None:
     engine = tb.permissions
-    engine._plans = {b: {t: list(rules) for t, rules in engine._index[b].items()} for b in engine._index}
+    engine._plans = {b: {t: list(engine._compiled(b, t)) for t in list(engine._index[b])} for b in engine._index}
 
 
 def test_engine_decides_the_same_without_combine(proj: Path, tmp_path: Path) -> None:

@@ -251,7 +251,7 @@ def test_toolbox_decisions_match_one_by_one(tmp_path: Path, mode: str) -> None:
     for behavior in ("allow", "deny", "ask"):
         units = engine._plans[behavior]["WebFetch"]
         assert len(units) == 1 and isinstance(units[0], _Group), behavior
-    engine._plans = {b: {t: list(rules) for t, rules in engine._index[b].items()} for b in engine._index}
+    engine._plans = {b: {t: list(engine._compiled(b, t)) for t in list(engine._index[b])} for b in engine._index}
     one_by_one = {url: _decide(tb, session, url) for url in E2E_URLS}
     assert combined == one_by_one
     assert combined["https://host150.example.com/a"][0] == "allow"

@@ -1,0 +1,112 @@
+"""What a large config file said, and that its rules passed their checks,
+remembered from the load before: so that 10,000 rules are not parsed and
+compiled again on every ``Toolbox.load``.
+
+Two entries per config file, in ``<config dir>/cache/``:
+
+* ``toml-*``: the file's parsed TOML, under the SHA-256 of its bytes. Any
+  changed byte is a new digest, so a full parse; so is an entry that does
+  not read back cleanly (marshal holds only plain data: nothing in it runs).
+* ``rules-*``: digests of rule sets whose every rule parsed and compiled,
+  each digest covering the rules' text, their file and layer, and the
+  versions and source files of pegboard and of every plugin (see
+  ``PermissionEngine``): a changed rule, a new plugin version or a plugin
+  that compiles rules differently means the rules are checked again at load.
+
+Only the person's own files are remembered (a file of theirs they could
+rewrite anyway), never the system policy nor a file someone else owns: an
+entry must not let anyone change what a file says who could not change the
+file. The folder is pegboard's config folder, which the file tools and the
+shell's sandbox protect like the config itself. Small files are not
+remembered: parsing them costs less than reading an entry. A cache that
+cannot be written only costs speed.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import marshal
+import os
+import sys
+import tomllib
+from pathlib import Path
+from typing import Any
+
+__all__ = ["TOML_MIN_BYTES", "mark_rules_checked", "read_toml", "rules_checked"]
+
+FORMAT = 1
+# tomllib parses about 3.5 MB/s here: below this a file parses faster than an entry is checked.
+TOML_MIN_BYTES = 8 * 1024
+# Rule sets kept per file: one for each plugin set or project root it was loaded with lately.
+KEPT_RULE_SETS = 4
+
+
+def read_toml(path: Path, cache_dir: Path | None) -> dict[str, Any]:
+    """The parsed TOML of ``path``: from the cache under ``cache_dir`` when the
+    file's bytes are the ones parsed before, else parsed (and remembered).
+    ``cache_dir`` None: parse, remember nothing. Raises ``OSError``,
+    ``UnicodeDecodeError`` and ``tomllib.TOMLDecodeError`` as parsing does."""
+    with path.open("rb") as fh:
+        raw = fh.read()
+        owned = os.fstat(fh.fileno()).st_uid == os.geteuid()
+    if cache_dir is None or not owned or len(raw) < TOML_MIN_BYTES:
+        return tomllib.loads(raw.decode())
+    digest = hashlib.sha256(raw).digest()
+    slot = _slot(cache_dir, "toml", path)
+    entry = _read_entry(slot)
+    if entry is not None and entry.get("digest") == digest and isinstance(entry.get("data"), dict):
+        return entry["data"]  # type: ignore[no-any-return]
+    data = tomllib.loads(raw.decode())
+    try:
+        encoded = marshal.dumps({**_header(), "digest": digest, "data": data})
+    except ValueError:  # a datetime value: not plain data, so never remembered
+        return data
+    _write(slot, encoded)
+    return data
+
+
+def rules_checked(cache_dir: Path, path: Path, key: bytes) -> bool:
+    """Whether the rule set ``key`` (a digest) of the file ``path`` passed its checks before."""
+    entry = _read_entry(_slot(cache_dir, "rules", path))
+    keys = entry.get("keys") if entry is not None else None
+    return isinstance(keys, list) and key in keys
+
+
+def mark_rules_checked(cache_dir: Path, path: Path, key: bytes) -> None:
+    """Remember that the rule set ``key`` of ``path`` passed its checks."""
+    slot = _slot(cache_dir, "rules", path)
+    entry = _read_entry(slot)
+    keys = entry.get("keys") if entry is not None else None
+    kept = [k for k in keys if isinstance(k, bytes) and k != key] if isinstance(keys, list) else []
+    _write(slot, marshal.dumps({**_header(), "keys": [key, *kept][:KEPT_RULE_SETS]}))
+
+
+def _header() -> dict[str, Any]:
+    return {"format": FORMAT, "python": sys.version}
+
+
+def _slot(cache_dir: Path, kind: str, path: Path) -> Path:
+    name = hashlib.sha256(os.fsencode(os.path.abspath(path))).hexdigest()[:32]
+    return cache_dir / f"{kind}-{name}.marshal"
+
+
+def _read_entry(slot: Path) -> dict[str, Any] | None:
+    try:
+        with slot.open("rb") as fh:
+            entry = marshal.loads(fh.read())
+    except (OSError, EOFError, ValueError, TypeError):
+        return None
+    if not isinstance(entry, dict) or any(entry.get(k) != v for k, v in _header().items()):
+        return None
+    return entry
+
+
+def _write(slot: Path, encoded: bytes) -> None:
+    from ._atomic import atomic_write
+    from ._paths import resolve_path
+
+    try:
+        slot.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
+        atomic_write(resolve_path(slot, slot.parent), encoded, default_mode=0o600)
+    except (OSError, ValueError):
+        pass  # a cache that cannot be written only costs speed
