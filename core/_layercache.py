@@ -32,7 +32,7 @@ import tomllib
 from pathlib import Path
 from typing import Any
 
-__all__ = ["TOML_MIN_BYTES", "mark_rules_checked", "read_toml", "rules_checked"]
+__all__ = ["TOML_MIN_BYTES", "mark_rules_checked", "package_files", "read_toml", "rules_checked", "stamp"]
 
 FORMAT = 1
 # tomllib parses about 3.5 MB/s here: below this a file parses faster than an entry is checked.
@@ -55,7 +55,7 @@ def read_toml(path: Path, cache_dir: Path | None) -> dict[str, Any]:
     slot = _slot(cache_dir, "toml", path)
     entry = _read_entry(slot)
     if entry is not None and entry.get("digest") == digest and isinstance(entry.get("data"), dict):
-        return entry["data"]  # type: ignore[no-any-return]
+        return entry["data"]
     data = tomllib.loads(raw.decode())
     try:
         encoded = marshal.dumps({**_header(), "digest": digest, "data": data})
@@ -79,6 +79,29 @@ def mark_rules_checked(cache_dir: Path, path: Path, key: bytes) -> None:
     keys = entry.get("keys") if entry is not None else None
     kept = [k for k in keys if isinstance(k, bytes) and k != key] if isinstance(keys, list) else []
     _write(slot, marshal.dumps({**_header(), "keys": [key, *kept][:KEPT_RULE_SETS]}))
+
+
+def stamp(path: str | Path) -> list[int] | None:
+    """A file's modification time and size, for a cache key (None: not there)."""
+    try:
+        st = os.stat(path)
+    except OSError:
+        return None
+    return [st.st_mtime_ns, st.st_size]
+
+
+def package_files(module_name: str) -> list[str]:
+    """The source files beside an imported module (a package's own folder),
+    whose stamps tell an edited install from the one a cache entry saw."""
+    module = sys.modules.get(module_name)
+    file = getattr(module, "__file__", None)
+    if not file:
+        return []
+    folder = os.path.dirname(file)
+    try:
+        return [os.path.join(folder, n) for n in sorted(os.listdir(folder)) if n.endswith(".py")]
+    except OSError:
+        return []
 
 
 def _header() -> dict[str, Any]:

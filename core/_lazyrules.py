@@ -29,6 +29,7 @@ from typing import TYPE_CHECKING, Any
 
 from ._config import RULE_KEYS, Layer
 from ._decisions import CompiledRule
+from ._layercache import package_files, stamp
 
 if TYPE_CHECKING:
     from ._toolbox import Toolbox
@@ -130,8 +131,6 @@ def rule_set_key(base: bytes, layer: Layer, lists: list[tuple[str, list[str]]]) 
 
 def fingerprint(toolbox: Toolbox) -> bytes:
     """What a rule's checks depend on besides its text and file (see the module's note)."""
-    from ._listing import _package_files, _stat
-
     settings = toolbox.settings
     parts: list[Any] = [FORMAT, sys.version, sys.executable, str(settings.root), os.path.expanduser("~")]
     records = toolbox.plugins.records
@@ -150,9 +149,9 @@ def fingerprint(toolbox: Toolbox) -> bytes:
         parts.append((impl.plugin_name, module_name, type(plugin).__qualname__))
         file = getattr(sys.modules.get(module_name or ""), "__file__", None)
         if file:
-            parts.append((file, _stat(file)))
+            parts.append((file, stamp(file)))
     for module_name in modules:
-        parts += [(file, _stat(file)) for file in _package_files(module_name)]
+        parts += [(file, stamp(file)) for file in package_files(module_name)]
     for name in sorted(toolbox.statuses):
         tool = toolbox.statuses[name].tool
         declared = tool.metadata.get("rule_names", ()) if isinstance(tool.metadata, Mapping) else ()

@@ -18,19 +18,13 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from ._layercache import package_files as _package_files
+from ._layercache import stamp as _stat
 from ._trust import TRUST_FILE, project_grants_file
 
 __all__ = ["load_rows", "store_rows"]
 
 FORMAT = 2
-
-
-def _stat(path: str | Path) -> list[int] | None:
-    try:
-        st = os.stat(path)
-    except OSError:
-        return None
-    return [st.st_mtime_ns, st.st_size]
 
 
 def _cache_dir() -> Path:
@@ -82,18 +76,6 @@ def load_rows(root: Path, explicit: Path | None) -> tuple[list[dict[str, Any]], 
             return None
     rows, notes = data.get("rows"), data.get("notes", [])
     return (rows, notes) if isinstance(rows, list) and isinstance(notes, list) else None
-
-
-def _package_files(module_name: str) -> list[str]:
-    module = sys.modules.get(module_name)
-    file = getattr(module, "__file__", None)
-    if not file:
-        return []
-    folder = os.path.dirname(file)
-    try:
-        return [os.path.join(folder, n) for n in sorted(os.listdir(folder)) if n.endswith(".py")]
-    except OSError:
-        return []
 
 
 def store_rows(root: Path, explicit: Path | None, rows: list[dict[str, Any]], modules: list[str],
