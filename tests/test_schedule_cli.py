@@ -130,3 +130,16 @@ def test_the_embedding_example_in_the_docs_runs(monkeypatch: pytest.MonkeyPatch,
         clock.advance(61)
         exec(compile(block.group(1), "schedule.md", "exec"), namespace)
     assert "[doc-1] from the docs" in capsys.readouterr().out
+
+
+def test_a_worker_on_a_store_newer_than_this_pegboard_stops_and_says_so(project: Path, isolated_env: Path,
+                                                                       in_the_past: float) -> None:
+    import sqlite3
+
+    make_jobs(project, in_the_past)
+    with sqlite3.connect(isolated_env / "data" / "pegboard" / "pegboard.db") as db:
+        db.execute("UPDATE pegboard_schema SET version = 99 WHERE component = 'schedule'")
+    done = subprocess.run([PEGBOARD, "--cwd", str(project), "schedule", "worker", "--exec", "true", "--once"],
+                          capture_output=True, text=True, timeout=60, env=os.environ)
+    assert done.returncode == 1
+    assert "schedule tables are at schema version 99, newer than this pegboard knows (1)" in done.stderr

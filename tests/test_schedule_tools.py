@@ -3,28 +3,22 @@ and a real store, with time from an injected clock."""
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from datetime import datetime
 from pathlib import Path
 from typing import Any
 from zoneinfo import ZoneInfo
 
 import pytest
+from _schedule import clock  # noqa: F401
 
 from pegboard import PermissionRequest, Toolbox
-from pegboard.plugins.schedule import FakeClock, use_clock
+from pegboard.plugins.schedule import FakeClock
 
 pytestmark = pytest.mark.anyio
 
 TOKYO = ZoneInfo("Asia/Tokyo")
 START = datetime(2026, 12, 7, 9, 0, 10, tzinfo=TOKYO).timestamp()   # Mon 09:00:10 JST
-
-
-@pytest.fixture
-def clock() -> Iterator[FakeClock]:
-    fake = FakeClock(START)
-    with use_clock(fake):
-        yield fake
 
 
 @pytest.fixture

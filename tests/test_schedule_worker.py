@@ -7,16 +7,16 @@ from __future__ import annotations
 import asyncio
 import json
 import sys
-from collections.abc import Iterator
 from datetime import datetime
 from pathlib import Path
 from typing import Any
 from zoneinfo import ZoneInfo
 
 import pytest
+from _schedule import clock  # noqa: F401
 
 from pegboard import Toolbox, hookimpl
-from pegboard.plugins.schedule import FakeClock, Firing, Scheduler, SchedulerError, use_clock
+from pegboard.plugins.schedule import FakeClock, Firing, Scheduler, SchedulerError
 
 pytestmark = pytest.mark.anyio
 
@@ -42,13 +42,6 @@ class Host:
             await self.during(firing)
         self.firings.append(firing)
         return True
-
-
-@pytest.fixture
-def clock() -> Iterator[FakeClock]:
-    fake = FakeClock(START)
-    with use_clock(fake):
-        yield fake
 
 
 @pytest.fixture

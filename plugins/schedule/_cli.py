@@ -95,10 +95,15 @@ def worker(command: str | None, timeout: float, lease: float, poll: float, concu
             loop.add_signal_handler(sig, on_signal)
         await scheduler.run(until_idle=once)
 
+    from pegboard import StoreError
+
     try:
         asyncio.run(main())
     except asyncio.CancelledError:
         sys.exit(130)
+    except StoreError as exc:
+        click.echo(f"pegboard: {exc}", err=True)
+        sys.exit(1)
 
 
 def _print_outcome(outcome: Delivered) -> None:

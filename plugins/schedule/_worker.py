@@ -32,6 +32,8 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, TypeVar
 
+from pegboard import StoreError
+
 from . import _clock
 from ._claims import Claimed, WorkerStats, claim, heartbeat, prune, record, worker_identity
 from ._delivery import Deliver, DeliveryError, HostDelivery
@@ -113,7 +115,9 @@ class Scheduler:
 
     async def run(self, *, until_idle: bool = False) -> None:
         """Fire due jobs until ``stop()`` (or, with ``until_idle``, until
-        nothing is due). Deliveries under way when it stops are finished
+        nothing is due). A database that cannot be reached is reported and
+        tried again every ``poll_s``; a ``StoreError`` (a schema newer than
+        this pegboard) ends it. Deliveries under way when it stops are finished
         and recorded. A claim is delivered the moment it is made, so no
         claim waits behind another."""
         import asyncio
@@ -125,6 +129,8 @@ class Scheduler:
             while not self._stop.is_set():
                 try:
                     handled = await self.run_once()
+                except StoreError:         # a schema this code must not touch: waiting will not help
+                    raise
                 except Exception as exc:   # the database is down, say: say so and try again
                     _report(f"schedule worker {self.worker_id}: {self.store.describe_error(exc)}")
                     self._drop_connections()
