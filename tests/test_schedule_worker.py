@@ -363,3 +363,23 @@ def test_the_workers_own_statements_name_the_jobs_columns_in_order() -> None:
 
     named = [c.strip() for c in _JOB_COLUMNS.split(",")]
     assert named == [f.name for f in fields(Job)] == [c.name for c in tables()[0].c]
+
+
+async def test_a_worker_keeps_trying_while_the_database_is_down(tmp_path: Path, user_config: Any, host: Host,
+                                                                capsys: pytest.CaptureFixture[str]) -> None:
+    import socket
+
+    with socket.socket() as probe:   # a port nobody listens on
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    user_config(f'[store]\nurl = "postgresql+psycopg://nobody:secret@127.0.0.1:{port}/none"\n')
+    scheduler = Scheduler(Toolbox.load(cwd=tmp_path, plugins=["schedule"], host=host), poll_s=0.01)
+    running = asyncio.create_task(scheduler.run())
+    await asyncio.sleep(0.3)
+    assert not running.done()         # still there, trying again
+    scheduler.stop()
+    await asyncio.wait_for(running, 10)
+    err = capsys.readouterr().err
+    assert "trying again" in err and "secret" not in err
+    with pytest.raises(Exception, match="Connection refused|connection failed"):
+        await scheduler.run(until_idle=True)

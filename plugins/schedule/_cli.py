@@ -104,6 +104,9 @@ def worker(command: str | None, timeout: float, lease: float, poll: float, concu
     except StoreError as exc:
         click.echo(f"pegboard: {exc}", err=True)
         sys.exit(1)
+    except Exception as exc:  # --once on a database that cannot be reached
+        click.echo(f"pegboard: {scheduler.store.describe_error(exc)}", err=True)
+        sys.exit(1)
 
 
 def _print_outcome(outcome: Delivered) -> None:

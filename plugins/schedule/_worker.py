@@ -116,30 +116,40 @@ class Scheduler:
     async def run(self, *, until_idle: bool = False) -> None:
         """Fire due jobs until ``stop()`` (or, with ``until_idle``, until
         nothing is due). A database that cannot be reached is reported and
-        tried again every ``poll_s``; a ``StoreError`` (a schema newer than
-        this pegboard) ends it. Deliveries under way when it stops are finished
+        tried again, less and less often (at most every 30 s); with
+        ``until_idle`` its error ends the run, as a ``StoreError`` (a schema
+        newer than this pegboard) always does. Deliveries under way when it stops are finished
         and recorded. A claim is delivered the moment it is made, so no
         claim waits behind another."""
         import asyncio
 
         self._stop = asyncio.Event()
-        await self._db(heartbeat, self.worker_id, self.clock(), self.lease_s, self.stats)
         beating = asyncio.create_task(self._beat())
+        failures, registered = 0, False
         try:
             while not self._stop.is_set():
                 try:
+                    if not registered:
+                        await self._db(heartbeat, self.worker_id, self.clock(), self.lease_s, self.stats)
+                        registered = True
                     handled = await self.run_once()
+                    failures = 0
                 except StoreError:         # a schema this code must not touch: waiting will not help
                     raise
-                except Exception as exc:   # the database is down, say: say so and try again
-                    _report(f"schedule worker {self.worker_id}: {self.store.describe_error(exc)}")
+                except Exception as exc:   # the database is down, say: say so, and try again less often
+                    if until_idle:
+                        raise
+                    failures += 1
+                    if failures == 1 or failures % 10 == 0:
+                        _report(f"schedule worker {self.worker_id}: {self.store.describe_error(exc)}; "
+                                "trying again")
                     self._drop_connections()
                     handled = []
                 if until_idle and not handled:
                     break
                 if not handled:
                     try:
-                        await asyncio.wait_for(self._stop.wait(), self.poll_s)
+                        await asyncio.wait_for(self._stop.wait(), min(30.0, self.poll_s * 2 ** min(failures, 6)))
                     except asyncio.TimeoutError:
                         pass
         finally:
