@@ -99,6 +99,52 @@ async def test_client_without_elicitation_is_denied_with_the_rule(project: Path,
         await registry.aclose()
 
 
+async def test_cannot_ask_result_tells_the_model_what_to_do_and_names_a_file_that_applies(project: Path) -> None:
+    """The deny the model reads when nobody can be asked: not run, do not
+    retry, do not touch the settings, carry on or tell the user; and the
+    rule it names, put where it says (the user's config: an untrusted
+    project's allow rules are ignored), really allows the call."""
+    from pegboard.paths import config_dir
+
+    user_config = config_dir() / "config.toml"
+    server, registry = in_memory(project)
+    target = project / "x.txt"
+    try:
+        async with Client(server, mode="legacy") as client:
+            result = await client.call_tool("Write", {"file_path": str(target), "content": "x"})
+        text = result.content[0].text
+        assert result.is_error and "was not run" in text and "nothing was done" in text
+        assert "Do not retry this call unchanged" in text and "do not edit pegboard's settings" in text
+        assert "tell the user" in text
+        assert str(user_config) in text
+        assert str(project / ".pegboard" / "config.toml") not in text  # ignored there until trusted
+        rule = text.split("by adding ")[1].split(" to ")[0].strip("'")
+    finally:
+        await registry.aclose()
+
+    user_config.parent.mkdir(parents=True, exist_ok=True)
+    user_config.write_text(f"[permissions]\nallow = [{rule!r}]\n".replace("'", '"'))
+    server, registry = in_memory(project)
+    try:
+        async with Client(server, mode="legacy") as client:
+            again = await client.call_tool("Write", {"file_path": str(target), "content": "x"})
+        assert not again.is_error, again.content[0].text
+        assert target.read_text() == "x"
+    finally:
+        await registry.aclose()
+
+
+async def test_cannot_ask_result_names_the_project_config_once_trusted(project: Path) -> None:
+    trust(project)
+    server, registry = in_memory(project)
+    try:
+        async with Client(server, mode="legacy") as client:
+            result = await client.call_tool("Write", {"file_path": str(project / "x.txt"), "content": "x"})
+        assert result.is_error and str(project / ".pegboard" / "config.toml") in result.content[0].text
+    finally:
+        await registry.aclose()
+
+
 async def test_allow_session_answer_is_remembered(project: Path) -> None:
     server, registry = in_memory(project)
     asked: list[str] = []

@@ -38,6 +38,7 @@ import mcp_types as types
 from mcp.server import Server
 from mcp.server.context import ServerRequestContext
 from pegboard import Answer, Decision, ImageContent, PermissionRequest, ResourceContent, TextContent, ToolResult, hookimpl
+from pegboard.paths import config_dir
 
 __all__ = ["AskingHost", "SessionRegistry", "build_server", "parse_address", "run_serve", "to_call_result"]
 
@@ -116,12 +117,23 @@ class AskingHost:
         self.toolbox = toolbox
 
     def _cannot_ask(self, request: PermissionRequest, decision: Decision, why: str) -> Answer:
+        """The result the model reads when nobody could be asked: what happened,
+        what to do now (not retry, not touch pegboard's settings, carry on or
+        tell the user), and for the person it reports to, the one change that
+        would allow calls like it, in a file whose allow rules apply."""
         rule = decision.suggestions[0] if decision.suggestions else request.tool.name
-        config = self.toolbox.settings.root / ".pegboard" / "config.toml"
+        settings = self.toolbox.settings
+        if settings.trusted:
+            where = f"[permissions] allow in {settings.root / '.pegboard' / 'config.toml'} or {config_dir() / 'config.toml'}"
+        else:
+            # An untrusted project's allow rules are ignored: pointing there would mislead.
+            where = f"[permissions] allow in {config_dir() / 'config.toml'}"
         return Answer(allow=False, asked=False, message=(
-            f"{decision.reason}; this call needs the user's approval and {why}. "
-            f"To allow it, add {rule!r} to [permissions] allow in {config}, "
-            "or start pegboard serve with a --mode that allows it."))
+            f"{request.tool.name} was not run: it needs the user's approval ({decision.reason}) and {why}, "
+            "so nobody could approve it; nothing was done. Do not retry this call unchanged and do not edit "
+            "pegboard's settings yourself. Continue with what you can do without it, or tell the user what you "
+            f"wanted to run and why: they can allow calls like it by adding {rule!r} to {where}, "
+            "or by restarting pegboard serve with a --mode that allows it."))
 
     @hookimpl
     async def pegboard_ask(self, request: PermissionRequest, decision: Decision) -> Answer:
