@@ -42,6 +42,7 @@ from ._lazyrules import MIN_RULES, DeferredLayer, Segment, fingerprint, rule_lis
 from ._matchers import NameMatcher, is_server_name
 from ._plugins import _short_error
 from ._policy import Policy, clamp_policy, policy_for
+from ._gitdirs import enclosing_git_dir
 from ._protected import path_matcher, protected_patterns
 from ._trust import project_grants_file
 
@@ -454,14 +455,18 @@ class PermissionEngine:
 
     # --- paths -------------------------------------------------------------
 
-    def is_protected(self, path: Path | str, session: Session) -> bool:
+    def is_protected(self, path: Path | str, session: Session, *, git_dirs: bool = True) -> bool:
         """Whether ``path`` (resolved) is protected: pegboard's own config,
-        or a ``protected_paths`` pattern relative to a working directory,
-        the home directory, or ``/`` (so ``.git`` is protected anywhere)."""
+        a ``protected_paths`` pattern relative to a working directory, the
+        home directory, or ``/`` (so ``.git`` is protected anywhere), or, with
+        ``git_dirs``, a git directory under another name or anything in one
+        (a bare mirror's ``hooks/``, a ``--separate-git-dir``'s ``config``)."""
         text = str(path)
         if (text + "/").startswith(self._own_prefixes):
             return True
-        return self._protected.matches_under(text, self._prefixes(session.working_dirs)[1])
+        if self._protected.matches_under(text, self._prefixes(session.working_dirs)[1]):
+            return True
+        return git_dirs and enclosing_git_dir(text) is not None
 
     def inside(self, path: str, session: Session) -> bool:
         """Whether the resolved ``path`` is a working directory of ``session`` or lies within one."""

@@ -18,10 +18,16 @@ Every write that must not be lost goes through ``atomic_write(real, data)``:
 the whole new file or the old one, never half, with no symlink followed on
 the way (``PathChanged`` when one appeared since the path was resolved).
 ``open_dir`` reaches a resolved folder the same way, for reads that need it.
+
+A git directory under another name (a bare mirror, a ``--separate-git-dir``,
+a linked worktree's folder) is protected like ``.git``: ``is_git_dir`` (a
+folder) and ``looks_like_git_dir`` (the names a listing found) say what git
+takes for one.
 """
 
 from ._atomic import MultiplyLinked, NotRegular, PathChanged, atomic_write, open_dir, walk_error
 from ._dirs import config_dir, data_dir
+from ._gitdirs import is_git_dir, looks_like_git_dir
 from ._paths import gitignore_form, is_within, relative_posix, resolve_path
 
 __all__ = [
@@ -32,7 +38,9 @@ __all__ = [
     "config_dir",
     "data_dir",
     "gitignore_form",
+    "is_git_dir",
     "is_within",
+    "looks_like_git_dir",
     "open_dir",
     "relative_posix",
     "resolve_path",

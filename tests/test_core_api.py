@@ -32,7 +32,7 @@ def test_exported_names() -> None:
     ])
     assert pegboard.paths.__all__ == sorted([
         "MultiplyLinked", "NotRegular", "PathChanged", "atomic_write", "config_dir", "data_dir", "gitignore_form",
-        "is_within", "open_dir", "relative_posix", "resolve_path", "walk_error",
+        "is_git_dir", "is_within", "looks_like_git_dir", "open_dir", "relative_posix", "resolve_path", "walk_error",
     ])
     assert pegboard.cli.__all__ == sorted([
         "CLIState", "JSON", "MODE", "current_state", "fail_config", "global_options", "terminal_host",

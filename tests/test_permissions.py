@@ -365,6 +365,35 @@ def test_protected_paths_ask_in_every_mode_and_deny_in_bypass(project: Project) 
     assert decide(toolbox, "Write", {"file_path": str(project.root / "gitx"), "content": ""}).decision == "allow"
 
 
+def test_a_git_directory_under_any_name_is_protected_like_dot_git(project: Project) -> None:
+    """A bare mirror, a --separate-git-dir and a linked worktree's folder,
+    made by git itself: their config and hooks run code at the next git
+    command, so writing there asks as writing .git does; a folder beside them
+    with a HEAD file alone, and reading them, stay ordinary."""
+    import subprocess
+
+    root = project.root
+    git = ["git", "-c", "user.name=t", "-c", "user.email=t@t", "-c", "init.defaultBranch=main"]
+    subprocess.run([*git, "init", "-q", str(root / "app")], check=True)
+    subprocess.run([*git, "-C", str(root / "app"), "commit", "-q", "--allow-empty", "-m", "x"], check=True)
+    subprocess.run([*git, "clone", "-q", "--mirror", str(root / "app"), str(root / "mirror.git")], check=True)
+    subprocess.run([*git, "init", "-q", f"--separate-git-dir={root / 'gitstore'}", str(root / "sep")], check=True)
+    # A linked worktree whose git folder is moved out of .git under another name.
+    subprocess.run([*git, "-C", str(root / "app"), "worktree", "add", "-q", str(root / "wt")], check=True)
+    (root / "app" / ".git" / "worktrees" / "wt").rename(root / "wtgit")
+    (root / "wt" / ".git").write_text(f"gitdir: {root / 'wtgit'}\n")
+    (root / "notes").mkdir()
+    (root / "notes" / "HEAD").write_text("not a repository\n")
+    toolbox = project.load()
+    for path in (root / "mirror.git" / "hooks" / "post-receive", root / "mirror.git" / "config", root / "mirror.git",
+                 root / "gitstore" / "config", root / "gitstore" / "hooks" / "pre-commit", root / "wtgit" / "HEAD"):
+        decision = decide(toolbox, "Write", {"file_path": str(path), "content": "x"}, "acceptEdits")
+        assert decision.decision == "ask" and decision.firm and "protected" in decision.reason, (path, decision.reason)
+    for path in (root / "notes" / "HEAD", root / "notes" / "x", root / "sep" / "README"):
+        assert decide(toolbox, "Write", {"file_path": str(path), "content": "x"}, "acceptEdits").decision == "allow"
+    assert decide(toolbox, "Read", {"file_path": str(root / "mirror.git" / "config")}).decision == "allow"
+
+
 def test_protected_paths_are_configurable_but_a_project_cannot_shrink_them(project: Project) -> None:
     project.project_config('[permissions]\nprotected_paths = ["secrets/**"]\n')
     toolbox = project.load()

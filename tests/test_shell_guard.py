@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import os
+import subprocess
 from pathlib import Path
 from typing import Any
 
@@ -22,6 +23,7 @@ from pegboard.plugins.shell._config import ShellConfig
 from pegboard.plugins.shell._guard import guard
 from pegboard.plugins.shell._permission import sandbox_plan
 from pegboard.plugins.shell._sandbox import backend_for
+from pegboard.paths import is_within
 
 pytestmark = [pytest.mark.anyio,
               pytest.mark.skipif(backend_for("bubblewrap") != "bubblewrap", reason="needs bubblewrap")]
@@ -108,6 +110,10 @@ def nested(tmp_path: Path) -> Path:
     (root / "gitdirs" / "wt" / "HEAD").write_text("ref: refs/heads/main\n")
     (root / "wt" / ".git").write_text(f"gitdir: {root / 'gitdirs' / 'wt'}\n")
     (root / ".gitmodules").write_text("")
+    # Git directories under other names, made by git itself: a bare mirror and a
+    # separate git dir (its work tree's .git file points at it).
+    subprocess.run(["git", "init", "-q", "--bare", str(root / "mirror.git")], check=True)
+    subprocess.run(["git", "init", "-q", f"--separate-git-dir={root / 'sepgit'}", str(root / "sep")], check=True)
     return root
 
 
@@ -126,6 +132,9 @@ NESTED_ATTEMPTS = [
     ("pegboard", "write('.pegboard/config.toml', 'allow = [\"Bash\"]\\n')"),
     ("worktree-gitdir", "write('gitdirs/wt/hooks/pre-commit', '#!/bin/sh\\n')"),
     ("worktree-gitfile", "write('wt/.git', 'gitdir: /tmp/elsewhere\\n')"),
+    ("mirror-hook", "write('mirror.git/hooks/post-receive', '#!/bin/sh\\n')"),
+    ("mirror-config", "append('mirror.git/config')"),
+    ("separate-gitdir-config", "append('sepgit/config')"),
 ]
 
 
@@ -146,6 +155,9 @@ async def test_protected_paths_at_any_depth_are_read_only_in_the_box(nested: Pat
     assert (nested / "apps" / "web" / ".vscode" / "tasks.json").read_text() == "{}\n"
     assert not (nested / ".pegboard" / "config.toml").exists()
     assert (nested / "wt" / ".git").read_text().startswith(f"gitdir: {nested}")
+    assert not (nested / "mirror.git" / "hooks" / "post-receive").exists()
+    assert "fsmonitor" not in (nested / "mirror.git" / "config").read_text()
+    assert "fsmonitor" not in (nested / "sepgit" / "config").read_text()
 
 
 async def test_the_same_writes_go_through_without_the_guard(nested: Path, tmp_path: Path,
@@ -261,3 +273,19 @@ def test_a_folder_changed_within_the_clock_tick_is_listed_again(nested: Path, tm
     listed.clear()
     guard(session, (nested,))
     assert str(nested) in listed  # its times are too recent to trust: a change now would not move them
+
+
+def test_a_git_directory_under_any_name_is_found_by_its_layout_and_kept_whole(
+        nested: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A bare mirror and a separate git dir are bound whole, not entry by
+    entry; a folder that becomes a git directory after the first walk (its
+    HEAD added later, the folder above unchanged) is found on the next."""
+    monkeypatch.setattr(_guard, "_RACY_NS", 0)
+    (nested / "later").mkdir()
+    session = load(nested, tmp_path).session(mode="acceptEdits")
+    first = guard(session, (nested,))
+    assert nested / "mirror.git" in first.paths and nested / "sepgit" in first.paths
+    assert not any(is_within(p, nested / "mirror.git") and p != nested / "mirror.git" for p in first.paths)
+    assert not any(is_within(p, nested / "later") for p in first.paths)
+    subprocess.run(["git", "init", "-q", "--bare", str(nested / "later")], check=True)
+    assert nested / "later" in guard(session, (nested,)).paths

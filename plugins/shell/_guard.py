@@ -5,7 +5,8 @@ protected_paths`` and pegboard's own folders: one list, the core's). A command
 in the box may write anything in its writable folders, so the box binds every
 protected path there read-only over them, at any depth: nested repositories
 (``vendor/lib/.git``), a ``.vscode`` in a sub-project, the git directory a
-``.git`` file names. A mount point cannot be unlinked or renamed either, so
+``.git`` file names, and any folder laid out as a git directory whatever
+its name (a bare mirror, a ``--separate-git-dir``). A mount point cannot be unlinked or renamed either, so
 ``rm -rf .git`` and ``mv .git x`` fail as writes into it do.
 
 A mount covers only what exists. A protected name not there yet can be
@@ -38,11 +39,12 @@ import os
 import stat
 import time
 from collections.abc import Callable, Iterable
+from functools import partial
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from pegboard.paths import config_dir, data_dir, is_within
+from pegboard.paths import config_dir, data_dir, is_within, looks_like_git_dir
 
 if TYPE_CHECKING:
     from pegboard import Session
@@ -99,7 +101,7 @@ def guard(session: Session, writable: Iterable[Path], *, prepare: bool = False) 
     entries = 0
     stack = [str(r) for r in roots]
     while stack:
-        listing = _list(stack.pop(), cache, session.is_protected)
+        listing = _list(stack.pop(), cache, partial(session.is_protected, git_dirs=False))
         if listing is None:
             continue
         entries += listing.entries
@@ -152,11 +154,13 @@ def _list(folder: str, cache: dict[str, _Listing], is_protected: Callable[[str],
     folders: list[str] = []
     protected: list[str] = []
     links: list[str] = []
+    names: list[str] = []
     entries = 0
     try:
         with os.scandir(folder) as it:
             for entry in it:
                 entries += 1
+                names.append(entry.name)
                 path = entry.path
                 if is_protected(path):
                     (links if entry.is_symlink() else protected).append(path)
@@ -167,6 +171,11 @@ def _list(folder: str, cache: dict[str, _Listing], is_protected: Callable[[str],
             # We cannot list it but could create names in it: not known to be safe.
             links.append(folder)
         return _Listing(key, entries, (), (), tuple(links))
+    if looks_like_git_dir(names):
+        # A git directory under another name (a bare mirror, a separate git
+        # dir): read-only as a whole, as .git is. Decided from its own
+        # listing, so a HEAD added later changes this folder's times and is seen.
+        folders, protected = [], [folder]
     listing = _Listing(key, entries, tuple(folders), tuple(protected), tuple(links))
     if time.time_ns() - st.st_ctime_ns > _RACY_NS:
         cache[folder] = listing

@@ -1,0 +1,52 @@
+"""Git directories under any name: a bare mirror (``clone --mirror``), a
+``--separate-git-dir``, a linked worktree's folder. Their ``config`` and
+``hooks/`` run code at the next git command as ``.git``'s do, but no name
+says so, so the name-based protected paths miss them: what git itself takes
+for a git directory is looked for (setup.c's ``is_git_directory``).
+"""
+
+from __future__ import annotations
+
+import os
+import stat
+from collections.abc import Collection
+
+__all__ = ["enclosing_git_dir", "is_git_dir", "looks_like_git_dir"]
+
+
+def looks_like_git_dir(names: Collection[str]) -> bool:
+    """Whether a folder holding ``names`` is laid out as a git directory:
+    a ``HEAD``, and ``objects`` and ``refs`` or a ``commondir`` naming the
+    folder that has them (a linked worktree's). Over-approximates (the
+    entries' kinds are not checked): a wrong yes protects a folder, a
+    wrong no would leave hooks writable."""
+    return "HEAD" in names and ("commondir" in names or ("objects" in names and "refs" in names))
+
+
+def is_git_dir(folder: str | os.PathLike[str]) -> bool:
+    """Whether ``folder`` (resolved) is a git directory, whatever its name."""
+    base = os.fspath(folder).rstrip("/") + "/"
+    try:
+        head = os.lstat(base + "HEAD")  # the one look most folders need
+    except OSError:
+        return False
+    if not (stat.S_ISREG(head.st_mode) or stat.S_ISLNK(head.st_mode)):
+        return False
+    if os.path.lexists(base + "commondir"):
+        return True
+    return os.path.isdir(base + "objects") and os.path.isdir(base + "refs")
+
+
+def enclosing_git_dir(path: str) -> str | None:
+    """The git directory ``path`` (resolved) is or lies in, nearest first; None
+    when none of its folders is one. One ``lstat`` per folder up to ``/``."""
+    folder = path.rstrip("/") or "/"
+    if not os.path.isdir(folder):
+        folder = os.path.dirname(folder)
+    while True:
+        if is_git_dir(folder):
+            return folder
+        parent = os.path.dirname(folder)
+        if parent == folder:
+            return None
+        folder = parent
