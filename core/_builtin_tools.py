@@ -1,19 +1,30 @@
 """The core's own tools: ToolSearch, the scratchpad, and background tasks.
 
-They belong to the call pipeline rather than to any plugin, so they are
-registered under the plugin name ``core``.
+They belong to the call pipeline rather than to any plugin, but they come
+the way every plugin's tools come: ``CorePlugin`` is a plugin object the
+plugin manager registers under the name ``core`` (``CORE_PLUGIN``), with the
+hooks a third party would implement (``pegboard_register_tools``,
+``pegboard_permission``). It cannot be switched off (``[tools] block``
+blocks its tools one by one), and its tools give way to a plugin's tool of
+the same name (the shell plugin's TaskStop).
 """
 
 from __future__ import annotations
+
+from collections.abc import Callable
+from typing import TYPE_CHECKING
 
 from pydantic import BaseModel, Field
 
 from ._decisions import PermissionRequest, Vote
 from ._descriptions import clip_summary
 from ._hookspecs import hookimpl
-from ._tools import Tool, ToolContext, ToolResult
+from ._tools import CORE_PLUGIN, Tool, ToolContext, ToolResult
 
-__all__ = ["CoreVotes", "core_tools"]
+if TYPE_CHECKING:
+    from ._plugins import PluginContext
+
+__all__ = ["CorePlugin", "core_tools"]
 
 MAX_LOADED_PER_CALL = 10
 
@@ -146,6 +157,8 @@ async def task_output(args: TaskOutputInput, ctx: ToolContext) -> ToolResult:
 
 class TaskStopInput(BaseModel):
     task_id: str | None = Field(default=None, description="The task to stop.")
+    # Models trained on Claude Code's schema send its older name for the
+    # same field: accepted as that, whatever kind of task it names.
     shell_id: str | None = Field(default=None, description="Older name for task_id.")
 
 
@@ -158,9 +171,8 @@ async def task_stop(args: TaskStopInput, ctx: ToolContext) -> ToolResult:
     return ToolResult.error(f"No running task {task_id!r}; TaskList shows the tasks.")
 
 
-def core_tools(background: bool, have: set[str]) -> list[Tool]:
-    """The core's tools. ``background``: whether [background] is on;
-    ``have``: names plugins registered (a plugin's TaskStop wins).
+def core_tools() -> list[Tool]:
+    """The core's tools, as ``CorePlugin`` registers them.
 
     Only ToolSearch is special: the toolbox offers it while some offered tool
     is deferred. The others are always loaded, on purpose: the scratchpad
@@ -171,37 +183,40 @@ def core_tools(background: bool, have: set[str]) -> list[Tool]:
     [background] says because plugins start tasks of their own (the contract
     gives them session.tasks), and those need fetching and stopping too.
     """
-    tools = [
+    return [
         Tool(name="ToolSearch", handler=tool_search, input_model=ToolSearchInput, read_only=True,
-             permission="read", plugin="core"),
+             permission="read", plugin=CORE_PLUGIN),
         Tool(name="ScratchpadRead", handler=scratchpad_read, input_model=ScratchpadReadInput, read_only=True,
-             permission="read", plugin="core"),
+             permission="read", plugin=CORE_PLUGIN),
         Tool(name="ScratchpadList", handler=scratchpad_list, input_model=NoInput, read_only=True,
-             permission="read", plugin="core"),
+             permission="read", plugin=CORE_PLUGIN),
         Tool(name="TaskList", handler=task_list, input_model=NoInput, read_only=True,
-             permission="read", plugin="core"),
+             permission="read", plugin=CORE_PLUGIN),
         Tool(name="TaskOutput", handler=task_output, input_model=TaskOutputInput, read_only=True,
-             permission="read", plugin="core"),
-    ]
-    if "TaskStop" not in have:
+             permission="read", plugin=CORE_PLUGIN),
         # Not read-only: stopping changes what is running, so it runs alone in a batch.
-        tools.append(Tool(name="TaskStop", handler=task_stop, input_model=TaskStopInput,
-                          permission="read", plugin="core"))
-    return tools
+        Tool(name="TaskStop", handler=task_stop, input_model=TaskStopInput,
+             permission="read", plugin=CORE_PLUGIN),
+    ]
 
 
-class CoreVotes:
-    """The core's permission vote for its own tools.
+class CorePlugin:
+    """The core's tools as a plugin, registered under ``CORE_PLUGIN``.
 
-    The read-only ones need none (read-only tools run where reads run).
-    TaskStop is not read-only, but it only stops this session's own
+    Its vote: the read-only tools need none (read-only tools run where reads
+    run). TaskStop is not read-only, but it only stops this session's own
     background work, which the model started; asking a person about it would
     make the model unable to take back its own call (the shell plugin's
     TaskStop is allowed the same way). Deny rules still apply on top.
     """
 
     @hookimpl
-    def pegboard_permission(self, request: PermissionRequest) -> Vote | None:
-        if request.tool.plugin == "core" and request.tool.name == "TaskStop":
+    def pegboard_register_tools(self, register: Callable[[Tool], None]) -> None:
+        for tool in core_tools():
+            register(tool)
+
+    @hookimpl
+    def pegboard_permission(self, request: PermissionRequest, context: PluginContext) -> Vote | None:
+        if request.tool.plugin == context.name and request.tool.name == "TaskStop":
             return Vote.allow("TaskStop stops this session's own background task")
         return None

@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING, Any
 
 from ._descriptions import clip_summary
 from ._schemas import strict_schema
+from ._tools import CORE_PLUGIN
 
 if TYPE_CHECKING:
     from ._session import Session
@@ -103,7 +104,7 @@ class Catalogue:
         if not defer_loading:
             return [(t.name, t.description, t.input_schema, False) for t in self.tools]
         out = [(t.name, t.description, t.input_schema, False) for t in self.tools
-               if not t.deferred and not (t.name == "ToolSearch" and t.plugin == "core")]
+               if not t.deferred and not (t.name == "ToolSearch" and t.plugin == CORE_PLUGIN)]
         flagged = [(t.name, t.description, t.input_schema, True) for t in self.tools if t.deferred]
         for d in self.deferred:
             try:

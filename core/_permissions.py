@@ -320,7 +320,7 @@ class PermissionEngine:
         owner = self.toolbox.owner_of(rule.tool)
         impls = self.toolbox.hooks.implementations("pegboard_rule_matcher")
         if owner is not None:
-            if owner != "core" and self.toolbox.plugins.pm.get_plugin(owner) is None:
+            if self.toolbox.plugins.pm.get_plugin(owner) is None:
                 self.inactive.append((rule, layer, f"plugin {owner!r}, which provides {rule.tool}, is not loaded"))
                 return None
             impls = [i for i in impls if i.plugin_name == owner]

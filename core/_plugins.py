@@ -132,10 +132,12 @@ class PluginRecord:
     distribution: str | None
     version: str | None
     enabled: bool = True
-    origin: Literal["entry point", "local", "given"] = "entry point"
+    origin: Literal["entry point", "local", "given", "core"] = "entry point"
     """How pegboard found it: an installed distribution's entry point, a
-    one-file plugin in the user's ``<config dir>/plugins/``, or an object
-    the embedding code (or ``pegboard.testing``) handed to ``Toolbox.load``."""
+    one-file plugin in the user's ``<config dir>/plugins/``, an object
+    the embedding code (or ``pegboard.testing``) handed to ``Toolbox.load``,
+    or the core itself (its own tools, ``CORE_PLUGIN``: always loaded, and
+    its tools give way to a plugin's of the same name)."""
     file: str | None = None
     """A local plugin's file."""
     error: str | None = None
@@ -291,16 +293,31 @@ class Plugins:
         return [found[name] for name in sorted(found)]
 
     def load(self, register_internal: Callable[[pluggy.PluginManager], None] | None = None,
-             host: object | None = None) -> None:
+             host: object | None = None, core: Mapping[str, object] | None = None) -> None:
         """Import every enabled plugin; let each declare its own hooks
         (``pegboard_add_hooks``) before any plugin's hooks are registered,
         so every implementation is checked against its specification; then
-        register each, validate its config and register its tools. The
+        register each, validate its config and register its tools. ``core``:
+        the core's own plugins by name, loaded first like any plugin (so
+        their implementations run last) whatever ``only`` or config say. The
         host registers last (its implementations run first)."""
         if register_internal is not None:
             register_internal(self.pm)
         imported: list[tuple[Source, PluginRecord, object]] = []
+        for name, obj in (core or {}).items():
+            record = PluginRecord(name=name, module="pegboard", distribution=BUILTIN_DISTRIBUTION,
+                                  version=_pegboard_version(), origin="core")
+            self.records[name] = record
+            if not self.settings.plugin_enabled(name):
+                self.settings.problems.append(
+                    f"{self.settings.source_of('plugins', name, 'enabled')}: [plugins.{name}] enabled: the "
+                    f"core's own tools cannot be switched off (block one with [tools] block)")
+            self._load_one(record, obj)
         for source in self.discover():
+            if source.name in self.records:
+                self.settings.problems.append(f"plugin {source.name!r} ({source.label}) not loaded: "
+                                              f"{source.name!r} is the core's own name")
+                continue
             record = PluginRecord(
                 name=source.name,
                 module=source.module,
@@ -406,6 +423,11 @@ class Plugins:
         if holder is None:
             return True
         owner = self.records.get(holder.plugin)
+        if owner is not None and owner.origin == "core" and owner is not record:
+            # The core's own tools give way, as documented (a plugin's TaskStop).
+            del self.tools[name]
+            owner.tools.remove(name)
+            return True
         if owner is record:
             record.warnings.append(f"tool {name!r} registered twice; the first one is kept")
             return False
@@ -527,6 +549,15 @@ class Plugins:
 
 class _PluginConfigError(Exception):
     pass
+
+
+def _pegboard_version() -> str | None:
+    from importlib.metadata import PackageNotFoundError, version
+
+    try:
+        return version(BUILTIN_DISTRIBUTION)
+    except PackageNotFoundError:
+        return None
 
 
 def _with_plugin(tool: Tool, plugin: str) -> Tool:

@@ -15,7 +15,7 @@ from ._decisions import Answer, Decision, Rule
 from ._plugins import report_failure as _report
 from ._policy import Policy, clamp_policy
 from ._tasks import BackgroundTasks
-from ._tools import Tool, ToolResult
+from ._tools import CORE_PLUGIN, Tool, ToolResult
 
 if TYPE_CHECKING:
     import asyncio
@@ -368,7 +368,7 @@ class Session:
     def _narrowed_away(self, tool: Tool) -> bool:
         if self.parent is not None and not tool.subagents:
             return True
-        if self.only_tools is not None and tool.plugin != "core" and tool.name not in self.only_tools:
+        if self.only_tools is not None and tool.plugin != CORE_PLUGIN and tool.name not in self.only_tools:
             return True
         if not self.hidden_tools:
             return False

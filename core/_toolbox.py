@@ -11,22 +11,20 @@ from typing import TYPE_CHECKING, Any
 
 import pluggy
 
-from ._builtin_tools import CoreVotes, core_tools
-from ._config import ConfigError, Settings, config_dir, data_dir, load_settings
+from ._builtin_tools import CorePlugin
+from ._config import ConfigError, Settings, load_settings
 from ._descriptions import DescriptionOverrides, PackageDescriptions
 from ._permissions import PermissionEngine
 from ._plugins import PluginContext, PluginRecord, Plugins, _short_error
 from ._policy import Policy
 from ._session import Session
-from ._tools import LEVELS, Level, Loading, Tool
+from ._tools import CORE_PLUGIN, LEVELS, Level, Loading, Tool
 
 if TYPE_CHECKING:
     from ._decisions import Answer
     from ._pending import PendingCall
 
 __all__ = ["Toolbox", "ToolStatus"]
-
-CORE_PLUGIN = "core"
 
 
 @dataclass(frozen=True)
@@ -64,9 +62,6 @@ class Toolbox:
         self.hooks = plugins.hooks
         self._descriptions: dict[str, str] = {}
         self._levels: dict[tuple[str, str], Level] = {}
-        self._core_context = PluginContext(CORE_PLUGIN, "pegboard", settings.root, config_dir(), data_dir(),
-                                           settings, hook=plugins.hooks.relay, stores=plugins.store_handle,
-                                           hooks=plugins.hooks)
         # Tools whose input model, handler or description could not be made
         # ready, with why: each is left out alone, never the catalogue.
         self.broken: dict[str, str] = {}
@@ -85,8 +80,6 @@ class Toolbox:
                 loading: Loading = "deferred" if record.defer == "always" else "always"
                 if tool.loading != loading:
                     registered[name] = replace(tool, loading=loading)
-        for tool in core_tools(settings.core.background.enabled, set(registered)):
-            registered.setdefault(tool.name, tool)
         self.statuses: dict[str, ToolStatus] = {}
         blocked = set(tools_cfg.block)
         for name, tool in registered.items():
@@ -208,16 +201,17 @@ class Toolbox:
         def register_internal(pm: pluggy.PluginManager) -> None:
             pm.register(PackageDescriptions(), name="pegboard.descriptions")
             pm.register(DescriptionOverrides(settings), name="pegboard.overrides")
-            pm.register(CoreVotes(), name="pegboard.core-votes")
 
-        found.load(register_internal, host=host)
+        found.load(register_internal, host=host, core={CORE_PLUGIN: CorePlugin()})
         return cls(settings, found)
 
     # --- lookups -----------------------------------------------------------
 
     @property
     def records(self) -> dict[str, PluginRecord]:
-        return self.plugins.records
+        """The plugins, by name, as listings show them: the core's own
+        (``CORE_PLUGIN``, registered like them) is not among them."""
+        return {name: r for name, r in self.plugins.records.items() if r.origin != "core"}
 
     def add_host(self, host: object, name: str = "host") -> None:
         self.plugins.pm.register(host, name=name)
@@ -252,8 +246,6 @@ class Toolbox:
         return status.tool.plugin if status else None
 
     def context_for(self, plugin: str) -> PluginContext | None:
-        if plugin == CORE_PLUGIN:
-            return self._core_context
         record = self.plugins.records.get(plugin)
         return self.plugins.context(record) if record is not None else None
 
@@ -265,7 +257,7 @@ class Toolbox:
         """The tool's model-facing text, through the description hook."""
         text = self._descriptions.get(tool.name)
         if text is None:
-            context = self.context_for(tool.plugin) or self._core_context
+            context = self.context_for(tool.plugin) or self.context_for(CORE_PLUGIN)
             try:
                 text = self.hooks.first("pegboard_tool_description", tool=tool, context=context) or ""
             except Exception as exc:  # a description loader's bug: this tool is not described, and not offered

@@ -24,6 +24,7 @@ if TYPE_CHECKING:
     from ._session import Session
 
 __all__ = [
+    "CORE_PLUGIN",
     "Content",
     "ImageContent",
     "Level",
@@ -38,6 +39,10 @@ __all__ = [
 
 from ._levels import LEVELS, Level  # noqa: E402  (re-exported)
 Loading = Literal["always", "deferred"]
+
+# The name the core's own tools are registered under (core/_builtin_tools.py):
+# the core's name, not a plugin's.
+CORE_PLUGIN = "core"
 
 
 class TextContent(BaseModel):
