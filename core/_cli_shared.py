@@ -28,11 +28,15 @@ __all__ = ["CLIState", "JSON", "MODE", "current_state", "fail_config", "global_o
 class CLIState:
     """What every command shares: the global options and, once needed, the toolbox.
 
-    ``current_state()`` finds it from inside a command.
+    ``current_state()`` finds it from inside a command. ``toolbox`` is a
+    method, not an attribute: ``current_state().toolbox()`` loads the toolbox
+    for the options given (once per set of arguments) and returns it.
     """
 
     cwd: Path | None = None
+    """``--cwd``: the project root and working directory (None: the current directory)."""
     config: Path | None = None
+    """``--config`` (or ``PEGBOARD_CONFIG``): an extra config file above the user and project ones."""
     _toolboxes: dict[tuple[Any, ...], Any] = field(default_factory=dict)
     # What pegboard.testing's CLI runner loads besides (or instead of) the
     # installed plugins: Toolbox.load's extra_plugins and plugins.
@@ -43,7 +47,11 @@ class CLIState:
         """The toolbox for ``--cwd`` and ``--config``, loaded once; a config
         an operator must fix ends the command through ``fail_config``.
         ``listing``: for commands that only show things, so that plugins
-        start nothing to learn their tools (``PluginContext.listing_only``)."""
+        start nothing to learn their tools (``PluginContext.listing_only``).
+        ``inventory``: load switched-off plugins' tools too, marked disabled
+        (for listings of everything). ``host``: an object implementing host
+        hooks (``pegboard_ask``, such as ``terminal_host()``), registered in
+        this toolbox."""
         # Keyed on the options too: finding plugin commands loads a toolbox
         # before options written after the command name are parsed.
         key = (self.cwd, self.config, inventory, host, listing)

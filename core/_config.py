@@ -69,6 +69,7 @@ class ConfigError(Exception):
 
     def __init__(self, problems: list[str]):
         self.problems = problems
+        """One line per problem: the file, the key, what was expected."""
         super().__init__("\n".join(problems))
 
 

@@ -36,17 +36,28 @@ def _rank(vote: Vote) -> int:
 
 @dataclass(frozen=True, init=False)
 class Vote:
-    """A plugin's or classifier's opinion on one call.
+    """A plugin's or classifier's opinion on one call: what
+    ``pegboard_permission`` and ``pegboard_classify`` return.
 
-    ``firm`` marks an ask that neither an allow rule nor a permissive mode may
-    wave through (protected paths); in bypassPermissions a firm ask denies.
-    ``suggestions`` are rules to offer when the person says "always allow".
+    Make one with ``Vote.allow(reason)``,
+    ``Vote.ask(reason, suggest=..., firm=...)`` or ``Vote.deny(reason)``. The engine weighs every plugin's
+    vote with the operator's rules and the session's policy; deny beats ask
+    beats allow (``Vote.strongest``).
     """
 
     decision: DecisionKind
+    """``"allow"``, ``"ask"`` or ``"deny"``."""
     reason: str
+    """Why, in a few words: the model reads it with a deny, the person with an ask,
+    and ``pegboard permissions check`` shows it."""
     firm: bool = False
+    """Only for an ask: one that neither an allow rule nor a permissive mode may wave
+    through (a protected path). A person must answer it; where nobody can be asked
+    (``bypassPermissions``, a level, no host) a firm ask is a deny."""
     suggestions: tuple[str, ...] = ()
+    """For an ask: rules to offer when the person answers "always allow" (the first is
+    the default), such as ``("Greet(Ada)",)``; the host shows each one's preview
+    (``Decision.previews``)."""
 
     def __init__(self, decision: DecisionKind, reason: str, firm: bool = False,
                  suggestions: tuple[str, ...] = ()) -> None:
@@ -55,14 +66,18 @@ class Vote:
 
     @classmethod
     def allow(cls, reason: str) -> Vote:
+        """Let the call run, unless another vote, a rule or the policy says otherwise."""
         return cls("allow", reason)
 
     @classmethod
     def ask(cls, reason: str, *, suggest: tuple[str, ...] | list[str] = (), firm: bool = False) -> Vote:
+        """Put the call to the person (``pegboard_ask``); ``suggest``: rules to offer
+        for "always allow"; ``firm``: no rule or mode may settle it (see ``firm``)."""
         return cls("ask", reason, firm=firm, suggestions=tuple(suggest))
 
     @classmethod
     def deny(cls, reason: str) -> Vote:
+        """Refuse the call; nothing turns a deny into an allow. ``reason`` is what the model is told."""
         return cls("deny", reason)
 
     @staticmethod
@@ -78,20 +93,32 @@ class Vote:
 class Decision:
     """The engine's one answer for a call, with why and who decided.
 
-    For an ask: ``suggestions`` are rules the person may "always allow";
-    ``previews`` (same order, filled in just before the host is asked) say
-    what else each rule would allow. ``firm``: a protected path, which no
-    rule or classifier settles. ``classifiable``: an ask that auto mode's
-    classifier may settle (not an operator's ask rule, not a firm ask).
+    What ``session.decide(name, input)`` returns, and what a host's
+    ``pegboard_ask`` and ``pegboard_classify`` are handed with the request
+    (``decision.decision`` is then ``"ask"``).
     """
 
     decision: DecisionKind
+    """``"allow"``, ``"ask"`` or ``"deny"``."""
     reason: str
+    """Why, for the model (with a deny) and the person (with an ask)."""
     source: str
+    """Who decided: a rule (``"rule Bash(rm *) in /home/me/.config/pegboard/config.toml"``),
+    ``"plugin fs"``, ``"mode default"``, ``"level read"``, ``"person"``, ``"host"``,
+    ``"classifier"``; ``pegboard permissions check --json`` prints it."""
     suggestions: tuple[str, ...] = ()
+    """For an ask: the rules the person may "always allow" (the tool's name when no vote
+    suggested any); ``Answer(remember=..., rule=None)`` keeps the first."""
     firm: bool = False
+    """A protected path: no rule, mode or classifier settles it; a person must answer."""
     classifiable: bool = False
+    """An ask that auto mode's classifier may settle: not an operator's ask rule, not a firm ask."""
     previews: tuple[str, ...] = ()
+    """One sentence per suggestion, same order, filled in just before the host is asked:
+    what else the rule would allow, such as
+    ``"Greet(Ada) would allow Greet calls whose name is 'Ada'; deny rules and protected paths still apply."``
+    (a matcher's
+    ``describe()`` makes the middle; see ``RuleMatcher``)."""
 
     def __init__(self, decision: DecisionKind, reason: str, source: str, suggestions: tuple[str, ...] = (),
                  firm: bool = False, classifiable: bool = False, previews: tuple[str, ...] = ()) -> None:
@@ -101,21 +128,32 @@ class Decision:
                              firm=firm, classifiable=classifiable, previews=previews)
 
     def to_json(self) -> dict[str, Any]:
+        """``{"decision", "reason", "source"}``, as ``pegboard permissions check --json`` prints it."""
         return {"decision": self.decision, "reason": self.reason, "source": self.source}
 
 
 @dataclass(frozen=True)
 class Rule:
-    """``Tool`` or ``Tool(specifier)`` from one config layer or a session grant."""
+    """``Tool`` or ``Tool(specifier)`` from one config layer or a session grant.
+
+    What ``pegboard_rule_matcher`` is handed to compile: the plugin that owns
+    ``tool`` reads ``specifier`` in its own grammar.
+    """
 
     tool: str
+    """The tool (or ``mcp__server``) the rule names, as written."""
     specifier: str | None
+    """The text between the parentheses, as written (not stripped); None for a rule on the whole tool."""
     behavior: DecisionKind
+    """The list it came from: ``"allow"``, ``"ask"`` or ``"deny"``."""
     source: str
+    """Where it was written: the config file's path, or ``"session grant"``."""
     base_dir: Path | None = None
+    """The folder relative paths in the specifier are read from (the project root), when it has one."""
 
     @property
     def text(self) -> str:
+        """The rule as written: ``Tool`` or ``Tool(specifier)``."""
         return self.tool if self.specifier is None else f"{self.tool}({self.specifier})"
 
     @classmethod
@@ -145,10 +183,41 @@ def _is_tool_name(name: str) -> bool:
 
 
 class RuleMatcher(Protocol):
-    """What ``pegboard_rule_matcher`` returns. It may also have
-    ``describe() -> str`` (what the rule covers, for previews)."""
+    """What ``pegboard_rule_matcher`` returns: any object with ``matches``.
 
-    def matches(self, request: PermissionRequest) -> bool: ...
+    A matcher may also have these methods; the engine looks for each with
+    ``getattr`` and does without it:
+
+    - ``describe() -> str``: what the rule covers, for the preview a person
+      reads before "always allow" (``Decision.previews``). The text is
+      embedded after the tool's name, as
+      ``"{rule} would allow {tool} {describe()}; deny rules and protected paths still apply."``,
+      so return a phrase that reads on from it, such as
+      ``"calls whose name is 'Ada'"`` (not a sentence: no capital, no full
+      stop). A ``describe`` that raises falls back to
+      ``"calls of {tool} matching {specifier!r}"``. For a tool with a path
+      argument (``file_path``, ``path``, ``notebook_path``) the preview counts
+      the files the rule covers instead, and ``describe`` is not asked.
+    - ``combine(matchers) -> object``, a classmethod: many rules of one
+      behavior and tool as one lookup. Given every matcher of this class
+      for the tool, return an object whose
+      ``first_match(request) -> int | None`` is the index of a matcher in
+      ``matchers`` that matches, or None. It must agree with calling each
+      matcher's ``matches`` (``pegboard plugins check`` tries sample
+      calls); if ``combine`` raises, the engine calls the matchers one by
+      one.
+    - ``fixed_path() -> pathlib.Path | None``: for rules on files, the one
+      path the rule names (everything below it included), or None for a
+      pattern. The shell's sandbox hides or guards such paths, so a deny
+      rule on a file holds for commands too.
+
+    A matcher that raises in ``matches`` fails closed: a deny or ask rule
+    then applies to the call, an allow rule does not.
+    """
+
+    def matches(self, request: PermissionRequest) -> bool:
+        """Whether the rule covers this call (``request.tool``, ``request.input``)."""
+        ...
 
 
 @dataclass(frozen=True)
@@ -157,11 +226,17 @@ class CompiledRule:
     for it, and the config layer (or "session") it came from."""
 
     rule: Rule
+    """The rule as written."""
     matcher: RuleMatcher
+    """What the owning plugin's ``pegboard_rule_matcher`` compiled for it (or the core's, for a
+    rule on a whole tool)."""
     layer: str = "session"
+    """The config layer it came from (``"user"``, ``"project"``, ``"explicit"``, ``"policy"``,
+    ``"user grants"``...) or ``"session"`` for a session's grant."""
 
     @property
     def where(self) -> str:
+        """``"rule Read(./.env) in /path/config.toml"``: the rule and its file, for messages."""
         return f"rule {self.rule.text} in {self.rule.source}"
 
 
@@ -175,9 +250,14 @@ class Answer:
     """
 
     allow: bool
+    """Whether the call may run."""
     remember: Literal["session", "project", "user"] | None = None
+    """For an allow: None (this call only), ``"session"`` (a grant for this session),
+    ``"project"`` or ``"user"`` (kept in a ``granted.toml`` in the person's config folder)."""
     rule: str | None = None
+    """The rule to remember; None: the decision's first suggestion."""
     message: str | None = None
+    """For a deny: what the model is told (default: the person declined this call)."""
     asked: bool = True
     """False when the host could not put the question to anyone (a client
     that cannot ask its user): the deny is then the host's, not a person's."""
@@ -194,18 +274,32 @@ class Answer:
 
 @dataclass
 class PermissionRequest:
-    """One call as the permission engine and plugins see it."""
+    """One call as the permission engine and plugins see it: what
+    ``pegboard_permission``, a rule matcher's ``matches``, ``pegboard_ask``
+    and ``pegboard_classify`` are handed.
+
+    Paths in ``input`` are as the model wrote them: judge them with
+    ``resolve``/``resolve_str`` (remembered for this decision, so the vote and
+    every matcher see the same real path) or ``path_vote``.
+    """
 
     tool: Tool
+    """The tool called; ``request.tool.plugin == context.name`` for your own tools."""
     input: Mapping[str, Any]
+    """The arguments, validated against the tool's input model, as a mapping (read-only)."""
     session: Session
+    """The session the call is decided in (its root, working dirs, grants)."""
     policy: Policy
+    """The permission mode or level in force for this call (``request.policy.name``)."""
     extra: dict[str, Any] = field(default_factory=dict)
+    """The engine's notes about this decision (``call_id``, the person's answer, rule errors),
+    kept for the audit; a plugin may read it and should not write it."""
     _resolved: dict[str, tuple[str, bool]] = field(default_factory=dict, repr=False, compare=False)
     _paths: dict[str, Path] = field(default_factory=dict, repr=False, compare=False)
 
     @property
     def working_dirs(self) -> tuple[Path, ...]:
+        """The session's working directories (resolved; the root first)."""
         return self.session.working_dirs
 
     def resolve(self, path: str | os.PathLike[str]) -> Path:
@@ -248,9 +342,12 @@ class PermissionRequest:
             return None
 
     def inside_working_dirs(self, path: str | os.PathLike[str]) -> bool:
+        """Whether ``path`` resolves inside one of the session's working directories."""
         return self.session.inside_working_dirs(self.resolve_str(path))
 
     def is_protected(self, path: str | os.PathLike[str]) -> bool:
+        """Whether ``path`` resolves to a protected path (``[permissions] protected_paths``,
+        pegboard's own config): writing one takes a firm ask."""
         return self.session.is_protected(self.resolve_str(path))
 
     def rule_for(self, behavior: DecisionKind, tool: str, input: Mapping[str, Any]) -> CompiledRule | None:

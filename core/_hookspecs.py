@@ -92,9 +92,16 @@ def pegboard_register_tools(
 def pegboard_tool_description(tool: Tool, context: PluginContext) -> str | None:
     """Return the model-facing description of ``tool``, or None to pass.
 
-    The core's own implementations look first in the operator's override
-    folders (``<config dir>/descriptions/<Tool>.md``, then the project's
-    ``.pegboard/descriptions/``) and last in the plugin's ``descriptions/``.
+    The first text returned is the tool's whole description: it replaces the
+    plugin's ``descriptions/<Tool>.md`` (and ``Tool.description``), which is
+    then not read, so there is no way to append to it here; to extend a
+    text, read the file yourself and return the whole. The order: the
+    operator's override folders first (``<config dir>/descriptions/<Tool>.md``,
+    then the project's ``.pegboard/descriptions/``, in a trusted project
+    only), then plugins' implementations, last the plugin's
+    ``descriptions/<Tool>.md`` and then ``Tool.description``. Called for
+    every tool, yours or not: check ``tool.plugin == context.name``. A hook
+    that raises leaves that tool undescribed and out of the catalogue.
     """
 
 
@@ -207,7 +214,14 @@ def pegboard_session_deleted(session_id: str, context: PluginContext) -> None:
 
 @hookspec
 def pegboard_doctor(config: Any, context: PluginContext) -> Iterable[Check] | None:
-    """Health checks for ``pegboard doctor``: return ``Check`` objects."""
+    """Health checks for ``pegboard doctor``: return ``Check`` objects (or None).
+
+    Each is shown as ``<plugin>: <check.name>``: pegboard adds the plugin's
+    name, so ``Check("git", ...)`` from plugin ``hello`` is the line
+    ``hello: git``. A ``fail`` makes doctor exit 1; a hook that raises is the
+    line ``<plugin>: health check`` as a ``fail``. Called only for enabled
+    plugins that loaded.
+    """
 
 
 @hookspec

@@ -26,16 +26,21 @@ class InputFieldMatcher:
         if rule.specifier is None:
             raise ValueError(f"{rule.text}: expected {rule.tool}(<{field}>)")
         self.field = field
+        """The input field whose value the rule names."""
         self.pattern = rule.specifier.strip()
+        """The specifier, a shell-style pattern (``fnmatch``, case-sensitive) for the whole value."""
         self.behavior = rule.behavior
+        """The rule's behavior, which decides what a call without the field matches."""
 
     def matches(self, request: PermissionRequest) -> bool:
+        """Whether the field's value matches the pattern (a call without it: deny and ask rules only)."""
         value = request.input.get(self.field)
         if not isinstance(value, str):
             return self.behavior != "allow"
         return fnmatch.fnmatchcase(value, self.pattern)
 
     def describe(self) -> str:
+        """``"calls whose subagent_type matches 'Explore'"``, for the rule's preview."""
         return f"calls whose {self.field} matches {self.pattern!r}"
 
 

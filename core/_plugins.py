@@ -34,18 +34,34 @@ BUILTIN_DISTRIBUTION = "pegboard"
 
 @dataclass(frozen=True)
 class PluginContext:
-    """What a plugin's hooks learn about where they run."""
+    """What a plugin's hooks learn about where they run: the ``context``
+    argument of every hook that takes one, and ``ctx.plugin_context`` in a
+    handler. One per plugin and toolbox.
+    """
 
     name: str
+    """The name the plugin is installed under (its entry point's name): its
+    ``[plugins.<name>]`` table, the prefix of its tables and doctor lines.
+    Compare ``tool.plugin`` or ``request.tool.plugin`` with it."""
     package: str
+    """The module the plugin was loaded from (whose ``descriptions/`` folder is read)."""
     root: Path
+    """The project root (resolved): ``--cwd``, or where the toolbox was loaded."""
     config_dir: Path
+    """pegboard's user config folder (``$XDG_CONFIG_HOME/pegboard``, ``~/.config/pegboard`` on Linux)."""
     data_dir: Path
+    """pegboard's data folder (``$XDG_DATA_HOME/pegboard``, ``~/.local/share/pegboard`` on Linux): keep
+    the plugin's files in a folder of its name there."""
     settings: Settings
+    """The merged configuration of every layer, read-only: ``settings.core`` (the core's tables),
+    ``settings.plugin_table(name)``. A plugin's own table comes validated as ``config``."""
     hook: Any = field(default=None, compare=False, repr=False)
-    """The plugin manager's hook relay, for plugins that call other hooks."""
+    """The plugin manager's hook relay (pluggy's ``pm.hook``): ``context.hook.<name>(...)`` for a
+    ``firstresult`` hook; prefer ``each``/``notify``, which keep one plugin's failure its own."""
     watched: list[Path] = field(default_factory=list, compare=False)
+    """The paths given to ``watch`` (read by the core's listing cache)."""
     stores: Any = field(default=None, compare=False, repr=False)
+    """The core's store factory behind ``store``; use ``store``."""
 
     @property
     def store(self) -> PluginStore:
@@ -59,8 +75,11 @@ class PluginContext:
     """True when the toolbox only lists tools (``pegboard tools list``): start
     nothing and fetch nothing over the network; say what is missing with ``note``."""
     notes: list[str] = field(default_factory=list, compare=False)
+    """The lines given to ``note``, which a tool listing prints."""
     on_tools_changed: Callable[[], None] | None = field(default=None, compare=False, repr=False)
+    """The toolbox's callback behind ``tools_changed``; call ``tools_changed()``."""
     hooks: Hooks | None = field(default=None, compare=False, repr=False)
+    """The core's dispatch helper behind ``each`` and ``notify``; use those."""
 
     @property
     def project_trusted(self) -> bool:

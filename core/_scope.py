@@ -36,6 +36,8 @@ class UserScope:
     """
 
     why: str = ""
+    """Why a project may not set it, shown in the message to whoever tried
+    (``"it chooses the program Grep runs"``)."""
 
 
 IgnoredKind = Literal["untrusted", "user scope", "outside"]

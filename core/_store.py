@@ -62,10 +62,16 @@ class StoreSchema:
     """
 
     metadata: MetaData
+    """The component's own ``sqlalchemy.MetaData``; every table named ``<plugin>_...``."""
     version: int = 1
+    """The schema these tables have now, from 1 up."""
     upgrades: Mapping[int, Callable[[Connection], None] | None] = field(default_factory=dict)
+    """``upgrades[n]``: the step from version ``n - 1`` to ``n`` (``fn(connection)``), or None
+    for a version that only adds tables; one for every version above 1."""
 
     def problems(self, component: str) -> list[str]:
+        """What is wrong with this schema for plugin ``component``, one line each (none: it is
+        sound): a version below 1, a missing upgrade step, a table not named ``<component>_...``."""
         found = []
         if not isinstance(self.version, int) or self.version < 1:
             found.append(f"version must be an integer of at least 1, not {self.version!r}")
@@ -350,6 +356,7 @@ class PluginStore:
     def __init__(self, store: Store, component: str, schema: Callable[[], StoreSchema | None]):
         self._store = store
         self.component = component
+        """The plugin (or ``"core"``) whose tables these are."""
         self._schema_of = schema
         self._schema: tuple[StoreSchema | None] | None = None
         self._ready = False
@@ -394,6 +401,8 @@ class PluginStore:
 
     @property
     def engine(self) -> Engine:
+        """The SQLAlchemy engine (synchronous), the tables made ready first; prefer ``begin``
+        or ``run``."""
         self.ready()
         return self._store.engine
 

@@ -46,9 +46,13 @@ CORE_PLUGIN = "core"
 
 
 class TextContent(BaseModel):
+    """Text for the model."""
+
     model_config = ConfigDict(frozen=True)
     type: Literal["text"] = "text"
+    """The part's kind, which tells the three apart in ``Content``."""
     text: str
+    """The text itself."""
     annotations: dict[str, Any] | None = None
     """Who the content is for and how much it matters (MCP's ``audience``, ``priority``, ``lastModified``)."""
 
@@ -58,8 +62,11 @@ class ImageContent(BaseModel):
 
     model_config = ConfigDict(frozen=True)
     type: Literal["image"] = "image"
+    """The part's kind, which tells the three apart in ``Content``."""
     data: str
+    """The image's bytes, base64-encoded."""
     mime_type: str
+    """The image's media type, such as ``image/png``."""
     annotations: dict[str, Any] | None = None
     """Who the content is for and how much it matters (MCP's ``audience``, ``priority``, ``lastModified``)."""
 
@@ -69,10 +76,15 @@ class ResourceContent(BaseModel):
 
     model_config = ConfigDict(frozen=True)
     type: Literal["resource"] = "resource"
+    """The part's kind, which tells the three apart in ``Content``."""
     uri: str
+    """What the resource is (``file:///...``, an MCP server's URI)."""
     mime_type: str | None = None
+    """Its media type, when known (``application/pdf`` is sent to the model APIs as a document)."""
     text: str | None = None
+    """Its text, for a text resource (one of ``text`` and ``blob``)."""
     blob: str | None = None
+    """Its bytes, base64-encoded, for a binary resource."""
     annotations: dict[str, Any] | None = None
     """Who the content is for and how much it matters (MCP's ``audience``, ``priority``, ``lastModified``)."""
 
@@ -81,18 +93,28 @@ Content = Annotated[Union[TextContent, ImageContent, ResourceContent], Field(dis
 
 
 class ToolResult(BaseModel):
-    """What a tool call gives back to the model."""
+    """What a tool call gives back to the model.
+
+    A handler may return a plain string instead: it becomes
+    ``ToolResult.text(string)``. Text longer than ``ctx.result_limit`` is
+    saved to a file by the pipeline and the model shown its start.
+    """
 
     content: list[Content] = Field(default_factory=list)
+    """The parts the model reads, in order: text, images, embedded resources."""
     structured_content: dict[str, Any] | None = None
+    """Machine-readable data beside the text (MCP's ``structuredContent``), for hosts that use it."""
     is_error: bool = False
+    """The call failed: the text says why, for the model to act on."""
 
     @classmethod
     def text(cls, text: str, *, is_error: bool = False) -> ToolResult:
+        """A result of one text part."""
         return cls(content=[TextContent(text=text)], is_error=is_error)
 
     @classmethod
     def error(cls, message: str) -> ToolResult:
+        """A failed call: ``message`` (what went wrong and what the model can do) as its one text part."""
         return cls(content=[TextContent(text=message)], is_error=True)
 
     def text_content(self) -> str:
@@ -100,6 +122,7 @@ class ToolResult(BaseModel):
         return "\n".join(c.text for c in self.content if isinstance(c, TextContent))
 
     def with_text_appended(self, text: str) -> ToolResult:
+        """A copy with ``text`` added as a last text part (results are not changed in place)."""
         return self.model_copy(update={"content": [*self.content, TextContent(text=text)]})
 
     # --- the model APIs' wire formats (see docs/embedding.md) ---
@@ -166,23 +189,43 @@ class Tool:
     """
 
     name: str
+    """The name the model calls it by and rules name (``Greet``, ``Greet(Ada)``); unique in a toolbox."""
     handler: Handler | str
+    """``handler(args, ctx)``, or ``"module:attribute"`` naming it, imported at the first call."""
     input_model: type[BaseModel] | str | None = None
+    """The pydantic model of the arguments (or ``"module:attribute"``); its JSON Schema is what the
+    model is shown. Give this or ``input_schema``, not both."""
     input_schema: Mapping[str, Any] | None = None
+    """A JSON Schema from elsewhere (an MCP server's), in place of ``input_model``: the handler gets
+    the arguments as a dict, checked against the schema only as advice."""
     read_only: bool = False
+    """The tool changes nothing: read-only modes offer it, and a batch runs such calls concurrently."""
     loading: Loading = "always"
+    """``"always"``: in every catalogue; ``"deferred"``: listed by name and loaded through ToolSearch."""
     permission: Level = "workspace"
+    """The least level that offers it: ``none``, ``read``, ``workspace`` or ``unrestricted``."""
     subagents: bool = True
+    """False keeps the tool out of every sub-agent's session (``Session.child``)."""
     description: str | None = None
+    """Fallback model-facing text, used when no description hook and no ``descriptions/<name>.md``
+    file gives one (one-file plugins and MCP tools have no file)."""
     timeout_s: float | None = None
+    """Seconds a call may run before the pipeline stops it with an error result for the model;
+    None: the pipeline's default (600 s)."""
     lifts_caps_with_scratchpad: bool = False
+    """When the model sets the ``scratchpad`` argument (which the core adds to every tool's schema,
+    saving the output under that name instead of returning it), the tool's own output caps are
+    lifted too; ``ctx.uncapped`` tells the handler."""
     plugin: str = ""
+    """The plugin that registered it; set by the core at registration, whatever the plugin passed."""
     group: str | None = None
     """A group inside the plugin (the mcp plugin: the server), for listings
     that name sources: the deferred listing past its budget, ``tools cost``."""
     title: str | None = None
     """A short human-facing name (MCP tool titles), passed on where formats have one."""
     metadata: Mapping[str, Any] = field(default_factory=dict)
+    """Free-form facts for other plugins and the core: ``{"requires": "Bash"}`` makes the tool go
+    when Bash is blocked; ``{"rule_names": [...]}`` names that rules for it may use."""
 
     def __post_init__(self) -> None:
         if (self.input_model is None) == (self.input_schema is None):
@@ -216,6 +259,7 @@ class Tool:
 
     @cached_property
     def function(self) -> Handler:
+        """The handler, imported on first use when it was given as ``"module:attribute"``."""
         if isinstance(self.handler, str):
             fn = _import_attr(self.handler)
             if not callable(fn):
@@ -224,6 +268,9 @@ class Tool:
         return self.handler
 
     async def invoke(self, args: Any, ctx: ToolContext) -> HandlerResult:
+        """Run the handler: awaited when it is a coroutine function, else in a worker thread.
+        The pipeline calls this after validation and the permission decision; a plugin calls
+        ``session.call`` instead, which does all of that."""
         fn = self.function
         if inspect.iscoroutinefunction(fn):
             return await fn(args, ctx)
@@ -237,23 +284,39 @@ class Tool:
 
 @dataclass
 class ToolContext:
-    """What a handler gets besides its arguments."""
+    """What a handler gets besides its arguments: ``handler(args, ctx)``.
+
+    One is made per call. Everything a handler needs about where it runs is
+    here, so that a plugin never reaches into the engine: its configuration,
+    its state in this session, its folders (``plugin_context``), the paths the
+    permission decision resolved, and the way to tell the host something
+    (``emit``).
+    """
 
     session: Session
+    """The session the call runs in: its policy, working directories and
+    ``plugin_state``; ``await ctx.session.call(...)`` runs another tool through
+    the whole pipeline (permissions included)."""
     tool: Tool
+    """The tool being called (``ctx.tool.name``, ``ctx.tool.plugin``)."""
     config: Any
     """This plugin's validated ``[plugins.<name>]`` table (None without a config model)."""
     call_id: str
+    """This call's id: the model's tool-use id when the host gave one, else one pegboard made.
+    Events the handler emits carry it."""
     uncapped: bool = False
     """True when the caller set ``scratchpad`` on a tool that lifts its caps."""
     _resolved: Mapping[str, tuple[str, bool]] = field(default_factory=dict, repr=False)
 
     @property
     def root(self) -> Path:
+        """The session's project root (resolved), against which relative paths in arguments are read."""
         return self.session.root
 
     @property
     def working_dirs(self) -> tuple[Path, ...]:
+        """The folders the session may work in (the root first); the permission decision has already
+        judged the call's paths against them."""
         return self.session.working_dirs
 
     @property
