@@ -69,6 +69,7 @@ class Session:
         # A child session (``child``): where it came from, how asks name it,
         # and the tools it is not offered (names, groups, or only some).
         self.parent: Session | None = None
+        self._copies: tuple[tuple[str, str], ...] = ()
         self.label: str | None = None
         self.hidden_tools: frozenset[str] = frozenset()
         self.only_tools: frozenset[str] | None = None
@@ -279,7 +280,8 @@ class Session:
 
     def child(self, *, mode: str | None = None, hide: Iterable[str] = (), only: Iterable[str] | None = None,
               working_dirs: Sequence[str | os.PathLike[str]] | None = None, label: str | None = None,
-              session_id: str | None = None) -> Session:
+              session_id: str | None = None,
+              copies: Mapping[Any, str | os.PathLike[str]] | None = None) -> Session:
         """A session for a sub-agent of this one, never wider than it.
 
         ``mode``: a mode or level name, clamped to this session's
@@ -297,6 +299,11 @@ class Session:
         shares this session's ``person_lock``. ``label`` names it in ``chain``.
         ``session_id`` names the child; when this session is durable, the
         child is too, recorded in the store with this session as its parent.
+        ``copies``: folders of the child's that copy folders of this
+        session's (a git worktree of the repository: ``{worktree: repo}``);
+        deny and ask rules written for a path in the original apply to the
+        same path in the copy too (``originals``), so a rule anchored at the
+        project root still holds in the worktree. Inherited down the chain.
         """
         from ._paths import is_within
 
@@ -324,7 +331,50 @@ class Session:
         else:
             child.root, child.working_dirs = self.root, self.working_dirs
         child._grants["allow"] = {tool: list(rules) for tool, rules in self._grants["allow"].items()}
+        mapped = dict(self._copies)
+        for copy, original in (copies or {}).items():
+            mapped[os.path.realpath(self.root / Path(copy))] = os.path.realpath(self.root / Path(original))
+        # Longest copy first: a worktree made inside another worktree maps to it, then on.
+        child._copies = tuple(sorted(mapped.items(), key=lambda kv: -len(kv[0])))
         return child
+
+    def originals(self, path: str) -> tuple[str, ...]:
+        """The paths ``path`` (resolved) copies, nearest first (see ``child``'s
+        ``copies``): the same file in the repository a worktree was made
+        from, and in the one that was made from, and so on. Empty for a
+        session with no copies: what rule matchers check besides ``path``
+        for deny and ask rules (never for allow rules: a copy widens nothing)."""
+        if not self._copies:
+            return ()
+        out: list[str] = []
+        current = path
+        for _ in range(len(self._copies)):
+            for copy, original in self._copies:
+                if current == copy or current.startswith(copy.rstrip("/") + "/"):
+                    current = original + current[len(copy):]
+                    out.append(current)
+                    break
+            else:
+                break
+        return tuple(out)
+
+    def copies_of(self, path: str) -> tuple[str, ...]:
+        """The inverse of ``originals``: where ``path`` (resolved) appears in
+        this session's copies of folders (a worktree's same file), for a
+        sandbox that must hide or keep read-only what a deny rule names."""
+        out: list[str] = []
+        todo = [path]
+        while todo and len(out) < 64:
+            current = todo.pop()
+            for copy, original in self._copies:
+                if current == copy or current.startswith(copy.rstrip("/") + "/"):
+                    continue  # already in the copy (a worktree lies inside its repository)
+                if current == original or current.startswith(original.rstrip("/") + "/"):
+                    found = copy + current[len(original):]
+                    if found not in out and found != current:
+                        out.append(found)
+                        todo.append(found)
+        return tuple(out)
 
     def delete_child(self, session_id: str) -> bool:
         """Delete a durable session made from this one (``child(session_id=...)``),

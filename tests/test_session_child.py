@@ -191,3 +191,40 @@ async def test_a_session_deletes_only_its_own_children(toolbox: Toolbox) -> None
     assert not top.delete_child("grandkid-3")            # a grandchild is its child's to delete
     assert top.delete_child("kid-3")
     assert not toolbox.session(session_id="grandkid-3").resumed
+
+
+async def test_a_childs_copies_narrow_like_their_originals_and_never_widen(tmp_path: Any) -> None:
+    """``Session.child(copies={copy: original})``: a deny or ask rule written
+    for the original also holds for the same path in the copy, down a chain
+    of copies; an allow rule does not follow the path there."""
+    from pathlib import Path
+
+    root = (tmp_path / "proj").resolve()
+    outer = root / ".worktrees" / "a"
+    inner = outer / ".worktrees" / "b"
+    for folder in (root / "secrets", root / "docs", inner / "secrets", inner / "docs"):
+        folder.mkdir(parents=True)
+    config = tmp_path / "rules.toml"
+    config.write_text('[permissions]\ndeny = ["Read(./secrets/**)"]\nask = ["Write(./docs/ask.md)"]\n'
+                      'allow = ["Write(./docs/**)"]\n')
+    toolbox = Toolbox.load(cwd=root, plugins=["fs"], config=config)
+    parent = toolbox.session("default")
+    first = parent.child(working_dirs=[outer], copies={outer: root})
+    second = first.child(working_dirs=[inner], copies={inner: outer})
+    assert second.originals(str(inner / "x")) == (str(outer / "x"), str(root / "x"))
+    assert second.copies_of(str(root / "secrets")) == (str(outer / "secrets"), str(inner / "secrets"))
+    assert parent.originals(str(root / "x")) == () and first.originals(str(tmp_path / "x")) == ()
+
+    async def decided(session: Session, tool: str, path: Path) -> str:
+        args: dict[str, Any] = {"file_path": str(path)} if tool == "Read" else {"file_path": str(path), "content": ""}
+        return (await session.decide(tool, args)).decision
+
+    assert await decided(parent, "Read", root / "secrets" / "k") == "deny"
+    assert await decided(second, "Read", inner / "secrets" / "k") == "deny"
+    assert await decided(second, "Write", inner / "docs" / "ask.md") == "ask"
+    assert await decided(parent, "Write", root / "docs" / "new.md") == "allow"
+    # the same write in the copy is not allowed by the original's allow rule: default mode asks
+    assert await decided(second, "Write", inner / "docs" / "new.md") == "ask"
+    # and a child made without copies does not narrow (the control)
+    plain = parent.child(working_dirs=[inner])
+    assert await decided(plain, "Read", inner / "secrets" / "k") == "allow"

@@ -198,3 +198,57 @@ async def test_children_of_a_durable_session_last(tmp_path: Path, store_url: str
     assert sorted(deleted) == sorted(["parent-1", child])
     fresh = load(root, again).session("default", session_id="parent-1")
     assert "started no sub-agents" in (await fresh.call("ListAgents", {})).text_content()
+
+
+async def test_the_parents_anchored_deny_rules_hold_in_the_childs_worktree(tmp_path: Path) -> None:
+    """``Read(./secrets/**)`` is anchored at the project root; in a worktree
+    the same files lie under .worktrees/<id>/. The rules written for the
+    original hold for the copy, through the file tools, a command that names
+    the file, and the box (hidden there too); an allow rule does not follow."""
+    from pegboard.plugins.shell._sandbox import backend_for
+
+    project_root = tmp_path / "project"
+    root = project(tmp_path, '[permissions]\ndeny = ["Read(./secrets/**)", "Edit(/config/prod.toml)", '
+                             f'"Read(/{project_root}/keys/**)"]\n',
+                   user='[plugins.shell]\nsandbox = "bubblewrap"\n')
+    for name, text in (("secrets/key.txt", "S3CRET\n"), ("config/prod.toml", "x = 1\n"), ("keys/k", "K3Y\n"),
+                       ("app.py", "print(1)\n")):
+        (root / name).parent.mkdir(exist_ok=True)
+        (root / name).write_text(text)
+    git(root, "init", "-q", "-b", "main")
+    git(root, "add", ".")
+    git(root, "commit", "-q", "-m", "one")
+    seen: dict[str, Any] = {}
+    boxed = backend_for("bubblewrap") == "bubblewrap"
+
+    async def look(run: Any) -> str:
+        tree = Path(run.session.root)
+        seen["tree"], seen["copied"] = tree, (tree / "secrets" / "key.txt").read_text()
+        for name in ("secrets/key.txt", "keys/k", "app.py"):
+            seen[name] = await run.session.call("Read", {"file_path": str(tree / name)})
+        await run.session.call("Read", {"file_path": str(tree / "config" / "prod.toml")})
+        seen["edit"] = await run.session.call("Edit", {"file_path": str(tree / "config" / "prod.toml"),
+                                                       "old_string": "1", "new_string": "2"})
+        seen["cat"] = await run.session.call("Bash", {"command": "cat secrets/key.txt"})
+        seen["prod"] = (tree / "config" / "prod.toml").read_text()
+        if boxed:
+            seen["boxed"] = await run.session.call(
+                "Bash", {"command": "python3 -c \"print(open('secrets/key.txt').read()); print('BOX-RAN')\""})
+        return "looked"
+
+    host = ScriptedHost({"look": look})
+    session = load(root, host, plugins=("fs", "shell", "subtasks")).session("acceptEdits")
+    await session.call("Agent", {"description": "x", "prompt": "look: x", "isolation": "worktree",
+                                 "run_in_background": False})
+    tree = seen["tree"]
+    assert tree.parent == root / ".worktrees" and seen["copied"] == "S3CRET\n"  # the copy is there to read
+    for name, rule in (("secrets/key.txt", "Read(./secrets/**)"), ("keys/k", f"Read(/{project_root}/keys/**)")):
+        result = seen[name]
+        assert result.is_error and rule in result.text_content() and "S3CRET" not in result.text_content(), name
+    assert not seen["app.py"].is_error and "print(1)" in seen["app.py"].text_content()
+    assert seen["edit"].is_error and "Edit(/config/prod.toml)" in seen["edit"].text_content()
+    assert seen["prod"] == "x = 1\n"
+    assert seen["cat"].is_error and "S3CRET" not in seen["cat"].text_content()
+    if boxed:
+        text = seen["boxed"].text_content()
+        assert "S3CRET" not in text and "BOX-RAN" not in text and ("No such file" in text or "denied" in text), text

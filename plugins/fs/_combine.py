@@ -231,7 +231,7 @@ class PathRuleSet:
 class CombinedFsRules:
     """``FsRuleMatcher``s as one (see ``FsRuleMatcher.combine``)."""
 
-    __slots__ = ("by_tool",)
+    __slots__ = ("by_tool", "narrows")
 
     def __init__(self, matchers: Sequence[FsRuleMatcher]) -> None:
         by_covers: dict[frozenset[str], list[int]] = {}
@@ -240,6 +240,8 @@ class CombinedFsRules:
         # per tool name: (rule set, its indices into matchers, the index an
         # unreadable path matches: the first rule that is not an allow rule)
         self.by_tool: dict[str, list[tuple[PathRuleSet, tuple[int, ...], int | None]]] = {}
+        # deny and ask rules also match the original of a copied path (Session.originals)
+        self.narrows = all(m.rule.behavior != "allow" for m in matchers)
         for covers, indices in by_covers.items():
             rules = PathRuleSet([matchers[i].path_rule for i in indices])
             failed = next((i for i in indices if matchers[i].rule.behavior != "allow"), None)
@@ -263,8 +265,10 @@ class CombinedFsRules:
         # a path found missing is no directory: no second look, no stat
         known_dir: list[bool | None] = [None if request.exists(raw) else False]
         best: int | None = None
-        for rules, indices, _failed in subsets:
-            hit = rules.first_match(real, known_dir)
-            if hit is not None and (best is None or indices[hit] < best):
-                best = indices[hit]
+        texts = (real, *request.session.originals(real)) if self.narrows else (real,)
+        for text in texts:
+            for rules, indices, _failed in subsets:
+                hit = rules.first_match(text, known_dir)
+                if hit is not None and (best is None or indices[hit] < best):
+                    best = indices[hit]
         return best

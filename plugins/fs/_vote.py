@@ -145,4 +145,9 @@ class FsRuleMatcher:
         except (ValueError, OSError):
             # an unreadable path may be anything: only an allow rule must not match it
             return self.rule.behavior != "allow"
-        return self.path_rule.matches(real)
+        if self.path_rule.matches(real):
+            return True
+        # A deny or ask rule holds in a copy of the folder it was written for
+        # (a sub-agent's worktree); an allow rule does not follow it there.
+        return self.rule.behavior != "allow" and any(
+            self.path_rule.matches(Path(original)) for original in request.session.originals(str(real)))

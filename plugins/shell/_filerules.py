@@ -109,7 +109,11 @@ def box_paths(session: Session, backend: Backend,
     guarded: list[Path] = []
     unenforced: str | None = None
     for tool in ("Read", "Edit", "Write"):
-        for text, path in _fixed_paths(session, tool):
+        named = _fixed_paths(session, tool)
+        # the same file in a copy of its folder (a sub-agent's worktree: Session.copies_of)
+        named = named + [(text, Path(copy)) for text, path in named if path is not None
+                         for copy in session.copies_of(str(path))]
+        for text, path in named:
             if path is None:
                 unenforced = unenforced or text
             elif tool == "Read":

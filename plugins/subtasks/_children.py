@@ -12,12 +12,14 @@ from __future__ import annotations
 
 import asyncio
 import inspect
+import os
 import secrets
 import time
 import types
 import weakref
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from pegboard import ToolResult
@@ -101,9 +103,22 @@ def make_session(parent: Session, agent_id: str, terms: Terms) -> Session:
     parent (a working directory gone)."""
     child = parent.child(mode=terms.mode, hide=terms.hide, only=terms.only,
                          working_dirs=list(terms.working_dirs) or None, label=f"{terms.label} ({agent_id})",
-                         session_id=agent_id)
+                         session_id=agent_id, copies=worktree_copies(terms.worktree))
     _terms[child] = terms
     return child
+
+
+def worktree_copies(tree: dict[str, str] | None) -> dict[str, str]:
+    """A worktree copies its repository's checkout: the parent's deny and ask
+    rules (``Read(./secrets/**)``, anchored at the project root) must hold for
+    the same files in the child's worktree (``Session.child``'s ``copies``)."""
+    if not tree:
+        return {}
+    inside = Path(os.path.relpath(tree["workdir"], tree["path"]))
+    top = Path(tree["repo"])
+    for _ in inside.parts if str(inside) != "." else ():
+        top = top.parent
+    return {tree["path"]: str(top)}
 
 
 def host_listens(ctx: ToolContext) -> bool:
