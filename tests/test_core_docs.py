@@ -9,6 +9,7 @@ from __future__ import annotations
 import ast
 import re
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -94,16 +95,6 @@ def test_example_implements_its_hook_with_the_spec_arguments(hook: str, source: 
     assert set(args) <= set(spec), f"{hook}'s example takes {args}; the specification has {spec}"
 
 
-@pytest.mark.parametrize("hook, source", examples(), ids=[h for h, _ in examples()])
-def test_hook_example_loads_as_a_plugin(plugin_factory: PluginFactory, hook: str, source: str) -> None:
-    plugin_factory.write(source, name="docexample")
-    toolbox = Toolbox.load(cwd=plugin_factory.root, plugins=["docexample"])
-    record = toolbox.records["docexample"]
-    assert record.error is None, record.error
-    impls = [i.plugin_name for i in getattr(toolbox.hook, hook).get_hookimpls()]
-    assert "docexample" in impls
-
-
 def test_register_tools_example_runs(plugin_factory: PluginFactory) -> None:
     import asyncio
 
@@ -121,3 +112,135 @@ def test_readme_embedding_example_runs(monkeypatch: pytest.MonkeyPatch, capsys: 
     monkeypatch.chdir(readme.parent)
     exec(compile(block.group(1), "README.md", "exec"), {})
     assert "pegboard" in capsys.readouterr().out
+
+
+# --- each example runs: its implementation called with real objects for the spec's arguments ---
+
+def _greet_tool() -> Any:
+    from pydantic import BaseModel
+
+    from pegboard import Tool
+
+    class GreetInput(BaseModel):
+        name: str
+
+    return Tool(name="Greet", handler=lambda args, ctx: f"Hello, {args.name}!", input_model=GreetInput,
+                read_only=True, permission="read", plugin="docexample")
+
+
+def _arguments(toolbox: Toolbox, session: Any, added: list[object], registered: list[object]) -> dict[str, Any]:
+    """A real object for every argument name a hook specification has."""
+    import click
+
+    from pegboard import CallInfo, Decision, PermissionRequest, Rule, ToolResult
+    from pegboard.plugins.schedule import Firing
+    from pegboard.plugins.subtasks import SubagentRun
+
+    greet = _greet_tool()
+    return {
+        "add": added.append,
+        "register": registered.append,
+        "config": toolbox.plugin_config("docexample"),
+        "context": toolbox.context_for("docexample"),
+        "tool": greet,
+        "request": PermissionRequest(tool=greet, input={"name": "ada"}, session=session, policy=session.policy),
+        "rule": Rule.parse("Greet(Ada)", "allow", "test"),
+        "decision": Decision("ask", "Greet needs approval here", "test", ("Greet",)),
+        "session": session,
+        "source": "MCP server 'docs'",
+        "message": "Which name?",
+        "schema": {"type": "object", "properties": {"name": {"type": "string"}}},
+        "call": CallInfo(session=session, tool=greet, input={"name": "ada"}, call_id="call-1"),
+        "result": ToolResult.text("Hello, Ada!"),
+        "kind": "background.done",
+        "data": {"id": "task-1", "status": "done"},
+        "session_id": session.id,
+        "cli": click.Group("pegboard"),
+        "path": session.root / "notes.txt",
+        "prompt": "What does the page say?",
+        "content": "# Docs\n\nAll about pegboard.",
+        "url": "https://example.com/docs",
+        "name": "greet",
+        "arguments": {"who": "Ada"},
+        "run": SubagentRun(session=session, agent_id="agent-1", agent_type="Explore", description="look",
+                           system_prompt="You explore.", prompt="Look around.", model=None, max_turns=3),
+        "firing": Firing(id="job-1@0", job_id="job-1", session_id=session.id, kind="wakeup",
+                         prompt="Check the build.", due_at=0.0, zone="UTC", root=str(session.root)),
+    }
+
+
+def _check(hook: str, value: Any, args: dict[str, Any], added: list[object], registered: list[object]) -> None:
+    """What each example's implementation must have given back or done."""
+    from pydantic import BaseModel
+
+    from pegboard import Answer, Check, PreCall, StoreSchema, Tool, ToolResult, Vote
+
+    if hook == "pegboard_add_hooks":
+        assert added and all(hasattr(ns, "pegboard_greeting_words") for ns in added)
+    elif hook == "pegboard_config_model":
+        assert isinstance(value, type) and issubclass(value, BaseModel)
+    elif hook == "pegboard_register_tools":
+        assert registered and all(isinstance(t, Tool) for t in registered)
+    elif hook in ("pegboard_tool_description", "pegboard_summarize", "pegboard_prompt", "pegboard_run_subagent"):
+        assert isinstance(value, str) and value
+    elif hook in ("pegboard_permission", "pegboard_classify"):
+        assert isinstance(value, Vote)
+    elif hook == "pegboard_rule_matcher":
+        assert value.matches(args["request"]) is False  # the example's rule is Greet(Ada); the call greets "ada"
+    elif hook == "pegboard_ask":
+        assert isinstance(value, Answer)
+    elif hook == "pegboard_elicit":
+        assert value["action"] in ("accept", "decline", "cancel")
+    elif hook == "pegboard_before_call":
+        assert isinstance(value, PreCall) and value.input == {"name": "Ada"}
+    elif hook == "pegboard_after_call":
+        assert isinstance(value, ToolResult) and value.text_content().startswith("Hello, Ada!")
+    elif hook == "pegboard_store_schema":
+        assert isinstance(value, StoreSchema) and value.problems("docexample") == []
+    elif hook == "pegboard_doctor":
+        assert value and all(isinstance(c, Check) for c in value)
+    elif hook == "pegboard_register_commands":
+        assert args["cli"].commands
+    elif hook == "pegboard_file_read":
+        assert args["session"].plugin_state("audit")["seen"] == [str(args["path"])]
+    elif hook in ("pegboard_skill_dirs", "pegboard_agent_dirs"):
+        assert value and all(isinstance(p, Path) for p in value)
+    elif hook == "pegboard_prompts":
+        assert value and all({"name", "description"} <= set(p) for p in value)
+    elif hook == "pegboard_schedule_deliver":
+        assert value is True
+    else:  # pegboard_event, pegboard_session_closed, pegboard_session_deleted: for their effects
+        assert value is None
+
+
+def _declaring_plugin(hook: str) -> list[str]:
+    """The built-in plugin whose hook it is (its spec lives in pegboard.plugins.<name>), if any."""
+    spec = getattr(Toolbox.load().hook, hook).spec
+    match = re.match(r"pegboard\.plugins\.(\w+)\.", getattr(spec.namespace, "__name__", ""))
+    return [match.group(1)] if match else []
+
+
+@pytest.mark.parametrize("hook, source", examples(), ids=[h for h, _ in examples()])
+def test_example_runs(plugin_factory: PluginFactory, capsys: pytest.CaptureFixture[str],
+                      hook: str, source: str) -> None:
+    import asyncio
+    import inspect
+
+    plugin_factory.write(source, name="docexample")
+    also = _declaring_plugin(hook)  # so the implementation is checked against that plugin's spec
+    toolbox = Toolbox.load(cwd=plugin_factory.root, plugins=["docexample", *also])
+    assert toolbox.records["docexample"].error is None, toolbox.records["docexample"].error
+    assert toolbox.records["docexample"].warnings == []
+    impls = [i for i in getattr(toolbox.hook, hook).get_hookimpls() if i.plugin_name == "docexample"]
+    assert len(impls) == 1
+    session = toolbox.session()
+    added: list[object] = []
+    registered: list[object] = []
+    args = _arguments(toolbox, session, added, registered)
+
+    async def run() -> Any:
+        value = impls[0].function(**{name: args[name] for name in impls[0].argnames})
+        return await value if inspect.isawaitable(value) else value
+
+    value = asyncio.run(run())
+    _check(hook, value, args, added, registered)
