@@ -15,7 +15,8 @@ from ._version import API_VERSION
 if _typing.TYPE_CHECKING:
     from ._catalogue import Catalogue, CatalogueTool
     from ._config import ConfigError, Settings
-    from ._decisions import Answer, CompiledRule, Decision, PermissionRequest, Rule, RuleMatcher, Vote
+    from ._decisions import Answer, CompiledRule, Decision, PermissionRequest, Rule, RuleMatcher, RuleSamples, Vote
+    from ._plugincheck import PluginCheck, check_plugin
     from ._doctor import Check
     from ._matchers import InputFieldMatcher
     from ._plugins import PluginContext
@@ -41,6 +42,7 @@ _LAZY = {
     "ImageContent": "_tools",
     "InputFieldMatcher": "_matchers",
     "PermissionRequest": "_decisions",
+    "PluginCheck": "_plugincheck",
     "PluginContext": "_plugins",
     "PluginStore": "_store",
     "Policy": "_policy",
@@ -48,6 +50,7 @@ _LAZY = {
     "ResourceContent": "_tools",
     "Rule": "_decisions",
     "RuleMatcher": "_decisions",
+    "RuleSamples": "_decisions",
     "Session": "_session",
     "Settings": "_config",
     "StoreError": "_store",
@@ -58,6 +61,7 @@ _LAZY = {
     "ToolResult": "_tools",
     "Toolbox": "_toolbox",
     "UserScope": "_scope",
+    "check_plugin": "_plugincheck",
     "Vote": "_decisions",
     "clamp_policy": "_policy",
     "policy_for": "_policy",

@@ -4,10 +4,12 @@
 from __future__ import annotations
 
 import json
+import sys
+from pathlib import Path
 
 import click
 
-from ._cli_shared import JSON, current_state, global_options
+from ._cli_shared import JSON, current_state, fail_config, global_options
 
 __all__ = ["plugins_group"]
 
@@ -43,3 +45,53 @@ def plugins_list(as_json: bool) -> None:
             click.echo(f"{'':<12} tool {name} is broken: {why}")
         for warning in r["warnings"]:
             click.echo(f"{'':<12} warning: {warning}")
+
+
+@plugins_group.command("check")
+@click.argument("name")
+@global_options
+@JSON
+def plugins_check(name: str, as_json: bool) -> None:
+    """Check plugin NAME before you ship it: every lazy handler and input
+    model imported, every input schema validated, every tool described,
+    misspelt hooks and taken tool names reported, its sample rules
+    (pegboard_rule_samples) compiled through its matcher and tried on its
+    sample calls, and combine() held to matches(). One line per problem;
+    exit 1 when there is any."""
+    from ._config import ConfigError
+    from ._plugincheck import check_plugin
+
+    state = current_state()
+    try:
+        report = check_plugin(name, state._given.get(name) if state._given else None, cwd=state.cwd,
+                              config=state.config, installed=state._only)
+    except ConfigError as exc:
+        fail_config(exc)
+    if as_json:
+        click.echo(json.dumps({"plugin": name, "ok": report.ok, "problems": report.problems,
+                               "notes": report.notes, "checked": report.checked}, indent=2))
+    else:
+        click.echo(str(report))
+    if not report.ok:
+        sys.exit(1)
+
+
+@plugins_group.command("new")
+@click.argument("name")
+@click.option("--dir", "parent", type=click.Path(file_okay=False, path_type=Path), default=Path("."),
+              show_default=True, help="Where to make the distribution's folder.")
+@click.option("--tool", "tool", default=None, help="The tool's name (default: NAME in CamelCase).")
+def plugins_new(name: str, parent: Path, tool: str | None) -> None:
+    """Start a plugin: a folder pegboard-NAME holding a ready distribution
+    (pyproject.toml with the entry point, one tool with its description, a
+    config model, tests using pegboard.testing) that passes its own tests
+    and `pegboard plugins check NAME` as made."""
+    from ._scaffold import ScaffoldError, new_plugin
+
+    try:
+        folder = new_plugin(name, parent, tool=tool)
+    except ScaffoldError as exc:
+        click.echo(f"pegboard: {exc}", err=True)
+        sys.exit(2)
+    click.echo(f"made {folder}")
+    click.echo(f"next: pip install -e {folder} pytest && (cd {folder} && pytest) && pegboard plugins check {name}")

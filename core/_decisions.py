@@ -23,6 +23,7 @@ __all__ = [
     "PermissionRequest",
     "Rule",
     "RuleMatcher",
+    "RuleSamples",
     "Vote",
 ]
 
@@ -218,6 +219,25 @@ class RuleMatcher(Protocol):
     def matches(self, request: PermissionRequest) -> bool:
         """Whether the rule covers this call (``request.tool``, ``request.input``)."""
         ...
+
+
+@dataclass(frozen=True)
+class RuleSamples:
+    """Rules in a plugin's grammar and calls to try them on, for
+    ``pegboard plugins check`` (``pegboard_rule_samples``): every rule is
+    compiled through the plugin's matcher as an allow, ask and deny rule,
+    every matcher is tried on every call of its tool, and rules whose
+    matchers ``combine()`` are checked to find what ``matches()`` finds.
+
+    ``rules``: rule texts, ``"Greet(Ada)"``; ``calls``: ``(tool, input)``
+    pairs, ``("Greet", {"name": "Ada"})``, inputs as the model would send them.
+    """
+
+    rules: tuple[str, ...] = ()
+    calls: tuple[tuple[str, Mapping[str, Any]], ...] = ()
+
+    def __init__(self, rules: Iterable[str] = (), calls: Iterable[tuple[str, Mapping[str, Any]]] = ()) -> None:
+        self.__dict__.update(rules=tuple(rules), calls=tuple((str(t), dict(i)) for t, i in calls))
 
 
 @dataclass(frozen=True)

@@ -9,8 +9,9 @@ Hooks come in three groups, following the design:
 
 * registering tools: ``pegboard_config_model``, ``pegboard_register_tools``;
 * loading tool descriptions: ``pegboard_tool_description``;
-* deciding permissions: ``pegboard_permission``, ``pegboard_rule_matcher``,
-  and the host callbacks ``pegboard_ask`` and ``pegboard_classify``;
+* deciding permissions: ``pegboard_permission``, ``pegboard_rule_matcher``
+  (with ``pegboard_rule_samples`` for ``plugins check``), and the host
+  callbacks ``pegboard_ask`` and ``pegboard_classify``;
 
 plus the call pipeline (``pegboard_before_call``, ``pegboard_after_call``,
 ``pegboard_event``, ``pegboard_session_closed``), durable state
@@ -34,7 +35,7 @@ if TYPE_CHECKING:
     import click
     from pydantic import BaseModel
 
-    from ._decisions import Answer, Decision, PermissionRequest, Rule, RuleMatcher, Vote
+    from ._decisions import Answer, Decision, PermissionRequest, Rule, RuleMatcher, RuleSamples, Vote
     from ._plugins import PluginContext
     from ._session import CallInfo, PreCall, Session
     from ._store import StoreSchema
@@ -126,6 +127,15 @@ def pegboard_rule_matcher(rule: Rule, context: PluginContext) -> RuleMatcher | N
     Return an object with ``matches(request) -> bool``, None when the rule
     is not for this plugin, or raise ``ValueError`` with a message when the
     specifier does not parse (the operator sees it with the file and rule).
+    """
+
+
+@hookspec
+def pegboard_rule_samples(context: PluginContext) -> RuleSamples | None:
+    """Sample rules in your plugin's grammar, and sample calls to try them
+    on, for ``pegboard plugins check`` (``pegboard.check_plugin``): return a
+    ``RuleSamples``. Never called while pegboard runs tools; only the
+    check asks it, so it may build its samples freely.
     """
 
 

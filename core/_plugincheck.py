@@ -1,0 +1,320 @@
+"""Checking a plugin before it ships (``pegboard plugins check NAME``,
+``pegboard.check_plugin``): everything a user would otherwise meet only when
+they hit it. Every lazy ``"module:attr"`` handler and input model imported,
+every input schema validated, every tool's description present, hook
+implementations that match no hook and tool names another plugin holds
+reported, and the plugin's sample rules (``pegboard_rule_samples``)
+compiled through its matcher and tried on its sample calls, with a
+matcher's ``combine()`` held to what its ``matches()`` finds.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+from ._decisions import PermissionRequest, Rule, RuleSamples
+from ._hookcheck import HOOK_PREFIX
+from ._plugins import _short_error
+from ._toolbox import Toolbox
+
+if TYPE_CHECKING:
+    from ._decisions import CompiledRule
+    from ._plugins import PluginRecord
+    from ._session import Session
+    from ._tools import Tool
+
+__all__ = ["PluginCheck", "check_plugin"]
+
+BEHAVIORS = ("allow", "ask", "deny")
+
+
+@dataclass
+class PluginCheck:
+    """What ``check_plugin`` found: ``problems`` (one line each; the plugin
+    passes when there are none), ``notes`` (what was not checked, and why)
+    and ``checked`` (what was)."""
+
+    plugin: str
+    problems: list[str] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)
+    checked: list[str] = field(default_factory=list)
+
+    @property
+    def ok(self) -> bool:
+        return not self.problems
+
+    def __str__(self) -> str:
+        lines = [f"{self.plugin}: {p}" for p in self.problems]
+        lines += [f"{self.plugin}: note: {n}" for n in self.notes]
+        if self.ok:
+            lines.append(f"{self.plugin}: ok ({'; '.join(self.checked) or 'nothing to check'})")
+        return "\n".join(lines)
+
+
+def check_plugin(name: str, plugin: object | None = None, *, cwd: str | os.PathLike[str] | None = None,
+                 config: str | os.PathLike[str] | None = None, installed: Sequence[str] | None = None,
+                 samples: RuleSamples | None = None) -> PluginCheck:
+    """Check the plugin ``name``: the installed one, or ``plugin`` (a module,
+    an object with hook implementations, or an import string) loaded as
+    ``name`` without installing it. It is loaded beside the installed
+    plugins (``installed``: only these; the built-ins are always among
+    them, since their tool names are reserved) with the config that applies
+    in ``cwd``. ``samples`` are tried besides those the plugin gives.
+    """
+    result = PluginCheck(name)
+    given = {name: plugin} if plugin is not None else None
+    only = None if installed is None else sorted({*installed, *_builtin_names(), name})
+    toolbox = Toolbox.load(cwd=cwd, config=config, plugins=only, extra_plugins=given, listing=True)
+    record = toolbox.records.get(name)
+    if record is None:
+        found = ", ".join(sorted(toolbox.records)) or "none"
+        result.problems.append(f"no plugin called {name!r} is installed (found: {found})")
+        return result
+    if not record.enabled:
+        where = toolbox.settings.source_of("plugins", name, "enabled")
+        result.problems.append(f"switched off ([plugins.{name}] enabled = false in {where}): nothing of it "
+                               "was checked")
+        return result
+    if record.error is not None:
+        result.problems.append(record.error)
+        return result
+    result.problems.extend(record.warnings)
+    result.problems.extend(_misnamed_hooks(toolbox, record))
+    tools = [toolbox.statuses[t].tool for t in record.tools if t in toolbox.statuses]
+    for tool in tools:
+        result.problems.extend(_tool_problems(toolbox, tool))
+    result.checked.append(f"{len(tools)} tool{'s' if len(tools) != 1 else ''}")
+    _check_rules(toolbox, record, tools, samples, result)
+    return result
+
+
+def _builtin_names() -> list[str]:
+    from importlib.metadata import entry_points
+
+    from ._plugins import BUILTIN_DISTRIBUTION, ENTRY_POINT_GROUP
+
+    return [ep.name for ep in entry_points(group=ENTRY_POINT_GROUP)
+            if ep.dist is not None and ep.dist.metadata["Name"] == BUILTIN_DISTRIBUTION]
+
+
+def _misnamed_hooks(toolbox: Toolbox, record: PluginRecord) -> list[str]:
+    """``@hookimpl`` functions whose name is not even ``pegboard_*`` (the
+    loader's warnings cover the misspelt ``pegboard_*`` ones)."""
+    pm = toolbox.plugins.pm
+    lines = []
+    for attr in dir(record.obj):
+        if attr.startswith(HOOK_PREFIX) or attr.startswith("__"):
+            continue
+        try:
+            opts = pm.parse_hookimpl_opts(record.obj, attr)
+        except Exception:
+            continue
+        if opts is None:
+            continue
+        hook = opts.get("specname") or attr
+        caller = getattr(pm.hook, hook, None)
+        if caller is None or not caller.has_spec():
+            lines.append(f"{attr} is marked @hookimpl but matches no hook specification (hooks are named "
+                         f"{HOOK_PREFIX}...), so it is never called")
+    return lines
+
+
+def _tool_problems(toolbox: Toolbox, tool: Tool) -> list[str]:
+    problems = []
+    where = f"tool {tool.name}"
+    if isinstance(tool.handler, str):
+        try:
+            tool.function
+        except Exception as exc:
+            problems.append(f"{where}: handler {tool.handler!r} does not resolve: {_short_error(exc)}")
+    try:
+        schema = tool.schema
+    except Exception as exc:
+        model = tool.input_model if isinstance(tool.input_model, str) else "its input model"
+        problems.append(f"{where}: input model {model!r} does not resolve: {_short_error(exc)}")
+    else:
+        problems.extend(f"{where}: {p}" for p in _schema_problems(schema))
+    try:
+        text = toolbox.description(tool)
+    except Exception as exc:
+        text, broken = "", _short_error(exc)
+        problems.append(f"{where}: its description failed: {broken}")
+    else:
+        if not text.strip():
+            why = toolbox.broken.get(tool.name)
+            problems.append(f"{where}: {why}" if why else
+                            f"{where} has no description: ship descriptions/{tool.name}.md in the plugin's "
+                            "package (or give Tool(description=...))")
+    return problems
+
+
+def _schema_problems(schema: Mapping[str, Any]) -> list[str]:
+    import jsonschema
+
+    try:
+        jsonschema.validators.validator_for(schema).check_schema(schema)
+    except jsonschema.SchemaError as exc:
+        at = "/".join(str(p) for p in exc.absolute_path)
+        return [f"input schema is not valid JSON Schema{f' at {at}' if at else ''}: {exc.message}"]
+    if schema.get("type") != "object":
+        return [f"input schema must describe an object (\"type\": \"object\"), not {schema.get('type')!r}: "
+                "a tool's arguments are always one"]
+    return []
+
+
+def _samples(toolbox: Toolbox, record: PluginRecord, extra: RuleSamples | None,
+             result: PluginCheck) -> RuleSamples:
+    rules: list[str] = []
+    calls: list[tuple[str, Mapping[str, Any]]] = []
+    try:
+        given = toolbox.hooks.one(record.obj, "pegboard_rule_samples", context=toolbox.context_for(record.name))
+    except Exception as exc:
+        result.problems.append(f"pegboard_rule_samples failed: {_short_error(exc)}")
+        given = None
+    for found in (given, extra):
+        if found is None:
+            continue
+        if not isinstance(found, RuleSamples):
+            result.problems.append(f"pegboard_rule_samples returned {type(found).__name__}, not a RuleSamples")
+            continue
+        rules.extend(found.rules)
+        calls.extend(found.calls)
+    return RuleSamples(rules, calls)
+
+
+def _check_rules(toolbox: Toolbox, record: PluginRecord, tools: list[Tool], extra: RuleSamples | None,
+                 result: PluginCheck) -> None:
+    samples = _samples(toolbox, record, extra, result)
+    has_matcher = any(i.plugin is record.obj for i in toolbox.hooks.implementations("pegboard_rule_matcher"))
+    if not samples.rules:
+        if has_matcher:
+            result.notes.append("it compiles rules (pegboard_rule_matcher) but gives no samples "
+                                "(pegboard_rule_samples): its matcher was not tried")
+        return
+    own = {t.name: t for t in tools}
+    session = toolbox.session("default")
+    requests: dict[str, list[tuple[int, PermissionRequest]]] = {}
+    for number, (tool_name, arguments) in enumerate(samples.calls, 1):
+        request = _request(session, own, number, tool_name, arguments, result)
+        if request is not None:
+            requests.setdefault(tool_name, []).append((number, request))
+    compiled: dict[tuple[str, str], list[CompiledRule]] = {}
+    for text in samples.rules:
+        for behavior in BEHAVIORS:
+            try:
+                rule = Rule.parse(text, behavior, "sample rule")  # type: ignore[arg-type]
+            except ValueError as exc:
+                result.problems.append(f"sample rule {text}: does not parse: {exc}")
+                break
+            if rule.tool not in own:
+                result.problems.append(f"sample rule {text}: {rule.tool} is not a tool of this plugin")
+                break
+            try:
+                found = toolbox.permissions.compile(rule, layer="sample")
+            except ValueError as exc:
+                result.problems.append(f"sample rule {text} (as {behavior}): refused: {exc}")
+                continue
+            if found is None:
+                result.problems.append(f"sample rule {text} (as {behavior}): nothing compiled it")
+                continue
+            compiled.setdefault((behavior, rule.tool), []).append(found)
+            _try_matcher(found, requests.get(rule.tool, ()), result)
+    for tool_name in own:
+        if any(key[1] == tool_name for key in compiled) and not requests.get(tool_name):
+            result.notes.append(f"no sample call of {tool_name}: its rules were compiled but not tried")
+    combined = 0
+    for (behavior, tool_name), rules in compiled.items():
+        combined += _check_combine(behavior, rules, requests.get(tool_name, ()), result)
+    result.checked.append(f"{len(samples.rules)} sample rules on {len(samples.calls)} sample calls"
+                          + (f", {combined} combined groups" if combined else ""))
+
+
+def _request(session: Session, own: Mapping[str, Tool], number: int, tool_name: str,
+             arguments: Mapping[str, Any], result: PluginCheck) -> PermissionRequest | None:
+    from ._arguments import Refusal, as_mapping, validate
+
+    tool = own.get(tool_name)
+    if tool is None:
+        result.problems.append(f"sample call {number}: {tool_name} is not a tool of this plugin")
+        return None
+    try:
+        validated, _ = validate(tool, dict(arguments))
+    except Refusal as refusal:
+        result.problems.append(f"sample call {number} ({tool_name}): its input is refused: "
+                               f"{refusal.result.text_content()}")
+        return None
+    except Exception as exc:  # a broken input model, reported with the tool
+        result.problems.append(f"sample call {number} ({tool_name}): cannot validate: {_short_error(exc)}")
+        return None
+    return PermissionRequest(tool=tool, input=as_mapping(validated), session=session, policy=session.policy)
+
+
+def _try_matcher(compiled: CompiledRule, requests: Sequence[tuple[int, PermissionRequest]],
+                 result: PluginCheck) -> None:
+    rule = compiled.rule
+    describe = getattr(compiled.matcher, "describe", None)
+    if callable(describe):
+        try:
+            text = describe()
+            if not isinstance(text, str):
+                raise TypeError(f"returned {type(text).__name__}, not str")
+        except Exception as exc:
+            result.problems.append(f"sample rule {rule.text} (as {rule.behavior}): describe() failed: "
+                                   f"{_short_error(exc)}")
+    for number, request in requests:
+        try:
+            answer = compiled.matcher.matches(request)
+        except Exception as exc:
+            result.problems.append(f"sample rule {rule.text} (as {rule.behavior}): matches() raised on sample "
+                                   f"call {number}: {_short_error(exc)}")
+            continue
+        if not isinstance(answer, bool):
+            result.problems.append(f"sample rule {rule.text} (as {rule.behavior}): matches() returned "
+                                   f"{type(answer).__name__} on sample call {number}, not a bool")
+
+
+def _check_combine(behavior: str, rules: list[CompiledRule], requests: Sequence[tuple[int, PermissionRequest]],
+                   result: PluginCheck) -> int:
+    """As the engine groups them: rules of one behavior and tool whose
+    matchers share a class with ``combine``; each group, in both orders,
+    must find on every sample call a rule that ``matches()`` finds."""
+    by_type: dict[type, list[CompiledRule]] = {}
+    for compiled in rules:
+        if callable(getattr(type(compiled.matcher), "combine", None)):
+            by_type.setdefault(type(compiled.matcher), []).append(compiled)
+    groups = 0
+    for kind, group in by_type.items():
+        if len(group) < 2:
+            continue
+        for order in (group, group[::-1]):
+            try:
+                combined = kind.combine([c.matcher for c in order])  # type: ignore[attr-defined]
+            except Exception as exc:
+                result.notes.append(f"{kind.__name__}.combine() refused {len(order)} {behavior} rules "
+                                    f"({_short_error(exc)}): the engine asks them one by one")
+                break
+            groups += 1
+            for number, request in requests:
+                try:
+                    expected = [i for i, c in enumerate(order) if c.matcher.matches(request)]
+                except Exception:
+                    continue  # reported by _try_matcher
+                try:
+                    got = combined.first_match(request)
+                except Exception as exc:
+                    result.problems.append(f"{kind.__name__}.combine(): first_match raised on sample call "
+                                           f"{number}: {_short_error(exc)}")
+                    continue
+                if (got is None and not expected) or (got is not None and got in expected):
+                    continue
+                said = "no rule" if got is None else f"rule {order[got].rule.text}" \
+                    if isinstance(got, int) and 0 <= got < len(order) else repr(got)
+                truth = ", ".join(order[i].rule.text for i in expected) or "none"
+                result.problems.append(
+                    f"{kind.__name__}.combine() disagrees with matches() on sample call {number} "
+                    f"({dict(request.input)}) for {len(order)} {behavior} rules: first_match gave {said}, "
+                    f"matches() finds {truth}")
+    return groups
