@@ -152,7 +152,7 @@ def _tool_problems(toolbox: Toolbox, tool: Tool) -> list[str]:
 
 
 def _schema_problems(schema: Mapping[str, Any]) -> list[str]:
-    import jsonschema
+    import jsonschema  # type: ignore[import-untyped,unused-ignore]
 
     try:
         jsonschema.validators.validator_for(schema).check_schema(schema)

@@ -297,7 +297,7 @@ def call(target: Session | Toolbox, name: str, input: Any = None, **options: Any
     """``session.call(name, input)`` from a plain test function (a toolbox:
     in a new session of it). ``options`` go to ``Session.call``."""
     session = _session_of(target)
-    return _run(session, session.call(name, input, **options))  # type: ignore[no-any-return]
+    return _run(session, session.call(name, input, **options))
 
 
 def decide(target: Session | Toolbox, name: str, input: Any = None) -> Decision:

@@ -17,8 +17,6 @@ __all__ = ["trust"]
 
 
 def trust(root: Path) -> Path:
-    from pegboard._trust import TrustStore
-    from pegboard.paths import config_dir
+    from pegboard.testing import Project
 
-    TrustStore(config_dir()).trust(root)
-    return root
+    return Project(root).trust()

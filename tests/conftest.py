@@ -9,18 +9,15 @@ from pathlib import Path
 
 import pytest
 
+from pegboard.testing import PegboardEnv
+
 
 @pytest.fixture(autouse=True)
-def isolated_env(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch) -> Path:
-    home = tmp_path_factory.mktemp("home")
-    monkeypatch.setenv("XDG_CONFIG_HOME", str(home / "config"))
-    monkeypatch.setenv("XDG_DATA_HOME", str(home / "data"))
-    monkeypatch.setenv("XDG_CACHE_HOME", str(home / "cache"))
-    monkeypatch.setenv("XDG_STATE_HOME", str(home / "state"))
-    monkeypatch.setenv("PEGBOARD_POLICY", str(home / "no-policy.toml"))
-    for name in ("PEGBOARD_CONFIG", "PEGBOARD_PLUGINS", "PEGBOARD_WEB_SEARCH_API_KEY"):
-        monkeypatch.delenv(name, raising=False)
-    return home
+def isolated_env(pegboard_env: PegboardEnv) -> Path:
+    """pegboard.testing's isolated environment for every test (``XDG_*``
+    under the test's home, every ``PEGBOARD_*`` variable unset, the policy
+    file the test's own); the home folder, as tests have long taken it."""
+    return pegboard_env.home
 
 
 @pytest.fixture
@@ -120,6 +117,6 @@ def write_user_config(home: Path, text: str) -> Path:
 
 
 @pytest.fixture
-def user_config(isolated_env: Path) -> Callable[[str], Path]:
-    """``user_config(text)`` appends to the test's user config.toml."""
-    return lambda text: write_user_config(isolated_env, text)
+def user_config(pegboard_env: PegboardEnv) -> Callable[[str], Path]:
+    """``user_config(text)`` appends to the test's user config.toml (``PegboardEnv.user_config``)."""
+    return pegboard_env.user_config

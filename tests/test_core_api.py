@@ -14,21 +14,22 @@ import pytest
 import pegboard
 import pegboard.cli
 import pegboard.paths
+import pegboard.testing
 from pegboard import _hookspecs
 
 ROOT = Path(__file__).parent.parent
 
 
-PUBLIC_MODULES = ("pegboard", "pegboard.paths", "pegboard.cli")
+PUBLIC_MODULES = ("pegboard", "pegboard.paths", "pegboard.cli", "pegboard.testing")
 
 
 def test_exported_names() -> None:
     assert pegboard.__all__ == sorted([
         "API_VERSION", "Answer", "CallInfo", "Catalogue", "CatalogueTool", "Check", "CompiledRule", "ConfigError",
-        "Content", "Decision", "Grant", "ImageContent", "InputFieldMatcher", "PermissionRequest", "PluginContext",
-        "PluginStore", "Policy", "PreCall", "ResourceContent", "Rule", "RuleMatcher", "Session", "Settings",
-        "StoreError", "StoreSchema", "TextContent", "Tool", "ToolContext", "ToolResult", "Toolbox", "UserScope",
-        "Vote", "clamp_policy", "hookimpl", "hookspec", "policy_for",
+        "Content", "Decision", "Grant", "ImageContent", "InputFieldMatcher", "PermissionRequest", "PluginCheck",
+        "PluginContext", "PluginStore", "Policy", "PreCall", "ResourceContent", "Rule", "RuleMatcher", "RuleSamples",
+        "Session", "Settings", "StoreError", "StoreSchema", "TextContent", "Tool", "ToolContext", "ToolResult",
+        "Toolbox", "UserScope", "Vote", "check_plugin", "clamp_policy", "hookimpl", "hookspec", "policy_for",
     ])
     assert pegboard.paths.__all__ == sorted([
         "MultiplyLinked", "NotRegular", "PathChanged", "atomic_write", "config_dir", "data_dir", "gitignore_form",
@@ -36,6 +37,12 @@ def test_exported_names() -> None:
     ])
     assert pegboard.cli.__all__ == sorted([
         "CLIState", "JSON", "MODE", "current_state", "fail_config", "global_options", "terminal_host",
+    ])
+    assert pegboard.testing.__all__ == sorted([
+        "Asked", "CLIRunner", "PegboardEnv", "PluginCheck", "PluginLoadError", "Project", "ScriptedHost", "call",
+        "check_plugin", "decide", "isolate", "load_toolbox", "pegboard_call", "pegboard_check", "pegboard_cli",
+        "pegboard_decide", "pegboard_env", "pegboard_host", "pegboard_installed", "pegboard_load",
+        "pegboard_plugins", "pegboard_project", "pegboard_session", "pegboard_toolbox",
     ])
 
 
