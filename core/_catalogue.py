@@ -33,13 +33,21 @@ RESPONSES_TOOL_SEARCH = {"type": "tool_search"}
 
 @dataclass(frozen=True)
 class CatalogueTool:
+    """One tool as the model is shown it."""
+
     name: str
+    """The name the model calls it by."""
     description: str
+    """Its model-facing description (through ``pegboard_tool_description``)."""
     input_schema: dict[str, Any]
+    """The JSON Schema of its arguments, as sent (the core's ``scratchpad`` and background
+    arguments added)."""
     read_only: bool
+    """It changes nothing (MCP's ``readOnlyHint``)."""
     deferred: bool = False
     """Declared deferred, and loaded in this session (ToolSearch or a call)."""
     plugin: str = ""
+    """The plugin that registered it."""
 
 
 @dataclass(frozen=True)
@@ -70,12 +78,20 @@ DEFAULT_DEFERRED_BUDGET = 8_000
 
 @dataclass(frozen=True)
 class Catalogue:
+    """What a session offers the model now (``session.catalogue()``): the
+    tools sent whole and the deferred ones, listed by name for ToolSearch;
+    ``to_anthropic``, ``to_openai``, ``to_responses`` and ``to_mcp`` give
+    them in each API's format (docs/embedding.md)."""
+
     tools: list[CatalogueTool]
+    """The tools sent with their schemas."""
     deferred: list[DeferredTool]
+    """Deferred tools not loaded yet: a name and a summary each, in ``deferred_text()``."""
     deferred_budget: int = DEFAULT_DEFERRED_BUDGET
     """The most characters ``deferred_text`` may take (``[tools] deferred_budget``)."""
 
     def names(self) -> list[str]:
+        """Every tool's name, the deferred ones last."""
         return [t.name for t in self.tools] + [d.name for d in self.deferred]
 
     @cached_property
@@ -90,6 +106,7 @@ class Catalogue:
         return hashlib.sha256(text.encode()).hexdigest()[:16]
 
     def to_mcp(self) -> list[dict[str, Any]]:
+        """MCP ``tools/list`` entries (``name``, ``description``, ``inputSchema``, ``readOnlyHint``)."""
         return [{"name": t.name, "description": t.description, "inputSchema": t.input_schema,
                  "annotations": {"readOnlyHint": t.read_only}} for t in self.tools]
 

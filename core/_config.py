@@ -173,14 +173,23 @@ UNCONFINED_MODES = ("bypassPermissions", "unrestricted")
 
 @dataclass
 class Settings:
-    """The merged configuration and where each value came from."""
+    """The merged configuration and where each value came from
+    (``context.settings``; ``toolbox.settings`` for hosts). Read it; a plugin's
+    own table comes validated as ``config``."""
 
     root: Path
+    """The project root (resolved)."""
     layers: list[Layer]
+    """The config layers read, lowest first: defaults, user, grants, project, ``--config``, policy."""
     merged: dict[str, Any]
+    """Every layer's tables merged, higher layers winning (the raw TOML data)."""
     provenance: dict[tuple[str, ...], str]
+    """For each key path (``("plugins", "web", "timeout_s")``), the file that set it; see ``source_of``."""
     core: CoreConfig
+    """The core's own tables, validated (``[permissions]``, ``[tools]``, ``[results]``, ...)."""
     problems: list[str] = field(default_factory=list)
+    """Config problems an operator must fix that did not stop loading (``pegboard doctor`` lists
+    them); a plugin adds its own with ``PluginContext.report``."""
     trusted: bool = False
     """Whether the person trusts the project root (``pegboard trust``, or the
     embedding host's answer): until then its files may only narrow."""
@@ -189,6 +198,9 @@ class Settings:
 
     def report_ignored(self, source: str | os.PathLike[str], what: str, kind: IgnoredKind = "untrusted",
                        detail: str = "") -> None:
+        """Record that ``what`` at ``source`` was left out (``kind``: ``"untrusted"``,
+        ``"user scope"``, ``"outside"``), for doctor, ``config show`` and the model's first result;
+        a plugin calls ``PluginContext.report_ignored``."""
         entry = Ignored(str(source), what, kind, detail)
         if entry not in self.ignored:
             self.ignored.append(entry)
@@ -227,10 +239,12 @@ class Settings:
         return "defaults"
 
     def plugin_table(self, name: str) -> dict[str, Any]:
+        """``[plugins.<name>]`` as merged (raw, ``enabled`` included; a copy)."""
         table = self.merged.get("plugins", {}).get(name, {})
         return dict(table) if isinstance(table, Mapping) else {}
 
     def plugin_enabled(self, name: str) -> bool:
+        """False when ``[plugins.<name>] enabled = false``."""
         return self.plugin_table(name).get("enabled", True) is not False
 
     def rules(self) -> Iterator[tuple[str, str, Layer]]:
@@ -244,6 +258,7 @@ class Settings:
                     yield behavior, text, layer
 
     def working_dirs(self) -> tuple[Path, ...]:
+        """The root and ``[permissions] additional_directories``, resolved, without repeats."""
         dirs = [self.root]
         for entry in self.core.permissions.additional_directories:
             p = Path(os.path.expanduser(entry))

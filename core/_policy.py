@@ -49,33 +49,36 @@ _REACH_RANK: dict[str, int] = {"nowhere": 0, "inside": 1, "anywhere": 2}
 
 @dataclass(frozen=True)
 class Policy:
-    """What a mode or level means.
-
-    ``offers``: the highest tool level offered; ``read_only_tools``: only
-    read-only tools are offered (plan). ``reads``/``edits``: where reads and
-    edits run without asking (plugins consult them through
-    ``allows_reads``/``allows_edits``). ``confines_writes``: a write beyond
-    ``edits`` is denied, not asked (the levels). ``prompts``: a person can be
-    asked (an ask rule or a protected path asks rather than denies).
-    ``on_ask``: what a call nobody settled becomes (``OnAsk``). ``bypass``:
-    the policy that ``disable_bypass_permissions`` switches off; a firm ask
-    (protected path) denies in it. ``ask_every_call``: every call asks,
-    and an approved call is not confined (meka's ask).
+    """What a mode or level means: ``request.policy`` in a vote,
+    ``session.policy`` elsewhere. A plugin consults ``allows_reads`` and
+    ``allows_edits`` (or lets ``PermissionRequest.path_vote`` do it).
     """
 
     name: str
+    """The mode (``default``, ``acceptEdits``, ``plan``, ``auto``, ``dontAsk``,
+    ``bypassPermissions``) or level (``none``, ``read``, ``workspace``, ``unrestricted``, ``ask``)."""
     offers: Level
+    """The highest tool level offered: a tool whose ``permission`` is above it is not offered."""
     read_only_tools: bool
+    """Only read-only tools are offered (plan)."""
     reads: Reach
+    """Where reads run without asking: ``nowhere``, ``inside`` the working dirs, ``anywhere``."""
     edits: Reach
+    """Where edits and file commands run without asking."""
     confines_writes: bool
+    """A write beyond ``edits`` is denied, not asked (the levels)."""
     prompts: bool
+    """A person can be asked: an ask rule or a protected path asks rather than denies."""
     on_ask: OnAsk
+    """What a call nobody settled becomes (see ``OnAsk``)."""
     bypass: bool = False
+    """The policy ``disable_bypass_permissions`` switches off; a firm ask (protected path) denies in it."""
     ask_every_call: bool = False
+    """Every call asks, and an approved call is not confined (the ``ask`` level)."""
 
     @property
     def is_level(self) -> bool:
+        """A level (``none``, ``read``, ``workspace``, ``unrestricted``, ``ask``), not a mode."""
         return self.name in LEVEL_NAMES
 
     @property
@@ -84,6 +87,7 @@ class Policy:
         return "level" if self.is_level else "mode"
 
     def offers_tool(self, required: Level, read_only: bool) -> bool:
+        """Whether a tool needing level ``required`` (read-only or not) is offered under this policy."""
         if self.offers == "none":
             return False
         if self.read_only_tools and not read_only:

@@ -32,9 +32,12 @@ class Grant:
     """A rule granted for this session; ``revoke()`` ends it."""
 
     session: Session
+    """The session the rule was granted in."""
     compiled: CompiledRule
+    """The rule in force."""
 
     def revoke(self) -> None:
+        """End the grant: later calls of the session are decided without it."""
         self.session._revoke(self.compiled)
 
 
@@ -47,13 +50,22 @@ class Session:
 
     def __init__(self, toolbox: Toolbox, policy: Policy, session_id: str | None = None):
         self.toolbox = toolbox
+        """The toolbox the session was made from. For hosts: a plugin gets what it needs
+        through hooks and contexts, not through it."""
         self.id = session_id or uuid.uuid4().hex[:12]
+        """The session's id: the one the host gave (a durable session), else a made-up one."""
         self.policy = policy
+        """The permission mode or level in force (``set_mode`` changes it)."""
         self.root: Path = toolbox.settings.root
+        """The project root (resolved)."""
         self.working_dirs: tuple[Path, ...] = toolbox.settings.working_dirs()
+        """The folders the session may work in (resolved; the root first)."""
         self.loaded: set[str] = set()
+        """The deferred tools ToolSearch has loaded into this session's catalogue."""
         self.scratchpad: dict[str, str] = {}
+        """The session's scratchpad: saved outputs by name (the ``scratchpad`` argument)."""
         self.tasks = BackgroundTasks(self)
+        """The session's background tasks (``run_in_background`` calls; TaskOutput, TaskStop)."""
         self._notes: set[str] = set()
         self._plugin_state: dict[str, dict[str, Any]] = {}
         self._grants: dict[str, dict[str, list[CompiledRule]]] = {"allow": {}, "ask": {}, "deny": {}}
@@ -62,23 +74,32 @@ class Session:
         self._ask_lock: asyncio.Lock | None = None
         self._person_lock: asyncio.Lock | None = None
         self.closed = False
+        """True once ``aclose`` (or ``close``) ran: its tasks stopped, ``pegboard_session_closed`` called."""
         # Durable sessions (made with an id) keep a record in the store.
         self.durable = False
+        """The session keeps a record in the store (made with an id), so it can be resumed."""
         self.resumed = False
+        """A durable session found in the store and carried on, not new."""
         self.parent_id: str | None = None
+        """The id of the session this one was made from (``child``), for the store and the audit."""
         # A child session (``child``): where it came from, how asks name it,
         # and the tools it is not offered (names, groups, or only some).
         self.parent: Session | None = None
+        """The session this one was made from (``child``); None for a top session."""
         self._copies: tuple[tuple[str, str], ...] = ()
         self.label: str | None = None
+        """A child's name in asks and in ``chain`` (the sub-agent's type, say)."""
         self.hidden_tools: frozenset[str] = frozenset()
+        """Tools, groups or rule names a child session is not offered."""
         self.only_tools: frozenset[str] | None = None
+        """When set, the only tools a child session is offered."""
         self._hides: dict[tuple[str, str, frozenset[str], frozenset[str] | None], bool] = {}
 
     # --- state -------------------------------------------------------------
 
     @property
     def mode(self) -> str:
+        """The name of the mode or level in force (``"default"``, ``"acceptEdits"``, ``"read"``...)."""
         return self.policy.name
 
     @property
@@ -87,6 +108,8 @@ class Session:
         return self.toolbox.settings.trusted
 
     def set_mode(self, name: str) -> None:
+        """Switch the session's mode or level; the operator's ceilings still hold, and the host
+        hears ``catalogue.changed`` when the tools offered change with it."""
         # Through the engine: disable_bypass_permissions and the system
         # policy's ceiling hold for a mode switched mid-session too.
         before = self.policy
@@ -142,6 +165,8 @@ class Session:
         return {"action": "accept", "content": content}
 
     def plugin_state(self, plugin: str) -> dict[str, Any]:
+        """Plugin ``plugin``'s own dict in this session (``ctx.state`` for a handler), never
+        shared with another session."""
         return self._plugin_state.setdefault(plugin, {})
 
     def note_once(self, key: str) -> bool:
@@ -229,6 +254,7 @@ class Session:
             rules.remove(compiled)
 
     def grant_index(self, behavior: str) -> dict[str, list[CompiledRule]]:
+        """This session's ``behavior`` grants by tool name, a parent's deny and ask grants included."""
         own = self._grants[behavior]
         if self.parent is None or behavior == "allow":
             return own
@@ -274,6 +300,7 @@ class Session:
         return self.toolbox.permissions.inside(path, self)
 
     def grants(self) -> list[Rule]:
+        """The rules granted in this session (``grant``, "always allow" for the session)."""
         return [c.rule for rules in self._grants.values() for cs in rules.values() for c in cs]
 
     # --- child sessions ----------------------------------------------------
@@ -434,6 +461,8 @@ class Session:
         return self.toolbox.offered_tools(self.policy, self)
 
     def catalogue(self) -> Catalogue:
+        """The tools this session offers the model now, with their descriptions and schemas,
+        in each model API's format (``to_anthropic``, ``to_openai``, ``to_responses``, ``to_mcp``)."""
         from ._catalogue import build_catalogue
 
         return build_catalogue(self)

@@ -57,17 +57,24 @@ class Toolbox:
 
     def __init__(self, settings: Settings, plugins: Plugins):
         self.settings = settings
+        """The merged configuration this toolbox was loaded with."""
         self.plugins = plugins
+        """The plugin manager's side: records, contexts, the stores (for the core and hosts)."""
         self.hook = plugins.hooks.relay
+        """pluggy's hook relay (``toolbox.hook.<name>``), as ``PluginContext.hook``."""
         self.hooks = plugins.hooks
+        """The core's dispatch helper, which calls each implementation in its own try."""
         self._descriptions: dict[str, str] = {}
         self._levels: dict[tuple[str, str], Level] = {}
         # Tools whose input model, handler or description could not be made
         # ready, with why: each is left out alone, never the catalogue.
         self.broken: dict[str, str] = {}
+        """Tools left out because their input model, handler or description could not be
+        made ready, with why (``pegboard tools list`` shows them)."""
         self._index()
         plugins.listeners.append(self._plugin_tools_changed)
         self.permissions = PermissionEngine(self)
+        """The permission engine: the rules compiled once for this toolbox."""
 
     def _index(self) -> None:
         """Statuses and the offered tools, from what the plugins registered."""
@@ -105,6 +112,7 @@ class Toolbox:
         ordered = sorted((s.tool for s in self.statuses.values() if s.enabled),
                          key=lambda t: (t.name.startswith("mcp__"), t.plugin == CORE_PLUGIN))
         self.tools: dict[str, Tool] = {t.name: t for t in ordered}
+        """The tools available here, by name (blocked, disabled and broken ones left out)."""
 
     # --- broken tools --------------------------------------------------------
 
@@ -214,6 +222,8 @@ class Toolbox:
         return {name: r for name, r in self.plugins.records.items() if r.origin != "core"}
 
     def add_host(self, host: object, name: str = "host") -> None:
+        """Register an object implementing host hooks (``pegboard_ask``, ``pegboard_event``...)
+        after loading, as ``Toolbox.load(host=...)`` does."""
         self.plugins.pm.register(host, name=name)
 
     def required_level(self, tool: Tool) -> Level:
@@ -239,17 +249,21 @@ class Toolbox:
         return level
 
     def all_tool_names(self) -> set[str]:
+        """Every tool name known here, the blocked and (with ``inventory``) disabled ones too."""
         return set(self.statuses)
 
     def owner_of(self, name: str) -> str | None:
+        """The plugin that registered tool ``name``, or None."""
         status = self.statuses.get(name)
         return status.tool.plugin if status else None
 
     def context_for(self, plugin: str) -> PluginContext | None:
+        """Plugin ``plugin``'s ``PluginContext`` in this toolbox, or None for no such plugin."""
         record = self.plugins.records.get(plugin)
         return self.plugins.context(record) if record is not None else None
 
     def plugin_config(self, plugin: str) -> Any:
+        """Plugin ``plugin``'s validated config (None without a config model or plugin)."""
         record = self.plugins.records.get(plugin)
         return record.config if record is not None else None
 
@@ -267,6 +281,8 @@ class Toolbox:
         return text
 
     def offered_tools(self, policy: Policy, session: Session | None = None) -> list[Tool]:
+        """The tools ``policy`` offers (and ``session`` does not hide), ToolSearch only when a
+        deferred tool is among them."""
         # (a tool found broken has left self.tools; one not yet judged is
         # judged where its schema is needed: deferred tools import nothing)
         offered = [t for t in self.tools.values() if policy.offers_tool(self.required_level(t), t.read_only)]
@@ -277,6 +293,7 @@ class Toolbox:
         return offered
 
     def offered_tool(self, name: str, session: Session) -> Tool | None:
+        """Tool ``name`` if ``session`` is offered it now, else None (``why_unavailable`` says why)."""
         tool = self.tools.get(name)
         if tool is None or not session.policy.offers_tool(self.required_level(tool), tool.read_only):
             return None
@@ -288,6 +305,7 @@ class Toolbox:
         return tool
 
     def why_unavailable(self, name: str, session: Session) -> str:
+        """Why tool ``name`` is not offered to ``session``, for the model (a near name suggested)."""
         status = self.statuses.get(name)
         if status is None:
             close = sorted(n for n in self.tools if n.lower() == name.lower())
@@ -364,6 +382,7 @@ class Toolbox:
         session.durable, session.parent_id = True, parent_id
 
     def tool_statuses(self) -> list[ToolStatus]:
+        """Every known tool with whether it is available and why not, as ``pegboard tools list`` shows."""
         return sorted(self.statuses.values(), key=lambda s: (s.tool.name.startswith("mcp__"),
                                                               s.tool.plugin == CORE_PLUGIN))
 

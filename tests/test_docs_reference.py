@@ -45,7 +45,7 @@ def test_every_public_name_has_a_reference_entry() -> None:
     shown = directives()
     prose = "\n".join(p.read_text() for p in REFERENCE.glob("*.md"))
     missing = [n for n in pegboard.__all__ if f"pegboard.{n}" not in shown and n not in PROSE]
-    assert missing == []
+    assert missing == [], "public names with no ::: entry in docs/reference/*.md"
     assert all(f"pegboard.{n}" in prose for n in PROSE)
     assert {"pegboard.paths", "pegboard.cli", "pegboard._hookspecs"} <= shown
     nav = (ROOT / "mkdocs.yml").read_text()
@@ -72,17 +72,14 @@ def _undocumented(obj: Any) -> list[str]:
     return missing
 
 
-# Hosts' classes, documented where a plugin meets them, not yet member by member.
-HOST_CLASSES = {"Session", "Toolbox", "Settings", "Policy", "Catalogue", "CatalogueTool", "Grant", "PluginStore"}
-
-
 def test_every_public_member_a_plugin_touches_has_a_docstring(package: Any) -> None:
-    roots = [package[n] for n in pegboard.__all__ if n not in PROSE and n not in HOST_CLASSES]
+    roots = [package[n] for n in pegboard.__all__ if n not in PROSE]
     roots += [package["paths"][n] for n in pegboard.paths.__all__]
     roots += [package["cli"][n] for n in pegboard.cli.__all__]
     roots += [m for n, m in package["_hookspecs"].members.items() if n.startswith("pegboard_")]
     missing = [path for root in roots for path in _undocumented(root)]
-    assert missing == []
+    # mkdocstrings leaves a member without a docstring out of the reference
+    assert missing == [], "public names and members with no docstring (a line under an attribute counts)"
 
 
 def _build(tmp_path: Path, page: str) -> subprocess.CompletedProcess[str]:
