@@ -1,5 +1,7 @@
-"""Local HTTP servers that speak the Anthropic Messages API and the OpenAI
-Chat Completions API exactly, for the reference runners' tests.
+"""Local HTTP servers that speak the Anthropic Messages API (plain and
+streamed, the beta endpoint included), the OpenAI Chat Completions API and the
+OpenAI Responses API exactly, for the reference runners' tests, the adapters'
+and the examples' (tests/test_examples.py).
 
 A server answers each request with the next step of its script. Every
 request it gets is checked against the official SDK's request types, and
@@ -7,7 +9,8 @@ every reply it sends against the SDK's response types, so a test passing
 here means the runner's payloads are the real APIs' (tests/_sdk_types.py
 walks the SDKs' TypedDicts all the way down).
 
-Steps: ``say(text)``, ``use(("Tool", {...}), ...)`` (tool calls, with
+``model_server(api, steps)``: api is "anthropic", "openai" (Chat
+Completions) or "responses". Steps: ``say(text)``, ``use(("Tool", {...}), ...)`` (tool calls, with
 optional text), ``status(429, retry_after="0")``, ``status(500)``,
 ``garbage()``; or any callable of the request's JSON returning
 ``(status, headers, body)``.
@@ -17,6 +20,7 @@ from __future__ import annotations
 
 import itertools
 import json
+import re
 import threading
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
@@ -71,6 +75,27 @@ class ModelServer:
     def reply(self, request: dict[str, Any], text: str, calls: list[tuple[str, Any]]) -> tuple[int, dict[str, str],
                                                                                               bytes]:
         model = request.get("model", "m")
+        if self.api == "anthropic" and request.get("stream"):
+            return self._stream_anthropic(model, text, calls)
+        if self.api == "responses":
+            output: list[dict[str, Any]] = [
+                {"type": "function_call", "id": f"fc_{next(_ids):04d}", "call_id": f"call_{next(_ids):04d}",
+                 "name": name, "arguments": args if isinstance(args, str) else json.dumps(args),
+                 "status": "completed"} for name, args in calls]
+            if text or not calls:
+                output.insert(0, {"type": "message", "id": f"msg_{next(_ids):04d}", "role": "assistant",
+                                  "status": "completed",
+                                  "content": [{"type": "output_text", "text": text, "annotations": []}]})
+            body = {"id": f"resp_{next(_ids):04d}", "object": "response", "created_at": 1_700_000_000,
+                    "model": model, "status": "completed", "output": output, "parallel_tool_calls": True,
+                    "tool_choice": request.get("tool_choice", "auto"), "tools": request.get("tools", []),
+                    "error": None, "incomplete_details": None, "instructions": request.get("instructions"),
+                    "metadata": {}, "temperature": 1.0, "top_p": 1.0,
+                    "usage": {"input_tokens": 10, "output_tokens": 5, "total_tokens": 15,
+                              "input_tokens_details": {"cached_tokens": 0, "cache_write_tokens": 0},
+                              "output_tokens_details": {"reasoning_tokens": 0}}}
+            self._check_reply("openai.types.responses:Response", body)
+            return 200, {}, json.dumps(body).encode()
         if self.api == "anthropic":
             content: list[dict[str, Any]] = [{"type": "text", "text": text}] if text else []
             content += [{"type": "tool_use", "id": f"toolu_{next(_ids):04d}", "name": name, "input": args}
@@ -94,6 +119,39 @@ class ModelServer:
             self._check_reply("openai.types.chat:ChatCompletion", body)
         return 200, {}, json.dumps(body).encode()
 
+    def _stream_anthropic(self, model: str, text: str, calls: list[tuple[str, Any]]) -> tuple[int, dict[str, str],
+                                                                                              bytes]:
+        """The reply as the Messages API streams it (server-sent events), each
+        event checked against the SDK's RawMessageStreamEvent."""
+        from pydantic import TypeAdapter
+
+        from anthropic.types import RawMessageStreamEvent
+
+        start = {"id": f"msg_{next(_ids):04d}", "type": "message", "role": "assistant", "model": model,
+                 "content": [], "stop_reason": None, "stop_sequence": None,
+                 "usage": {"input_tokens": 10, "output_tokens": 1}}
+        events: list[dict[str, Any]] = [{"type": "message_start", "message": start}]
+        blocks: list[tuple[dict[str, Any], dict[str, Any]]] = []
+        if text:
+            blocks.append(({"type": "text", "text": ""}, {"type": "text_delta", "text": text}))
+        for name, args in calls:
+            blocks.append(({"type": "tool_use", "id": f"toolu_{next(_ids):04d}", "name": name, "input": {}},
+                           {"type": "input_json_delta",
+                            "partial_json": args if isinstance(args, str) else json.dumps(args)}))
+        for index, (block, delta) in enumerate(blocks):
+            events += [{"type": "content_block_start", "index": index, "content_block": block},
+                       {"type": "content_block_delta", "index": index, "delta": delta},
+                       {"type": "content_block_stop", "index": index}]
+        events += [{"type": "message_delta", "delta": {"stop_reason": "tool_use" if calls else "end_turn",
+                                                       "stop_sequence": None},
+                    "usage": {"output_tokens": 5}},
+                   {"type": "message_stop"}]
+        checker: TypeAdapter[Any] = TypeAdapter(RawMessageStreamEvent)
+        for event in events:
+            checker.validate_python(event)
+        payload = "".join(f"event: {e['type']}\ndata: {json.dumps(e)}\n\n" for e in events)
+        return 200, {"content-type": "text/event-stream"}, payload.encode()
+
     def error_body(self, code: int, message: str) -> dict[str, Any]:
         if self.api == "anthropic":
             kind = {429: "rate_limit_error", 529: "overloaded_error"}.get(code, "api_error")
@@ -108,22 +166,43 @@ class ModelServer:
 
     def check_request(self, path: str, headers: dict[str, str], body: dict[str, Any]) -> None:
         """The request as the SDK's own types define it."""
+        params: Any
         if self.api == "anthropic":
-            from anthropic.types.message_create_params import MessageCreateParamsNonStreaming as Params
+            # The beta endpoint (``?beta=true``, as Claude Code calls it) takes the beta params.
+            if path == "/v1/messages?beta=true":
+                from anthropic.types.beta import message_create_params as beta_params
 
-            expected_path, auth = "/v1/messages", headers.get("x-api-key")
-            if headers.get("anthropic-version") != "2023-06-01":
+                params = beta_params.MessageCreateParamsStreaming if body.get("stream") else \
+                    beta_params.MessageCreateParamsNonStreaming
+                path = "/v1/messages"
+            else:
+                from anthropic.types import message_create_params
+
+                params = message_create_params.MessageCreateParamsStreaming if body.get("stream") else \
+                    message_create_params.MessageCreateParamsNonStreaming
+            # The key as x-api-key (the API's documented header) or as a bearer token (newer SDKs);
+            # some dated anthropic-version always.
+            expected_path = "/v1/messages"
+            auth = headers.get("x-api-key") or (headers.get("authorization") or "").removeprefix("Bearer ")
+            if not re.fullmatch(r"\d{4}-\d{2}-\d{2}", headers.get("anthropic-version", "")):
                 self.problems.append("no anthropic-version header")
-        else:
-            from openai.types.chat.completion_create_params import CompletionCreateParamsNonStreaming as Params
+        elif self.api == "responses":
+            from openai.types.responses.response_create_params import ResponseCreateParamsNonStreaming
 
+            params = ResponseCreateParamsNonStreaming
+            expected_path = "/v1/responses"
+            auth = (headers.get("authorization") or "").removeprefix("Bearer ")
+        else:
+            from openai.types.chat.completion_create_params import CompletionCreateParamsNonStreaming
+
+            params = CompletionCreateParamsNonStreaming
             expected_path = "/v1/chat/completions"
             auth = (headers.get("authorization") or "").removeprefix("Bearer ")
         if path != expected_path:
             self.problems.append(f"path {path}")
         if auth != "test-key":
             self.problems.append(f"credentials {auth!r}")
-        self.problems.extend(problems(Params, body))
+        self.problems.extend(problems(params, body))
         if self.api == "anthropic":
             roles = [m.get("role") for m in body.get("messages", [])]
             if any(a == b for a, b in zip(roles, roles[1:])) or (roles and roles[0] != "user"):
@@ -161,7 +240,7 @@ class _Handler(BaseHTTPRequestHandler):
         headers = {k.lower(): v for k, v in self.headers.items()}
         code, extra, payload = self.model.answer(self.path, headers, body)
         self.send_response(code)
-        self.send_header("content-type", "application/json")
+        self.send_header("content-type", extra.pop("content-type", "application/json"))
         self.send_header("content-length", str(len(payload)))
         for key, value in extra.items():
             self.send_header(key, value)
@@ -181,7 +260,7 @@ def model_server(api: str, steps: list[Step]) -> Iterator[ModelServer]:
     thread = threading.Thread(target=httpd.serve_forever, daemon=True)
     thread.start()
     host, port = httpd.server_address[:2]
-    model.url = f"http://{host}:{port}" + ("/v1" if api == "openai" else "")
+    model.url = f"http://{host}:{port}" + ("/v1" if api in ("openai", "responses") else "")
     try:
         yield model
     finally:

@@ -15,9 +15,11 @@ to keep a pegboard rule too, call ``session.grant(rule)`` or answer with
 
 Schemas are sent in strict mode where strict mode can say them (optional
 parameters nullable; a null means "not given"). Deferred tools come with
-``defer_loading`` (the Responses API's tool search loads them) unless
-``defer_loading=False``, which gives the catalogue as it stands, with
-ToolSearch.
+``defer_loading``, and the list ends with the SDK's ``ToolSearchTool()``
+(the Responses API's hosted tool search, which loads them; an agent takes one
+only), unless ``defer_loading=False``, which gives the catalogue as it
+stands, with pegboard's ToolSearch: for models without tool search (Chat
+Completions models in the SDK).
 """
 
 from __future__ import annotations
@@ -25,7 +27,7 @@ from __future__ import annotations
 import base64
 from typing import TYPE_CHECKING, Any
 
-from agents import FunctionTool, RunContextWrapper, ToolOutputImage, ToolOutputText
+from agents import FunctionTool, RunContextWrapper, Tool, ToolOutputImage, ToolOutputText, ToolSearchTool
 from agents.tool_context import ToolContext
 
 from .._decisions import Answer
@@ -39,9 +41,10 @@ if TYPE_CHECKING:
 __all__ = ["function_tools"]
 
 
-def function_tools(session: Session, *, strict: bool = True, defer_loading: bool = True) -> list[FunctionTool]:
-    """The tools ``session`` offers, as ``FunctionTool`` objects."""
-    out = []
+def function_tools(session: Session, *, strict: bool = True, defer_loading: bool = True) -> list[Tool]:
+    """The tools ``session`` offers, as ``FunctionTool`` objects (and a
+    ``ToolSearchTool`` when some of them are deferred)."""
+    out: list[Tool] = []
     for tool in offered_tools(session, defer_loading=defer_loading):
         tight = strict_schema(tool.schema) if strict else None
         out.append(FunctionTool(
@@ -53,6 +56,10 @@ def function_tools(session: Session, *, strict: bool = True, defer_loading: bool
             needs_approval=_approval_check(session, tool.name),
             defer_loading=tool.deferred,
         ))
+    if any(isinstance(tool, FunctionTool) and tool.defer_loading for tool in out):
+        # The Responses API loads deferred functions through its hosted tool search, and the
+        # SDK refuses deferred tools without it.
+        out.append(ToolSearchTool())
     return out
 
 
