@@ -80,6 +80,17 @@ class PluginContext:
     """The toolbox's callback behind ``tools_changed``; call ``tools_changed()``."""
     hooks: Hooks | None = field(default=None, compare=False, repr=False)
     """The core's dispatch helper behind ``each`` and ``notify``; use those."""
+    host_names: set[str] = field(default_factory=set, compare=False, repr=False)
+    """The names hosts are registered under; use ``host_implements``."""
+
+    def host_implements(self, hook: str) -> bool:
+        """Whether a host (the embedding code's object or module given as
+        ``Toolbox.load(host=...)`` or ``add_host``), not a plugin, implements
+        ``hook``: a plugin listening to ``pegboard_event`` hears events, but
+        only a host hears them for a person or a model."""
+        if self.hooks is None:
+            return False
+        return any(impl.plugin_name in self.host_names for impl in self.hooks.implementations(hook))
 
     @property
     def project_trusted(self) -> bool:
@@ -218,6 +229,9 @@ class Plugins:
                  listing: bool = False, given: Mapping[str, object] | None = None):
         self.settings = settings
         self.pm = pluggy.PluginManager(_hookspecs.PROJECT)
+        # The names hosts are registered under (Toolbox.load(host=...), add_host):
+        # what PluginContext.host_implements tells from a plugin's implementations.
+        self.host_names: set[str] = set()
         self.pm.add_hookspecs(_hookspecs)
         self.hooks = Hooks(self.pm)
         self.records: dict[str, PluginRecord] = {}
@@ -235,6 +249,10 @@ class Plugins:
         self.only = set(only) if only is not None else None
         self.given = dict(given or {})
 
+    def register_host(self, host: object, name: str) -> None:
+        self.pm.register(host, name=name)
+        self.host_names.add(name)
+
     def context(self, record: PluginRecord) -> PluginContext:
         context = self._contexts.get(record.name)
         if context is None:
@@ -247,6 +265,7 @@ class Plugins:
                 settings=self.settings,
                 hook=self.hooks.relay,
                 hooks=self.hooks,
+                host_names=self.host_names,
                 stores=self.store_handle,
                 listing_only=self._listing,
                 on_tools_changed=lambda: self._reregister(record),
@@ -365,7 +384,7 @@ class Plugins:
             if record.error is None:
                 self._load_one(record, obj)
         if host is not None:
-            self.pm.register(host, name="host")
+            self.register_host(host, "host")
         self._check_unknown_plugin_tables()
         for record in self.records.values():
             if record.obj is not None:

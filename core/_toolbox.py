@@ -224,7 +224,7 @@ class Toolbox:
     def add_host(self, host: object, name: str = "host") -> None:
         """Register an object implementing host hooks (``pegboard_ask``, ``pegboard_event``...)
         after loading, as ``Toolbox.load(host=...)`` does."""
-        self.plugins.pm.register(host, name=name)
+        self.plugins.register_host(host, name)
 
     def required_level(self, tool: Tool) -> Level:
         """The level a tool needs: its own, as ``[tools] permission`` overrides it.

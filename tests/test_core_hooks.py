@@ -122,3 +122,37 @@ def test_the_builtins_say_which_api_they_use() -> None:
 
     for name in ("fs", "shell", "subtasks", "web", "skills", "schedule", "mcp"):
         assert importlib.import_module(f"pegboard.plugins.{name}").PEGBOARD_API == API_VERSION
+
+
+def test_host_implements_tells_hosts_from_plugins(tmp_path) -> None:
+    """``PluginContext.host_implements``: a host given as a module or added
+    later counts; a plugin given as an object with the same hook does not."""
+    import types
+
+    from pegboard import Toolbox, hookimpl
+
+    class Plugin:
+        @hookimpl
+        def pegboard_event(self, kind, data):
+            pass
+
+    module = types.ModuleType("a_host")
+
+    @hookimpl
+    def pegboard_ask(request, decision):
+        return None
+
+    module.pegboard_ask = pegboard_ask
+    toolbox = Toolbox.load(cwd=tmp_path, plugins=["fs"], host=module, extra_plugins={"listens": Plugin()})
+    context = toolbox.context_for("fs")
+    assert context.host_implements("pegboard_ask")
+    assert not context.host_implements("pegboard_event")  # only a plugin does
+
+    class Later:
+        @hookimpl
+        def pegboard_event(self, kind, data):
+            pass
+
+    toolbox.add_host(Later(), name="later")
+    assert context.host_implements("pegboard_event")
+    assert not context.host_implements("pegboard_no_such_hook")

@@ -257,6 +257,54 @@ async def test_without_a_listener_agent_runs_in_the_foreground(tmp_path: Path) -
     assert "all quiet" in result and "ran in the foreground" in result
 
 
+async def test_a_listener_is_told_by_being_a_host_not_by_being_an_object(tmp_path: Path) -> None:
+    """A plugin given as an object that listens to events is no one to hear a
+    background report (the Agent runs in the foreground); a host given as a
+    module is someone (the Agent goes to the background)."""
+    import types
+
+    from pegboard import Toolbox, hookimpl
+
+    root = project(tmp_path)
+
+    async def quick(run: Any) -> str:
+        return "all quiet"
+
+    class Listening:
+        heard: list[str] = []
+
+        @hookimpl
+        def pegboard_event(self, kind: str, data: dict[str, Any]) -> None:
+            self.heard.append(kind)
+
+    quiet_host = ScriptedHost({"quick": quick}, listens=False)
+    toolbox = Toolbox.load(cwd=root, host=quiet_host, plugins=["fs", "subtasks", "listening"],
+                           extra_plugins={"listening": Listening()})
+    result = (await toolbox.session("default").call(
+        "Agent", {"description": "fg", "prompt": "quick: x"})).text_content()
+    assert "all quiet" in result and "ran in the foreground" in result
+
+    module = types.ModuleType("module_host")
+    heard: list[str] = []
+
+    @hookimpl
+    async def pegboard_run_subagent(run: Any) -> str:
+        return "from a module host"
+
+    @hookimpl
+    def pegboard_event(kind: str, data: dict[str, Any]) -> None:
+        heard.append(kind)
+
+    module.pegboard_run_subagent = pegboard_run_subagent  # type: ignore[attr-defined]
+    module.pegboard_event = pegboard_event  # type: ignore[attr-defined]
+    session = Toolbox.load(cwd=root, host=module, plugins=["fs", "subtasks"]).session("default")
+    started = (await session.call("Agent", {"description": "bg", "prompt": "quick: x"})).text_content()
+    assert "in the background as" in started, started
+    task_id = started.split(" as ")[1].split(".")[0]
+    fetched = await session.call("TaskOutput", {"task_id": task_id, "wait_s": 5})
+    assert fetched.text_content().endswith("from a module host") and "background.done" in heard
+
+
 async def test_no_runner_and_no_host_says_what_to_configure(tmp_path: Path) -> None:
     root = project(tmp_path)
     result = await spawn(load(root).session("default"), "anything")

@@ -15,7 +15,6 @@ import inspect
 import os
 import secrets
 import time
-import types
 import weakref
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -126,9 +125,9 @@ def host_listens(ctx: ToolContext) -> bool:
     ``pegboard_event`` (not a plugin's), or a reference runner driving the session."""
     if ctx.session in _driven:
         return True
-    caller = getattr(ctx.plugin_context.hook, "pegboard_event", None)
-    impls = caller.get_hookimpls() if caller is not None else []
-    return any(not isinstance(impl.plugin, types.ModuleType) for impl in impls)
+    # Asked of the core, which knows what registered as a host: a plugin given as
+    # an object is no host, and a host given as a module is one.
+    return ctx.plugin_context.host_implements("pegboard_event")
 
 
 # Sessions a reference runner drives (their background reports reach the model).
