@@ -192,3 +192,24 @@ def test_the_framework_examples_run_against_their_api(example: str, project: Pat
     else:
         assert "summary.md" in turns(api, model_requests[3])[-1][0]
     assert "The user said no." not in sent[3]
+
+
+# --- the docs show the examples --------------------------------------------------------------
+
+def _code(example: Path) -> str:
+    """The example's code as docs/embedding.md shows it: the file less its opening docstring."""
+    import ast
+
+    source = example.read_text()
+    docstring = ast.parse(source).body[0]
+    assert isinstance(docstring, ast.Expr) and isinstance(docstring.value, ast.Constant), example.name
+    return "\n".join(source.splitlines()[docstring.end_lineno:]).strip()
+
+
+def test_every_example_is_run_here_and_shown_in_the_docs() -> None:
+    examples = {p.name for p in EXAMPLES.glob("*.py")} - {"embed_batch.py"}  # tests/test_pipeline_example.py
+    assert examples == set(LOOPS) | set(FRAMEWORKS)
+    docs = DOCS.read_text()
+    for name in sorted(examples):
+        assert f"```python\n{_code(EXAMPLES / name)}\n```" in docs, f"docs/embedding.md does not show {name} as it is"
+        assert f"`examples/{name}`" in docs
