@@ -234,7 +234,9 @@ class RuleSamples:
     """
 
     rules: tuple[str, ...] = ()
+    """Rule texts in the plugin's grammar, such as ``"Greet(Ada)"``."""
     calls: tuple[tuple[str, Mapping[str, Any]], ...] = ()
+    """``(tool, input)`` pairs to try the rules on, inputs as the model would send them."""
 
     def __init__(self, rules: Iterable[str] = (), calls: Iterable[tuple[str, Mapping[str, Any]]] = ()) -> None:
         self.__dict__.update(rules=tuple(rules), calls=tuple((str(t), dict(i)) for t, i in calls))

@@ -38,12 +38,17 @@ class PluginCheck:
     and ``checked`` (what was)."""
 
     plugin: str
+    """The plugin checked, by the name it is installed (or was loaded) under."""
     problems: list[str] = field(default_factory=list)
+    """What is wrong, one line each; ``pegboard plugins check`` prints them and exits 1."""
     notes: list[str] = field(default_factory=list)
+    """What was not checked, and why (no rule samples, say): not problems."""
     checked: list[str] = field(default_factory=list)
+    """What was checked, in a few words each."""
 
     @property
     def ok(self) -> bool:
+        """No problems: the plugin passes."""
         return not self.problems
 
     def __str__(self) -> str:

@@ -173,7 +173,7 @@ def _check(hook: str, value: Any, args: dict[str, Any], added: list[object], reg
     """What each example's implementation must have given back or done."""
     from pydantic import BaseModel
 
-    from pegboard import Answer, Check, PreCall, StoreSchema, Tool, ToolResult, Vote
+    from pegboard import Answer, Check, PreCall, RuleSamples, StoreSchema, Tool, ToolResult, Vote
 
     if hook == "pegboard_add_hooks":
         assert added and all(hasattr(ns, "pegboard_greeting_words") for ns in added)
@@ -209,6 +209,8 @@ def _check(hook: str, value: Any, args: dict[str, Any], added: list[object], reg
         assert value and all({"name", "description"} <= set(p) for p in value)
     elif hook == "pegboard_schedule_deliver":
         assert value is True
+    elif hook == "pegboard_rule_samples":
+        assert isinstance(value, RuleSamples) and value.rules and value.calls
     else:  # pegboard_event, pegboard_session_closed, pegboard_session_deleted: for their effects
         assert value is None
 
