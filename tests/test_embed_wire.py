@@ -94,6 +94,13 @@ def test_openai_chat_images_go_in_a_user_message_after_the_tool_messages() -> No
                                             ("c3", RESULTS["resource-image"])])
     assert [(m["role"], m.get("tool_call_id")) for m in turn] == [
         ("tool", "c1"), ("tool", "c2"), ("tool", "c3"), ("user", None), ("user", None)]
+    for message in turn:
+        conforms(openai_chat.ChatCompletionMessageParam, message)
+    # The whole turn as a request would carry it, after the assistant message that made the calls.
+    calls = [{"id": c, "type": "function", "function": {"name": "Read", "arguments": "{}"}} for c in ("c1", "c2", "c3")]
+    conforms(openai_chat.completion_create_params.CompletionCreateParamsNonStreaming,
+             {"model": "m", "messages": [{"role": "user", "content": "go"},
+                                         {"role": "assistant", "content": None, "tool_calls": calls}, *turn]})
 
 
 @pytest.mark.parametrize("name", sorted(RESULTS))

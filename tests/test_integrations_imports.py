@@ -25,3 +25,16 @@ def test_each_adapter_imports_its_own_framework_only() -> None:
     assert "pydantic_ai" not in _imported_after("import pegboard.integrations.openai_agents")
     assert _imported_after("import pegboard.integrations.langchain") == {"langchain_core"}
     assert "langchain_core" not in _imported_after("import pegboard.integrations.claude_agent_sdk")
+
+
+def test_an_adapter_without_its_framework_says_which_extra_installs_it() -> None:
+    for adapter, module, extra in [("pydantic_ai", "pydantic_ai", "pydantic-ai"),
+                                   ("openai_agents", "agents", "openai-agents"),
+                                   ("langchain", "langchain_core", "langchain"),
+                                   ("claude_agent_sdk", "claude_agent_sdk", "claude-agent-sdk")]:
+        probe = (f"import sys\nsys.modules[{module!r}] = None  # as if not installed\n"
+                 f"import pegboard.integrations.{adapter}")
+        out = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True)
+        assert out.returncode == 1
+        assert f"ImportError: this pegboard adapter needs {module!r}, which is not installed: " \
+               f"pip install 'pegboard[{extra}]'" in out.stderr, out.stderr

@@ -11,7 +11,18 @@ if TYPE_CHECKING:
     from .._session import Session
     from .._tools import ToolResult
 
-__all__ = ["OfferedTool", "offered_tools", "result_parts"]
+__all__ = ["OfferedTool", "offered_tools", "require", "result_parts"]
+
+
+def require(module: str, extra: str) -> None:
+    """Import the adapter's framework, or say which extra installs it."""
+    import importlib
+
+    try:
+        importlib.import_module(module)
+    except ImportError as exc:
+        raise ImportError(f"this pegboard adapter needs {module!r}, which is not installed: "
+                          f"pip install 'pegboard[{extra}]'") from exc
 
 
 @dataclass(frozen=True)

@@ -18,9 +18,11 @@ from __future__ import annotations
 import base64
 from typing import TYPE_CHECKING, Any
 
-from claude_agent_sdk import McpSdkServerConfig, SdkMcpTool, create_sdk_mcp_server
+from ._common import offered_tools, require, result_parts
 
-from ._common import offered_tools, result_parts
+require("claude_agent_sdk", "claude-agent-sdk")
+
+from claude_agent_sdk import McpSdkServerConfig, SdkMcpTool, create_sdk_mcp_server  # noqa: E402
 
 if TYPE_CHECKING:
     from .._session import Session

@@ -23,9 +23,11 @@ from __future__ import annotations
 import base64
 from typing import TYPE_CHECKING, Any, Literal
 
-from langchain_core.tools import BaseTool, StructuredTool, ToolException
+from ._common import offered_tools, require, result_parts
 
-from ._common import offered_tools, result_parts
+require("langchain_core", "langchain")
+
+from langchain_core.tools import BaseTool, StructuredTool, ToolException  # noqa: E402
 
 if TYPE_CHECKING:
     from .._session import Session

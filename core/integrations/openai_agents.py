@@ -27,12 +27,14 @@ from __future__ import annotations
 import base64
 from typing import TYPE_CHECKING, Any
 
-from agents import FunctionTool, RunContextWrapper, Tool, ToolOutputImage, ToolOutputText, ToolSearchTool
-from agents.tool_context import ToolContext
-
 from .._decisions import Answer
 from .._schemas import strict_schema
-from ._common import offered_tools, result_parts
+from ._common import offered_tools, require, result_parts
+
+require("agents", "openai-agents")
+
+from agents import FunctionTool, RunContextWrapper, Tool, ToolOutputImage, ToolOutputText, ToolSearchTool  # noqa: E402
+from agents.tool_context import ToolContext  # noqa: E402
 
 if TYPE_CHECKING:
     from .._session import Session

@@ -21,14 +21,16 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from pydantic import TypeAdapter
-from pydantic_ai import BinaryContent
-from pydantic_ai.exceptions import ApprovalRequired
-from pydantic_ai.tools import ToolDefinition
-from pydantic_ai.toolsets.abstract import AbstractToolset, ToolsetTool
-
 from .._decisions import Answer
-from ._common import offered_tools, result_parts
+from ._common import offered_tools, require, result_parts
+
+require("pydantic_ai", "pydantic-ai")
+
+from pydantic import TypeAdapter  # noqa: E402
+from pydantic_ai import BinaryContent  # noqa: E402
+from pydantic_ai.exceptions import ApprovalRequired  # noqa: E402
+from pydantic_ai.tools import ToolDefinition  # noqa: E402
+from pydantic_ai.toolsets.abstract import AbstractToolset, ToolsetTool  # noqa: E402
 
 if TYPE_CHECKING:
     from pydantic_ai import RunContext
