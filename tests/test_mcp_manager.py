@@ -200,3 +200,24 @@ async def test_stop_kills_a_grandchild_that_ignores_sigterm(tmp_path: Path) -> N
     assert pid_alive(pid)
     await conn.stop()
     assert wait_dead(pid)
+
+
+async def test_a_server_started_without_a_log_folder_leaves_no_temporary_folder(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    import tempfile
+
+    temp = tmp_path / "tmp"
+    temp.mkdir()
+    monkeypatch.setattr(tempfile, "tempdir", str(temp))
+    conn = ServerConnection(stdio_spec(tmp_path))  # no log_dir: the server's stderr goes to a private folder
+    try:
+        assert to_tool_result(await conn.call_tool("echo", {"text": "hi"})).text_content() == "hi"
+        (folder,) = temp.glob("pegboard-mcp-*")
+        assert (folder / "mcp-ks.stderr.log").is_file()
+        with pytest.raises(ServerUnavailable):
+            await conn.call_tool("crash", {})
+        await conn.call_tool("whoami", {})  # the restart keeps the same folder
+        assert list(temp.glob("pegboard-mcp-*")) == [folder]
+    finally:
+        await conn.stop()
+    assert list(temp.iterdir()) == []

@@ -83,6 +83,7 @@ async def test_first_toolbox_lists_a_new_server_and_later_ones_use_the_record(tm
     assert toolbox.tools["mcp__ks__add"].loading == "deferred"
     assert echo.schema["properties"]["text"]["type"] == "string"
     assert toolbox.description(echo) == "Echo the text back."
+    assert toolbox.tools["mcp__ks__whoami"].title == "Process id" and echo.title is None  # kept in the record
     session = toolbox.session()
     assert "pool" not in session.plugin_state("mcp")  # the record was enough: nothing started
     await session.aclose()
@@ -185,6 +186,9 @@ async def test_resource_tools(tmp_path: Path) -> None:
         assert "docs://guide/deep/" in folder.text_content() and "deep/part" not in folder.text_content()
         image = await session.call("ReadMcpResourceTool", {"server": "ks", "uri": "docs://logo"})
         assert image.content[0].type == "image"
+        unknown = await session.call("ReadMcpResourceTool", {"server": "ks", "uri": "docs://no-such-page"})
+        assert unknown.is_error and "docs://no-such-page" in unknown.text_content()
+        assert unknown.text_content().count("MCP error") <= 1, unknown.text_content()  # the prefix once, if at all
         missing = await session.call("ReadMcpResourceTool", {"server": "nope", "uri": "x://y"})
         assert missing.is_error and "no MCP server is called 'nope'" in missing.text_content()
 

@@ -246,8 +246,10 @@ async def test_serve_reexposes_mcp_tools_and_stops_them_with_the_connection(proj
                              text=True, timeout=120, env={**os.environ, **child_env()})
     assert "ks: 12 tools" in refresh.stdout, refresh.stderr + refresh.stdout
     async with Client(params) as client:
-        names = {t.name for t in (await client.list_tools()).tools}
-        assert "mcp__ks__echo" in names and "ListMcpResourcesTool" in names
+        listed = {t.name: t for t in (await client.list_tools()).tools}
+        assert "mcp__ks__echo" in listed and "ListMcpResourcesTool" in listed
+        # a server's tool title survives both ways: recorded by the client side, offered again by serve
+        assert listed["mcp__ks__whoami"].title == "Process id" and listed["mcp__ks__echo"].title is None
         result = await client.call_tool("mcp__ks__spawn_grandchild", {})
         assert not result.is_error, result.content
         grandchild = int(result.content[0].text)

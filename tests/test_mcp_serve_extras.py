@@ -72,7 +72,56 @@ async def test_scratchpad_entries_are_resources(project: Path) -> None:
                                                                          uri="pegboard://scratchpad/{name}"),
                                          {"name": "name", "value": "no"})
             assert done.completion.values == ["notes"]
-            await client.set_logging_level("error")
+    finally:
+        await registry.aclose()
+
+
+@pytest.mark.skipif(shutil.which("bash") is None, reason="needs bash")
+async def test_saved_tool_output_is_a_resource(project: Path, user_config: Any) -> None:
+    from urllib.parse import quote
+
+    user_config("[results]\nmax_chars = 1000\n")
+    server, registry = serve(project, "bypassPermissions")
+    try:
+        async with Client(server, mode="legacy") as client:
+            result = await client.call_tool("Bash", {"command": "seq 1 2000"})
+            assert not result.is_error
+            assert "\n2000" not in result.content[0].text and "The whole text is saved in" in result.content[0].text
+            (saved,) = [r for r in (await client.list_resources()).resources
+                        if str(r.uri).startswith("pegboard://results/")]
+            assert saved.name in result.content[0].text  # the file the model was told about
+            assert saved.size is not None and saved.size > 1000
+            read = await client.read_resource(str(saved.uri))
+            assert read.contents[0].text.splitlines() == [str(n) for n in range(1, 2001)]
+            # Only files in the results folder: never a path out of it.
+            session_folder = Path(next(iter(registry.sessions.values())).data_path)
+            (session_folder / "private.txt").write_text("not a result")
+            for name in ("../private.txt", "..", ""):
+                with pytest.raises(Exception, match="no resource"):
+                    await client.read_resource("pegboard://results/" + quote(name, safe=""))
+    finally:
+        await registry.aclose()
+
+
+async def test_a_handshake_era_client_sets_the_log_level(project: Path) -> None:
+    # logging/setLevel is deprecated from 2026-07-28 on (there the client opts in to log messages
+    # per request, with io.modelcontextprotocol/logLevel in _meta); a 2025-11-25 client still
+    # sends the request, so pegboard serve answers it. Sent as that client puts it on the wire,
+    # not through the SDK's deprecated helper.
+    import mcp_types as types
+
+    server, registry = serve(project)
+    try:
+        async with Client(server, mode="legacy") as client:
+            async def set_level(level: str) -> None:
+                await client.session.send_request(
+                    types.SetLevelRequest(params=types.SetLevelRequestParams(level=level)),  # type: ignore[arg-type]
+                    types.EmptyResult)
+
+            await set_level("error")
+            assert registry.log_level == "error"
+            with pytest.raises(Exception):
+                await set_level("loud")
             assert registry.log_level == "error"
     finally:
         await registry.aclose()

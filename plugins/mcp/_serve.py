@@ -239,7 +239,8 @@ class SessionRegistry:
         # stdio: the session without an id *is* the one connection.
         self.single_connection = single_connection
         self.sessions: dict[str | None, Any] = {}
-        # logging/setLevel: session events at this level and above become log messages.
+        # logging/setLevel from a handshake-era client: the level is kept (and checked), but
+        # pegboard serve sends no log messages of its own yet, at any level.
         self.log_level = "info"
 
     @staticmethod

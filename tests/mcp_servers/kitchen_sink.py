@@ -102,7 +102,7 @@ def build() -> MCPServer:
         child = subprocess.Popen(["bash", "-c", "trap '' TERM; sleep 300 & wait"])
         return str(child.pid)
 
-    @server.tool(description="Report this server's process id.")
+    @server.tool(description="Report this server's process id.", title="Process id")
     def whoami() -> str:
         return str(os.getpid())
 
