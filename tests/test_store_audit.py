@@ -265,6 +265,28 @@ def test_retention_by_row_count(project: Path, user_config: Callable[[str], Path
     assert len(audit_rows(toolbox)) == 2
 
 
+def test_retention_by_age(project: Path, user_config: Callable[[str], Path]) -> None:
+    user_config("max_age_days = 1\n")  # in [audit]
+    toolbox = Toolbox.load(cwd=project, plugins=["fs"])
+
+    async def calls() -> None:
+        session = toolbox.session()
+        for _ in range(3):
+            await session.call("Read", {"file_path": str(project / "a.txt")})
+
+    asyncio.run(calls())
+    from sqlalchemy import update
+
+    from pegboard._tables import audit
+
+    flush_all()
+    with toolbox.plugins.stores("pegboard").begin() as conn:  # two of them two days old
+        conn.execute(update(audit).where(audit.c.call_id.in_(["c1", "c2"])).values(at=time.time() - 2 * 86400))
+    result = CliRunner().invoke(cli, ["--cwd", str(project), "audit", "prune"])
+    assert result.exit_code == 0 and "deleted 2 audit rows" in result.output, result.output
+    assert [r["call_id"] for r in audit_rows(toolbox)] == ["c3"]
+
+
 def test_audit_tail_follows_new_decisions(project: Path) -> None:
     tail = subprocess.Popen([PEGBOARD, "--cwd", str(project), "audit", "tail", "--json"], stdout=subprocess.PIPE,
                             stderr=subprocess.PIPE, text=True)

@@ -93,6 +93,15 @@ def test_a_session_resumes_its_scratchpad_from_another_process(store_url: str, t
     fresh = subprocess.run([PEGBOARD, "--cwd", str(tmp_path), "call", "ScratchpadRead", "--session", "conv-2",
                             "--input", '{"name": "notes"}'], capture_output=True, text=True, env=env)
     assert fresh.returncode == 1 and "No scratchpad entry 'notes'" in fresh.stdout
+    listed = subprocess.run([PEGBOARD, "--cwd", str(tmp_path), "sessions", "list", "--json"], capture_output=True,
+                            text=True, env=env)
+    assert listed.returncode == 0, listed.stderr
+    by_id = {r["id"]: r for r in json.loads(listed.stdout)}
+    pad = by_id["conv-1"]["scratchpad"]
+    assert pad["entries"] == 1 and pad["chars"] >= len("remembered line"), by_id["conv-1"]
+    table = subprocess.run([PEGBOARD, "--cwd", str(tmp_path), "sessions", "list"], capture_output=True, text=True,
+                           env=env).stdout
+    assert "conv-1" in table and "scratchpad 1 entries" in table, table
 
 
 def test_what_lasts_and_what_does_not(plugin_factory: PluginFactory, store_url: str) -> None:
