@@ -138,3 +138,49 @@ async def test_a_denied_call_is_refused_without_asking(project: Path) -> None:
     result = await Runner.run(Agent(name="t", model=model, tools=function_tools(session)), "write it")
     assert not result.interruptions and result.final_output == "done"
     assert "denied by Write" in str(model.outputs()["w1"])
+
+
+async def test_over_the_responses_api_wire(project: Path) -> None:
+    """The SDK's own OpenAIResponsesModel against a local server speaking the
+    Responses API (tests/_model_servers.py): the request the SDK builds from
+    the tools (strict schemas, deferred tools and the hosted tool search) is
+    checked against the openai SDK's types, as is every reply."""
+    from openai import AsyncOpenAI
+
+    from _model_servers import model_server, say, use
+    from agents import OpenAIResponsesModel
+
+    session = Toolbox.load(cwd=project, plugins=["fs"]).session("default")
+    target = project / "new.txt"
+    steps = [
+        use(("Read", {"file_path": str(project / "a.txt")})),
+        use(("Read", {"file_path": str(project / "b.txt"), "offset": None, "limit": None}),
+            ("Grep", {"pattern": "beta", "path": str(project)})),
+        use(("Read", {"file_path": str(project / "dot.png")})),
+        use(("Read", {"file_path": str(project / "missing.txt")})),
+        use(("Write", {"file_path": str(target), "content": "hi\n"})),
+        say("done"),
+    ]
+    with model_server("responses", steps) as server:
+        model = OpenAIResponsesModel(model="test-model",
+                                     openai_client=AsyncOpenAI(base_url=server.url, api_key="test-key"))
+        agent = Agent(name="t", model=model, tools=function_tools(session))
+        first = await Runner.run(agent, "look around")
+        assert [i.tool_name for i in first.interruptions] == ["Write"] and not target.exists()
+        state = first.to_state()
+        state.approve(first.interruptions[0])  # later, in another run, once a person said yes
+        second = await Runner.run(agent, state)
+    assert server.problems == [], server.problems
+    assert second.final_output == "done" and target.read_text() == "hi\n"
+    tools = {t.get("name") or t["type"]: t for t in server.requests[0]["tools"]}
+    assert tools["Read"]["strict"] is True and tools["NotebookEdit"]["defer_loading"] is True
+    assert "tool_search" in tools and "ToolSearch" not in tools
+    items = server.requests[-1]["input"]
+    calls = {i["call_id"]: (i["name"], json.loads(i["arguments"])) for i in items if i.get("type") == "function_call"}
+    outputs = {calls[i["call_id"]][0] + ":" + Path(calls[i["call_id"]][1].get("file_path", "grep")).name: i["output"]
+               for i in items if i.get("type") == "function_call_output"}
+    assert "alpha" in str(outputs["Read:a.txt"]) and "beta" in str(outputs["Read:b.txt"])
+    assert "b.txt" in str(outputs["Grep:grep"])
+    assert any(p.get("type") == "input_image" for p in outputs["Read:dot.png"]), outputs["Read:dot.png"]
+    assert "missing.txt" in str(outputs["Read:missing.txt"])
+    assert "new.txt" in str(outputs["Write:new.txt"])
