@@ -72,10 +72,13 @@ class PegboardEnv:
     folders, one-file plugins or system policy is read or written."""
 
     home: Path
+    """The test's own folder all the others are under."""
     config_dir: Path
     """pegboard's user config folder (``config.toml``, ``plugins/``, trusted folders)."""
     data_dir: Path
+    """pegboard's data folder (sessions' files, the store's SQLite file)."""
     cache_dir: Path
+    """``XDG_CACHE_HOME`` for the test."""
     policy_path: Path
     """The system policy file's place (``PEGBOARD_POLICY``); absent until ``policy`` writes it."""
 
@@ -129,6 +132,7 @@ class Project:
     """A project folder (the toolbox's ``cwd``) and its ``.pegboard/config.toml``."""
 
     root: Path
+    """The project folder."""
 
     def config(self, text: str, *, trusted: bool = True) -> Path:
         """Write ``.pegboard/config.toml`` (dedented). The folder is trusted
@@ -142,6 +146,7 @@ class Project:
         return path
 
     def trust(self) -> Path:
+        """Trust the folder as ``pegboard trust`` does (its files may then widen, not only narrow)."""
         from ._dirs import config_dir
         from ._trust import TrustStore
 
@@ -164,11 +169,15 @@ class Asked:
     """One ask the host heard, and what it answered."""
 
     request: PermissionRequest
+    """The call as the host was asked about it."""
     decision: Decision
+    """The ask: its reason, suggestions and previews."""
     answer: Answer
+    """What the host answered."""
 
     @property
     def tool(self) -> str:
+        """The name of the tool asked about."""
         return self.request.tool.name
 
 
@@ -186,11 +195,17 @@ class ScriptedHost:
 
     def __init__(self, *answers: AnswerLike) -> None:
         self.script: list[AnswerLike] = list(answers)
+        """The answers still to give, in order."""
         self.asks: list[Asked] = []
+        """Every ask heard, with its answer."""
         self.unexpected: list[Asked] = []
+        """Asks heard after the script ran out (denied)."""
         self.events: list[tuple[str, dict[str, Any]]] = []
+        """Every ``(kind, data)`` event the session emitted."""
         self.forms: list[dict[str, Any]] = []
+        """Contents to accept forms with, in order; none left: a form is declined."""
         self.elicited: list[tuple[str, str, dict[str, Any]]] = []
+        """Every form put: ``(source, message, schema)``."""
 
     def answer(self, *answers: AnswerLike) -> ScriptedHost:
         """Add answers to the end of the script."""
@@ -198,10 +213,12 @@ class ScriptedHost:
         return self
 
     def events_of(self, kind: str) -> list[dict[str, Any]]:
+        """The data of every event of ``kind``, in order."""
         return [data for k, data in self.events if k == kind]
 
     @hookimpl
     def pegboard_ask(self, request: PermissionRequest, decision: Decision) -> Answer:
+        """Answer from the script (an ask past its end is denied and kept in ``unexpected``)."""
         if not self.script:
             answer = Answer(allow=False, message=f"the test's host had no answer scripted for this ask "
                                                  f"({request.tool.name}: {decision.reason})")
@@ -213,10 +230,12 @@ class ScriptedHost:
 
     @hookimpl
     def pegboard_event(self, kind: str, data: dict[str, Any]) -> None:
+        """Record the event in ``events``."""
         self.events.append((kind, dict(data)))
 
     @hookimpl
     def pegboard_elicit(self, source: str, message: str, schema: dict[str, Any]) -> dict[str, Any]:
+        """Record the form in ``elicited``; accept it with the next of ``forms``, else decline."""
         self.elicited.append((source, message, schema))
         if self.forms:
             return {"action": "accept", "content": self.forms.pop(0)}
@@ -329,8 +348,11 @@ class CLIRunner:
     ``Result`` (``exit_code``, ``stdout``, ``stderr``, ``output``)."""
 
     root: Path
+    """The project folder commands run in (``--cwd``)."""
     plugins: Mapping[str, object] = field(default_factory=dict)
+    """Plugins that need not be installed, by name (as ``Toolbox.load(extra_plugins=...)``)."""
     installed: Sequence[str] | None = ()
+    """Which installed plugins load beside them: none by default, None for all."""
 
     def __call__(self, *args: str, input: str | None = None, cwd: Path | None = None) -> Result:
         from click.testing import CliRunner

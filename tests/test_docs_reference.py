@@ -21,6 +21,7 @@ import yaml
 import pegboard
 import pegboard.cli
 import pegboard.paths
+import pegboard.testing
 
 ROOT = Path(__file__).resolve().parent.parent
 REFERENCE = ROOT / "docs" / "reference"
@@ -47,7 +48,7 @@ def test_every_public_name_has_a_reference_entry() -> None:
     missing = [n for n in pegboard.__all__ if f"pegboard.{n}" not in shown and n not in PROSE]
     assert missing == [], "public names with no ::: entry in docs/reference/*.md"
     assert all(f"pegboard.{n}" in prose for n in PROSE)
-    assert {"pegboard.paths", "pegboard.cli", "pegboard._hookspecs"} <= shown
+    assert {"pegboard.paths", "pegboard.cli", "pegboard.testing", "pegboard._hookspecs"} <= shown
     nav = (ROOT / "mkdocs.yml").read_text()
     assert [p.name for p in REFERENCE.glob("*.md") if f"reference/{p.name}" not in nav] == []
 
@@ -90,6 +91,7 @@ def test_every_public_member_a_plugin_touches_has_a_docstring(package: Any) -> N
     roots = [package[n] for n in pegboard.__all__ if n not in PROSE]
     roots += [package["paths"][n] for n in pegboard.paths.__all__]
     roots += [package["cli"][n] for n in pegboard.cli.__all__]
+    roots += [package["testing"][n] for n in pegboard.testing.__all__ if n not in pegboard.__all__]
     for module in spec_modules():
         found = package[module.removeprefix("pegboard.")]
         roots += [m for n, m in found.members.items() if n.startswith("pegboard_")]
