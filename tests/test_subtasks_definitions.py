@@ -249,3 +249,74 @@ async def test_a_definitions_skills_are_started_in_its_session_first(tmp_path: P
 
 def load_with_skills(root: Path, host: object) -> Any:
     return load(root, host, plugins=("fs", "skills", "subtasks"))
+
+
+# Front matter the YAML-free reader must either read exactly as YAML does or
+# hand to YAML (None): never a different answer.
+FRONT_MATTER_CASES = [
+    "name: x\ndescription: Plain words, with commas (and parentheses) and \"quotes\" inside.\n",
+    "name: x\r\ndescription: Lines end in CR LF.\r\n",
+    "name: x\n\ndescription: After a blank line.\n",
+    "name: x\ndescription: a#b c:d e-f [g] {h} *i &j !k |l >m %n @o `p\n",
+    "name: x\ndescription: why\nname: z\n",  # a repeated key: YAML keeps the last
+    "name: x\ndescription: y # a comment\n",
+    "name: x\ndescription: a: b\n",
+    "name: x\ndescription: ends with a colon:\n",
+    "name: x\ndescription: trailing space \n",
+    "name: x\ndescription: a\tb\n",
+    "name: x\ndescription: a\x0cb\n", "name: x\x0cdescription: other words\n",
+    "name: x\x0bdescription: other words\n", "name: x\x1ddescription: other words\n",
+    "name: x\ndescription: a\x85b\n",
+    "name: x\ndescription: a\u2028b\n",
+    "name: x\ndescription: a\xa0b\n",
+    "name: x\ndescription: 'quoted'\n",
+    "name: x\ndescription: \"quoted\"\n",
+    "name: x\ndescription:\n  - a list\n",
+    "name: x\ndescription: folded\n  onto a second line\n",
+    "name: x\ndescription: y\n# a comment line\n",
+    "name: x\nbackground: true\n", "name: x\nbackground: Yes\n", "name: x\nbackground: off\n",
+    "name: x\nbackground: ON\n", "name: x\nmodel: null\n", "name: x\nmodel: Null\n", "name: x\nmodel: ~\n",
+    "name: x\nmodel: y\n", "name: x\nmodel: n\n", "name: x\nmodel: nan\n", "name: x\nmodel: inf\n",
+    "name: x\nmaxTurns: 7\n", "name: x\nmaxTurns: 1_000\n", "name: x\nmodel: .inf\n", "name: x\nmodel: 2026-12-01\n",
+    "name: x\nmodel: 0x1F\n", "name: x\nmodel: -1\n", "name: x\nmodel: 1:20\n", "name: x\nmodel: <<\n",
+    "on: x\n", "yes: x\n", "null: x\n", "True: x\n", "n: x\n",
+    "name: x\nskills: [a, b]\n", "name: x\ntools: {a: b}\n", "name: x\nmodel: &anchor a\n", "name: x\nmodel: *alias\n",
+    "name: x\nmodel: !!str a\n", "name: x\nmodel: |\n  block\n", "name: x\nmodel: >\n  folded\n",
+    "name:x\n", "name : x\n", " name: x\n", "name:  two spaces\n", "k" * 1100 + ": long key\n",
+    "description: Ünïcödé wörds and 漢字\n", "name: x\n...\n", "name: x\n---\n", "",
+]
+
+
+@pytest.mark.parametrize("raw", FRONT_MATTER_CASES)
+def test_front_matter_without_yaml_reads_as_yaml_does_or_not_at_all(raw: str) -> None:
+    import yaml
+
+    from pegboard.plugins.subtasks._definitions import _plain_front_matter
+
+    plain = _plain_front_matter(raw)
+    if plain is None:
+        return
+    assert plain == yaml.safe_load(raw)
+    assert all(type(v) is str for v in plain.values())
+
+
+def test_front_matter_without_yaml_takes_the_common_files() -> None:
+    """The reader must not send everything to YAML: the built-in agents and
+    the usual key: text files are its whole reason."""
+    from pegboard.plugins.subtasks._definitions import BUILT_IN_DIR, _plain_front_matter, _split_front_matter
+
+    for path in sorted(BUILT_IN_DIR.glob("*.md")):
+        raw, _ = _split_front_matter(path.read_text(encoding="utf-8"))
+        assert _plain_front_matter(raw) is not None, path.name
+    taken = [raw for raw in FRONT_MATTER_CASES if _plain_front_matter(raw) is not None]
+    assert len(taken) >= 6, taken
+
+
+def test_the_built_in_agents_are_described_without_yaml(tmp_path: Path) -> None:
+    """`pegboard serve` describes the Agent tool at every start: PyYAML's
+    import was a quarter of an empty Python's start-up."""
+    code = ("import sys\nfrom pegboard.plugins.subtasks._definitions import BUILT_IN_DIR, Source, load_definitions\n"
+            "found = load_definitions([Source('built-in', BUILT_IN_DIR)])\n"
+            "print(sorted(found.agents), found.broken, 'yaml' in sys.modules)\n")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True, timeout=60)
+    assert out.stdout.strip() == "['Explore', 'general-purpose'] [] False"

@@ -213,18 +213,62 @@ MAX_CACHED = 1000
 
 def parse_definition(text: str, source: str, path: Path | None = None) -> AgentDefinition:
     """One agent file's text; ``DefinitionError`` says what is wrong."""
+    raw, body = _split_front_matter(text)
+    data = _plain_front_matter(raw)
+    if data is None:
+        data = _yaml_front_matter(raw)
+    if not isinstance(data, dict):
+        raise DefinitionError(f"front matter must be a mapping of keys to values, not {type(data).__name__}")
+    return _definition({str(k): v for k, v in data.items()}, body, source, path)
+
+
+def _yaml_front_matter(raw: str) -> Any:
     import yaml
 
-    raw, body = _split_front_matter(text)
     try:
-        data = yaml.safe_load(raw) if raw.strip() else {}
+        return yaml.safe_load(raw) if raw.strip() else {}
     except yaml.YAMLError as exc:
         mark = getattr(exc, "problem_mark", None)
         where = f" (line {mark.line + 2})" if mark is not None else ""
         raise DefinitionError(f"front matter is not valid YAML{where}: {getattr(exc, 'problem', exc)}") from None
-    if not isinstance(data, dict):
-        raise DefinitionError(f"front matter must be a mapping of keys to values, not {type(data).__name__}")
-    front = {str(k): v for k, v in data.items()}
+
+
+# Front matter whose every line is ``key: text`` with text YAML can only read
+# as that same string is read without YAML: importing PyYAML costs about a
+# quarter of an empty Python's start-up, and the built-in agents (read for
+# the Agent tool's description at every start of `pegboard serve`) are all
+# written so. Anything else, however harmless, goes to YAML, the reference:
+# a line that is not key and text, an empty or quoted value, a value YAML
+# would read as a boolean or null (YAML 1.1 words included) or as a number
+# or date (those start with a digit, sign or dot, which a letter excludes),
+# a comment, ": " inside the text, a repeated, long (YAML stops at 1,024) or
+# boolean key, characters that are not printable (YAML breaks lines at some).
+_PLAIN_LINE = re.compile(r"([A-Za-z][A-Za-z0-9_-]{0,63}): ([A-Za-z][^\t]*)")
+_YAML_WORDS = frozenset(
+    w for word in ("y", "yes", "n", "no", "true", "false", "on", "off", "null")
+    for w in (word, word.capitalize(), word.upper()))
+
+
+def _plain_front_matter(raw: str) -> dict[str, str] | None:
+    front: dict[str, str] = {}
+    # Split at newlines only: str.splitlines also breaks at characters YAML
+    # does not (form feed, vertical tab); any left in a value send it to YAML.
+    for line in raw.split("\n"):
+        line = line.removesuffix("\r")
+        if not line:
+            continue
+        match = _PLAIN_LINE.fullmatch(line)
+        if match is None:
+            return None
+        key, value = match.groups()
+        if (key in front or key in _YAML_WORDS or value in _YAML_WORDS or value != value.rstrip()
+                or ": " in value or " #" in value or value.endswith(":") or not value.isprintable()):
+            return None
+        front[key] = value
+    return front or None
+
+
+def _definition(front: dict[str, Any], body: str, source: str, path: Path | None) -> AgentDefinition:
     name = _string(front, "name", required=True)
     assert name is not None
     if not NAME_RE.match(name):
