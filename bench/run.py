@@ -4,6 +4,8 @@
 
 Each bench runs as its own process, with its own empty TMPDIR: whatever it
 leaves there is reported as a bench that did not clean up after itself. Its
+XDG folders and system policy are empty ones of its own too, so the user's
+pegboard config, data and cache neither change the figures nor get written. Its
 full output goes to bench/.out/<bench>.txt. A ratio is measured against a
 baseline in the same run, so the table compares across machines; a row whose
 rounds spread widely says the machine was busy, and a target missed on such
@@ -35,6 +37,7 @@ from _ratios import ENV, NOISY_SPREAD, Ratio  # noqa: E402
 BENCHES = ["startup", "permissions", "pipeline", "fs", "web", "audit", "subtasks", "schedule", "shell", "mcp",
            "mcp_catalogue"]
 TIMEOUT_S = 1200
+ISOLATED_DIRS = ("XDG_CONFIG_HOME", "XDG_DATA_HOME", "XDG_CACHE_HOME", "XDG_STATE_HOME")
 
 
 def run_one(name: str, out_dir: Path) -> tuple[list[Ratio], str | None, float]:
@@ -42,7 +45,13 @@ def run_one(name: str, out_dir: Path) -> tuple[list[Ratio], str | None, float]:
     script = HERE / f"bench_{name}.py"
     tmp = Path(tempfile.mkdtemp(prefix=f"pegboard-bench-{name}-"))
     ratios_file = tmp.parent / f"{tmp.name}.ratios"
-    env = {**os.environ, ENV: str(ratios_file), "TMPDIR": str(tmp)}
+    # The user's own pegboard folders and policy stay out of every bench (an
+    # audit or a rule there would change the figures, and a bench must not
+    # write there): each bench starts from empty ones of its own.
+    dirs = tmp.parent / f"{tmp.name}.dirs"
+    env = {**os.environ, ENV: str(ratios_file), "TMPDIR": str(tmp), "PEGBOARD_POLICY": str(dirs / "no-policy.toml"),
+           **{var: str(dirs / var.lower()) for var in ISOLATED_DIRS}}
+    env.pop("PEGBOARD_CONFIG", None)
     log = out_dir / f"bench_{name}.txt"
     started = time.perf_counter()
     problem = None
@@ -58,6 +67,7 @@ def run_one(name: str, out_dir: Path) -> tuple[list[Ratio], str | None, float]:
     if left and problem is None:
         problem = f"left {len(left)} file(s) in its TMPDIR: {', '.join(left[:5])}"
     shutil.rmtree(tmp, ignore_errors=True)
+    shutil.rmtree(dirs, ignore_errors=True)
     ratios = []
     if ratios_file.exists():
         ratios = [Ratio(**json.loads(line)) for line in ratios_file.read_text().splitlines() if line.strip()]
