@@ -51,11 +51,11 @@ def script(project: Path, prefix: str = "") -> list[Any]:
 
 def run_example(name: str, server: ModelServer, cwd: Path, *, stdin: str = "",
                 env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
-    environ = {**os.environ, "ANTHROPIC_API_KEY": "test-key", "OPENAI_API_KEY": "test-key",
-               "ANTHROPIC_BASE_URL": server.url, "OPENAI_BASE_URL": server.url, "MODEL": "test-model",
-               **(env or {})}
-    for name_ in ("ANTHROPIC_AUTH_TOKEN", "OPENAI_ORG_ID", "OPENAI_PROJECT_ID"):
-        environ.pop(name_, None)
+    # None of the machine's model-API or Claude Code settings: only the local server's.
+    environ = {key: value for key, value in os.environ.items()
+               if not key.startswith(("ANTHROPIC_", "OPENAI_", "CLAUDE", "AWS_", "GOOGLE_"))}
+    environ |= {"ANTHROPIC_API_KEY": "test-key", "OPENAI_API_KEY": "test-key", "ANTHROPIC_BASE_URL": server.url,
+                "OPENAI_BASE_URL": server.url, "MODEL": "test-model", **(env or {})}
     done = subprocess.run([sys.executable, str(EXAMPLES / name), "Summarise notes.md into summary.md"],
                           cwd=cwd, env=environ, input=stdin, capture_output=True, text=True, timeout=240)
     assert done.returncode == 0, done.stdout + done.stderr

@@ -69,11 +69,17 @@ def _text(block: dict[str, Any]) -> str:
     return content if isinstance(content, str) else "\n".join(b.get("text", "") for b in content)
 
 
-async def test_the_sdk_and_the_cli_it_ships_drive_the_tools(tmp_path: Path) -> None:
+async def test_the_sdk_and_the_cli_it_ships_drive_the_tools(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """Through the SDK's query() and the Claude Code CLI it bundles, whose model
     requests go to a local server speaking the Messages API's streamed wire
     format: a Read, a parallel pair, an image, an error, an ask approved later."""
+    import os
+
     from claude_agent_sdk import ClaudeAgentOptions, ResultMessage, query
+
+    for key in list(os.environ):  # the CLI gets this process's environment: none of the machine's model settings
+        if key.startswith(("ANTHROPIC_", "CLAUDE", "AWS_", "GOOGLE_")):
+            monkeypatch.delenv(key)
 
     project = tmp_path / "project"
     project.mkdir()
