@@ -5,6 +5,7 @@ built-in plugin passes."""
 from __future__ import annotations
 
 import json
+import re
 import sys
 import textwrap
 import uuid
@@ -210,37 +211,14 @@ def test_a_plugin_that_fails_to_load_or_is_off(plugin_module: Callable[[str], st
     assert len(off) == 1 and off[0].startswith("switched off ([plugins.fs] enabled = false in ")
 
 
-# Samples for the built-ins' own grammars, so their combine() is held to their matches() here too.
-BUILTIN_SAMPLES = {
-    "fs": RuleSamples(
-        rules=["Read(src/**)", "Read(*.md)", "Read(/etc/**)", "Read(~/notes/*)", "Read(src/a.py)",
-               "Edit(src/**)", "Edit(**/*.lock)", "Write(docs/*)"],
-        calls=[("Read", {"file_path": "src/a.py"}), ("Read", {"file_path": "README.md"}),
-               ("Read", {"file_path": "/etc/hosts"}), ("Read", {"file_path": "other/x.txt"}),
-               ("Edit", {"file_path": "src/a.py", "old_string": "a", "new_string": "b"}),
-               ("Edit", {"file_path": "uv.lock", "old_string": "a", "new_string": "b"}),
-               ("Write", {"file_path": "docs/x.md", "content": "x"})]),
-    "shell": RuleSamples(
-        rules=["Bash(git status)", "Bash(git log:*)", "Bash(npm run test:*)", "Bash(ls *)", "Bash(rm -rf:*)"],
-        calls=[("Bash", {"command": "git status"}), ("Bash", {"command": "git log --oneline"}),
-               ("Bash", {"command": "npm run test -- -x"}), ("Bash", {"command": "ls -la"}),
-               ("Bash", {"command": "rm -rf /"}), ("Bash", {"command": "git status && rm -rf x"}),
-               ("Bash", {"command": "echo hi"})]),
-    "web": RuleSamples(
-        rules=["WebFetch(domain:example.com)", "WebFetch(domain:*.example.com)", "WebFetch(domain:docs.python.org)"],
-        calls=[("WebFetch", {"url": "https://example.com/", "prompt": "x"}),
-               ("WebFetch", {"url": "https://a.example.com/x", "prompt": "x"}),
-               ("WebFetch", {"url": "https://docs.python.org/3/", "prompt": "x"}),
-               ("WebFetch", {"url": "https://evil.net/", "prompt": "x"})]),
-}
-
-
 @pytest.mark.parametrize("name", ["fs", "shell", "subtasks", "web", "skills", "schedule", "mcp"])
 def test_every_built_in_plugin_passes(name: str, pegboard_project: Project) -> None:
-    report = check_plugin(name, cwd=pegboard_project.root, samples=BUILTIN_SAMPLES.get(name))
+    report = check_plugin(name, cwd=pegboard_project.root)
     assert report.problems == [], str(report)
-    if name in BUILTIN_SAMPLES:
-        assert report.checked[1].startswith(f"{len(BUILTIN_SAMPLES[name].rules)} sample rules"), report.checked
+    if name in ("fs", "shell", "web"):  # their own samples, and their matchers combine
+        assert re.fullmatch(r"\d+ sample rules on \d+ sample calls, \d+ combined groups", report.checked[1])
+    elif name in ("skills", "subtasks"):
+        assert re.fullmatch(r"\d+ sample rules on \d+ sample calls", report.checked[1])
 
 
 def test_the_command_prints_a_line_per_problem_and_exits_1(plugin_module: Callable[[str], str],

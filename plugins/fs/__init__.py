@@ -15,6 +15,7 @@ from pegboard import Tool, hookimpl
 from ._config import FsConfig
 
 if TYPE_CHECKING:
+    from pegboard import RuleSamples
     from collections.abc import Callable
 
     import click
@@ -141,3 +142,21 @@ def pegboard_register_commands(cli: click.Group) -> None:
     from ._cli import checkpoints
 
     cli.add_command(checkpoints)
+
+
+@hookimpl
+def pegboard_rule_samples() -> RuleSamples:
+    """For ``pegboard plugins check fs``: path rules (relative, absolute,
+    home, globs) and calls inside and outside them."""
+    from pegboard import RuleSamples
+
+    edit = {"old_string": "a", "new_string": "b"}
+    return RuleSamples(
+        rules=["Read(src/**)", "Read(*.md)", "Read(//etc/**)", "Read(~/notes/*)", "Read(src/a.py)",
+               "Edit(src/**)", "Edit(**/*.lock)", "Write(docs/*)", "Glob(src/**)", "Grep(src/**)"],
+        calls=[("Read", {"file_path": "src/a.py"}), ("Read", {"file_path": "README.md"}),
+               ("Read", {"file_path": "/etc/hosts"}), ("Read", {"file_path": "other/x.txt"}),
+               ("Edit", {"file_path": "src/a.py", **edit}), ("Edit", {"file_path": "uv.lock", **edit}),
+               ("Write", {"file_path": "docs/x.md", "content": "x"}), ("Glob", {"pattern": "*.py", "path": "src"}),
+               ("Grep", {"pattern": "x", "path": "src"})],
+    )

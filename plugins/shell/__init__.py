@@ -13,6 +13,7 @@ from pegboard import Tool, hookimpl
 from ._config import ShellConfig
 
 if TYPE_CHECKING:
+    from pegboard import RuleSamples
     from collections.abc import Callable, Iterable
 
     from pegboard import Check, PermissionRequest, PluginContext, Rule, Session, Vote
@@ -88,3 +89,18 @@ def pegboard_session_closed(session: Session) -> None:
     # Background jobs are session tasks: the core stops them (and our on_stop
     # kills their process groups) before this hook runs. Nothing else to free.
     return None
+
+
+@hookimpl
+def pegboard_rule_samples() -> RuleSamples:
+    """For ``pegboard plugins check shell``: command rules, exact and by
+    prefix, and commands that chain, pipe and redirect."""
+    from pegboard import RuleSamples
+
+    commands = ["git status", "git log --oneline", "npm run test -- -x", "ls -la", "rm -rf /",
+                "git status && rm -rf x", "echo hi > out.txt", "cat a | grep b", "echo hi"]
+    return RuleSamples(
+        rules=["Bash(git status)", "Bash(git log:*)", "Bash(npm run test:*)", "Bash(ls *)", "Bash(rm -rf:*)",
+               "Bash(echo:*)"],
+        calls=[("Bash", {"command": command}) for command in commands],
+    )

@@ -18,6 +18,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from pegboard import PermissionRequest, PluginContext, Rule, Tool, UserScope, Vote, hookimpl
 
 if TYPE_CHECKING:
+    from pegboard import RuleSamples
     import click
 
     from pegboard import Session
@@ -175,3 +176,15 @@ def pegboard_doctor(config: SkillsConfig, context: PluginContext) -> Iterable[An
     from ._describe import doctor_checks
 
     return doctor_checks(config, context)
+
+
+@hookimpl
+def pegboard_rule_samples() -> RuleSamples:
+    """For ``pegboard plugins check skills``: skill names and prefixes."""
+    from pegboard import RuleSamples
+
+    return RuleSamples(
+        rules=["Skill(pdf)", "Skill(deploy-*)", "Skill(deploy:*)", "Skill(*)", "SkillRead(pdf)"],
+        calls=[("Skill", {"skill": "pdf"}), ("Skill", {"skill": "deploy-prod"}), ("Skill", {"skill": "other"}),
+               ("SkillRead", {"name": "pdf"})],
+    )

@@ -22,6 +22,7 @@ from . import _hookspecs
 from ._config import SubtasksConfig
 
 if TYPE_CHECKING:
+    from pegboard import RuleSamples
     import click
 
     from pegboard import Check, Session, StoreSchema
@@ -170,3 +171,16 @@ def pegboard_doctor(config: SubtasksConfig, context: PluginContext) -> Iterable[
     from ._describe import doctor_checks
 
     return doctor_checks(context, config.max_depth)
+
+
+@hookimpl
+def pegboard_rule_samples() -> RuleSamples:
+    """For ``pegboard plugins check subtasks``: ``Agent(type)`` rules."""
+    from pegboard import RuleSamples
+
+    task = {"description": "look around", "prompt": "Find the tests."}
+    return RuleSamples(
+        rules=["Agent(Explore)", "Agent(general-*)"],
+        calls=[("Agent", {**task, "subagent_type": "Explore"}), ("Agent", {**task, "subagent_type": "general-purpose"}),
+               ("Agent", task)],
+    )

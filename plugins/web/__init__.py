@@ -15,6 +15,7 @@ from pegboard import Check, Tool, Vote, hookimpl
 from ._models import WebConfig
 
 if TYPE_CHECKING:
+    from pegboard import RuleSamples
     from pydantic import BaseModel
 
     from pegboard import PermissionRequest, PluginContext, Rule, RuleMatcher
@@ -136,3 +137,17 @@ def pegboard_rule_matcher(rule: Rule, context: PluginContext) -> RuleMatcher | N
     from ._rules import DomainMatcher, parse_domain_specifier
 
     return DomainMatcher(parse_domain_specifier(rule.specifier))
+
+
+@hookimpl
+def pegboard_rule_samples() -> RuleSamples:
+    """For ``pegboard plugins check web``: exact and wildcard domains."""
+    from pegboard import RuleSamples
+
+    urls = ["https://example.com/", "https://a.example.com/x", "https://docs.python.org/3/", "https://evil.net/",
+            "https://example.com.evil.net/", "http://127.0.0.1/"]
+    return RuleSamples(
+        rules=["WebFetch(domain:example.com)", "WebFetch(domain:*.example.com)",
+               "WebFetch(domain:docs.python.org)", "WebFetch(domain:127.0.0.1)"],
+        calls=[("WebFetch", {"url": url, "prompt": "the title"}) for url in urls],
+    )
