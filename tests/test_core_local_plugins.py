@@ -16,6 +16,7 @@ from click.testing import CliRunner
 
 from pegboard import Tool, Toolbox, Vote, hookimpl
 from pegboard._cli import cli
+from pegboard.testing import CLIRunner, PegboardEnv
 
 GREET = '''
 from pydantic import BaseModel
@@ -42,27 +43,13 @@ def pegboard_register_tools(register):
 '''
 
 
-def local_plugin(home: Path, name: str, source: str) -> Path:
-    folder = home / "config" / "pegboard" / "plugins"
-    folder.mkdir(parents=True, exist_ok=True)
-    path = folder / f"{name}.py"
-    path.write_text(textwrap.dedent(source), encoding="utf-8")
-    return path
-
-
 def call(toolbox: Toolbox, name: str, arguments: dict[str, object]) -> str:
     return asyncio.run(toolbox.session().call(name, arguments)).text_content()
 
 
-def user_config(home: Path, text: str) -> None:
-    path = home / "config" / "pegboard" / "config.toml"
-    path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(text, encoding="utf-8")
-
-
-def test_a_file_in_the_user_plugins_folder_is_a_plugin(isolated_env: Path, tmp_path: Path) -> None:
-    path = local_plugin(isolated_env, "greet", GREET)
-    user_config(isolated_env, '[plugins.greet]\ngreeting = "Hi"\n')
+def test_a_file_in_the_user_plugins_folder_is_a_plugin(pegboard_env: PegboardEnv, tmp_path: Path) -> None:
+    path = pegboard_env.local_plugin("greet", GREET)
+    pegboard_env.user_config('[plugins.greet]\ngreeting = "Hi"\n')
     toolbox = Toolbox.load(cwd=tmp_path, plugins=["greet"])
     record = toolbox.records["greet"]
     assert (record.error, record.origin, record.file, record.module) == (None, "local", str(path),
@@ -71,27 +58,27 @@ def test_a_file_in_the_user_plugins_folder_is_a_plugin(isolated_env: Path, tmp_p
     assert call(toolbox, "Greet", {"name": "Ada"}) == "Hi, Ada!"
 
 
-def test_a_local_plugin_can_be_switched_off_and_fails_alone(isolated_env: Path, tmp_path: Path) -> None:
-    local_plugin(isolated_env, "greet", GREET)
-    local_plugin(isolated_env, "broken", "raise RuntimeError('half written')\n")
-    local_plugin(isolated_env, "_helper", "raise RuntimeError('helpers are not plugins')\n")
+def test_a_local_plugin_can_be_switched_off_and_fails_alone(pegboard_env: PegboardEnv, tmp_path: Path) -> None:
+    pegboard_env.local_plugin("greet", GREET)
+    pegboard_env.local_plugin("broken", "raise RuntimeError('half written')\n")
+    pegboard_env.local_plugin("_helper", "raise RuntimeError('helpers are not plugins')\n")
     toolbox = Toolbox.load(cwd=tmp_path, plugins=["greet", "broken", "_helper"])
     assert "Greet" in toolbox.tools
     assert "RuntimeError: half written" in (toolbox.records["broken"].error or "")
     assert "_helper" not in toolbox.records
-    user_config(isolated_env, "[plugins.greet]\nenabled = false\n")
+    pegboard_env.user_config("[plugins.greet]\nenabled = false\n")
     assert "Greet" not in Toolbox.load(cwd=tmp_path, plugins=["greet"]).tools
 
 
-def test_a_changed_local_plugin_is_imported_again(isolated_env: Path, tmp_path: Path) -> None:
-    path = local_plugin(isolated_env, "greet", GREET)
+def test_a_changed_local_plugin_is_imported_again(pegboard_env: PegboardEnv, tmp_path: Path) -> None:
+    path = pegboard_env.local_plugin("greet", GREET)
     assert call(Toolbox.load(cwd=tmp_path, plugins=["greet"]), "Greet", {"name": "Ada"}) == "Hello, Ada!"
     path.write_text(textwrap.dedent(GREET).replace('"Hello"', '"Howdy"'), encoding="utf-8")
     os.utime(path, ns=(1, 1))
     assert call(Toolbox.load(cwd=tmp_path, plugins=["greet"]), "Greet", {"name": "Ada"}) == "Howdy, Ada!"
 
 
-def test_a_checkout_cannot_add_a_plugin_even_trusted(isolated_env: Path, tmp_path: Path,
+def test_a_checkout_cannot_add_a_plugin_even_trusted(pegboard_env: PegboardEnv, tmp_path: Path,
                                                       trust_project: object) -> None:
     for folder in (tmp_path / ".pegboard" / "plugins", tmp_path / "plugins"):
         folder.mkdir(parents=True)
@@ -101,8 +88,8 @@ def test_a_checkout_cannot_add_a_plugin_even_trusted(isolated_env: Path, tmp_pat
     assert "greet" not in toolbox.records and "Greet" not in toolbox.tools
 
 
-def test_a_file_others_can_write_is_refused(isolated_env: Path, tmp_path: Path) -> None:
-    path = local_plugin(isolated_env, "greet", GREET)
+def test_a_file_others_can_write_is_refused(pegboard_env: PegboardEnv, tmp_path: Path) -> None:
+    path = pegboard_env.local_plugin("greet", GREET)
     path.chmod(0o646)
     error = Toolbox.load(cwd=tmp_path, plugins=["greet"]).records["greet"].error or ""
     assert f"{path} is writable by every user" in error
@@ -115,9 +102,9 @@ def test_a_file_others_can_write_is_refused(isolated_env: Path, tmp_path: Path) 
     assert f"{path.parent} is writable by every user" in error
 
 
-def test_local_names_that_cannot_load_are_reported(isolated_env: Path, tmp_path: Path) -> None:
-    local_plugin(isolated_env, "my-tool", GREET)
-    shadow = local_plugin(isolated_env, "fs", GREET)
+def test_local_names_that_cannot_load_are_reported(pegboard_env: PegboardEnv, tmp_path: Path) -> None:
+    pegboard_env.local_plugin("my-tool", GREET)
+    shadow = pegboard_env.local_plugin("fs", GREET)
     toolbox = Toolbox.load(cwd=tmp_path)
     assert toolbox.records["fs"].origin == "entry point"
     problems = "\n".join(toolbox.settings.problems)
@@ -125,24 +112,22 @@ def test_local_names_that_cannot_load_are_reported(isolated_env: Path, tmp_path:
     assert f"{shadow}: not loaded: the installed plugin 'fs' has that name" in problems
 
 
-def test_plugins_list_shows_the_origin_and_the_hooks(isolated_env: Path, tmp_path: Path) -> None:
-    path = local_plugin(isolated_env, "greet", GREET)
-    runner = CliRunner()
-    env = {"PEGBOARD_PLUGINS": "greet,fs"}
-    text = runner.invoke(cli, ["--cwd", str(tmp_path), "plugins", "list"], env=env).output
+def test_plugins_list_shows_the_origin_and_the_hooks(pegboard_env: PegboardEnv, tmp_path: Path) -> None:
+    path = pegboard_env.local_plugin("greet", GREET)
+    runner = CLIRunner(tmp_path, installed=["greet", "fs"])
+    text = runner("plugins", "list").output
     assert f"greet        enabled   local {path}" in text
     assert "hooks: pegboard_config_model, pegboard_register_tools" in text
-    rows = {r["name"]: r for r in json.loads(
-        runner.invoke(cli, ["--cwd", str(tmp_path), "plugins", "list", "--json"], env=env).output)}
+    rows = {r["name"]: r for r in json.loads(runner("plugins", "list", "--json").output)}
     assert rows["greet"]["origin"] == "local" and rows["greet"]["file"] == str(path)
     assert "pegboard_permission" in rows["fs"]["hooks"] and "pegboard_add_hooks" in rows["fs"]["hooks"]
 
 
-def test_the_tools_listing_cache_notices_a_new_local_plugin(isolated_env: Path, tmp_path: Path) -> None:
+def test_the_tools_listing_cache_notices_a_new_local_plugin(pegboard_env: PegboardEnv, tmp_path: Path) -> None:
     runner = CliRunner()
     first = runner.invoke(cli, ["--cwd", str(tmp_path), "tools", "list", "--json"]).output
     assert "Greet" not in first
-    local_plugin(isolated_env, "greet", GREET)
+    pegboard_env.local_plugin("greet", GREET)
     second = runner.invoke(cli, ["--cwd", str(tmp_path), "tools", "list", "--json"]).output
     assert "Greet" in [row["name"] for row in json.loads(second)]
 
