@@ -37,16 +37,16 @@ def is_git_dir(folder: str | os.PathLike[str]) -> bool:
     return os.path.isdir(base + "objects") and os.path.isdir(base + "refs")
 
 
-def enclosing_git_dir(path: str) -> str | None:
+def enclosing_git_dir(path: str, stop: str = "/") -> str | None:
     """The git directory ``path`` (resolved) is or lies in, nearest first; None
-    when none of its folders is one. One ``lstat`` per folder up to ``/``."""
-    folder = path.rstrip("/") or "/"
-    if not os.path.isdir(folder):
-        folder = os.path.dirname(folder)
+    when none of its folders up to ``stop`` (a folder above it: the working
+    directory it lies in) is one. One ``lstat`` per folder."""
+    folder = path.rstrip("/") or "/"  # a file's "HEAD" look fails as cheaply as an isdir would
+    stop = stop.rstrip("/") or "/"
     while True:
         if is_git_dir(folder):
             return folder
         parent = os.path.dirname(folder)
-        if parent == folder:
+        if folder == stop or parent == folder:
             return None
         folder = parent

@@ -464,9 +464,15 @@ class PermissionEngine:
         text = str(path)
         if (text + "/").startswith(self._own_prefixes):
             return True
-        if self._protected.matches_under(text, self._prefixes(session.working_dirs)[1]):
+        inside, bases = self._prefixes(session.working_dirs)
+        if self._protected.matches_under(text, bases):
             return True
-        return git_dirs and enclosing_git_dir(text) is not None
+        if not git_dirs:
+            return False
+        # Up to the working directory the path lies in (a write vote's usual
+        # case: a few looks), else to "/".
+        stop = max((p for p in inside if (text + "/").startswith(p)), key=len, default="/")
+        return enclosing_git_dir(text, stop) is not None
 
     def inside(self, path: str, session: Session) -> bool:
         """Whether the resolved ``path`` is a working directory of ``session`` or lies within one."""
