@@ -289,3 +289,27 @@ def test_a_git_directory_under_any_name_is_found_by_its_layout_and_kept_whole(
     assert not any(is_within(p, nested / "later") for p in first.paths)
     subprocess.run(["git", "init", "-q", "--bare", str(nested / "later")], check=True)
     assert nested / "later" in guard(session, (nested,)).paths
+
+
+async def test_a_protected_path_a_command_creates_is_said_in_its_result(tmp_path: Path) -> None:
+    """``git init sub`` in the box makes sub/.git with hooks of the command's
+    choosing, which no mount could cover (it did not exist). The box cannot
+    stop it; the result says so, naming the path, and the next command's box
+    keeps it read-only. A command that creates nothing protected hears nothing."""
+    root = (tmp_path / "proj").resolve()
+    root.mkdir()
+    tb = load(root, tmp_path)
+    s = tb.session(mode="acceptEdits")
+    try:
+        plain = await s.call("Bash", {"command": "mkdir -p src && echo made > src/a.txt && echo ok"})
+        assert "ok" in plain.text_content() and "could not keep read-only" not in plain.text_content()
+        made = await s.call("Bash", {"command": "git init -q sub && mkdir -p sub/.git/hooks && "
+                                                "printf '#!/bin/sh\\n' > sub/.git/hooks/pre-commit && echo planted"})
+        text = made.text_content()
+        assert "planted" in text and (root / "sub" / ".git" / "hooks" / "pre-commit").exists()  # the gap is real
+        assert f"This command created {root / 'sub' / '.git'}" in text and "could not keep read-only" in text
+        again = await s.call("Bash", {"command": "echo x >> sub/.git/hooks/pre-commit; echo after"})
+        assert "after" in again.text_content() and "Read-only file system" in again.text_content()
+        assert "could not keep read-only" not in again.text_content()
+    finally:
+        await s.aclose()

@@ -14,7 +14,8 @@ from pegboard.paths import is_within
 from ._classify import Verdict, classify
 from ._git import git_safe_env
 from ._models import BASH_DEFAULT_MS, BashInput, MonitorInput, TaskStopInput
-from ._permission import sandbox_plan, shell_cwd
+from ._guard import guard
+from ._permission import SandboxPlan, sandbox_plan, shell_cwd
 from ._runner import DRAIN_GRACE_S, Outcome, Wrapper, base_env, bash_argv, kill_group, run, spawn, spill_name
 from ._sandbox import wrap
 
@@ -41,8 +42,8 @@ _CACHES = (("XDG_CACHE_HOME", ".cache"), ("npm_config_cache", ".npm"))
 
 
 async def _prepare(ctx: ToolContext, command: str, disable: bool) -> tuple[Path, dict[str, str], Wrapper,
-                                                                             Verdict, str]:
-    """cwd, env, sandbox wrapper, classification, and a note for the model."""
+                                                                             Verdict, str, SandboxPlan | None]:
+    """cwd, env, sandbox wrapper, classification, a note for the model, and the box's plan."""
     cfg = _config(ctx)
     session = ctx.session
     note = ""
@@ -67,13 +68,13 @@ async def _prepare(ctx: ToolContext, command: str, disable: bool) -> tuple[Path,
         # Reading the repository's driver names runs git: not on the event loop.
         env = await asyncio.to_thread(git_safe_env, env, verdict.cwds)
     if plan is None:
-        return cwd, env, (lambda argv: (argv, ())), verdict, note
-    return cwd, env, (lambda argv: wrap(plan.backend, plan.box, argv)), verdict, note
+        return cwd, env, (lambda argv: (argv, ())), verdict, note, None
+    return cwd, env, (lambda argv: wrap(plan.backend, plan.box, argv)), verdict, note, plan
 
 
 async def bash(args: BashInput, ctx: ToolContext) -> ToolResult:
     cfg = _config(ctx)
-    cwd, env, wrapper, verdict, note = await _prepare(ctx, args.command, args.dangerouslyDisableSandbox)
+    cwd, env, wrapper, verdict, note, plan = await _prepare(ctx, args.command, args.dangerouslyDisableSandbox)
     data_dir = ctx.session.data_dir
     if args.run_in_background:
         return _start_background(args, ctx, cwd, env, wrapper)
@@ -83,9 +84,29 @@ async def bash(args: BashInput, ctx: ToolContext) -> ToolResult:
                         on_line=lambda line: ctx.emit("bash.line", {"line": line}))
     notes = [note] if note else []
     notes.extend(_track_cwd(ctx, outcome))
+    notes.extend(_made_unguarded(ctx, plan))
     if outcome.exit_code == 0 and outcome.spilled is None:
         _report_shown(ctx, verdict)
     return _result(args, outcome, timeout_ms, notes)
+
+
+def _made_unguarded(ctx: ToolContext, plan: SandboxPlan | None) -> list[str]:
+    """Protected paths the command created where none were (``git init sub``
+    makes ``sub/.git``): the box could not keep what did not exist read-only,
+    so what is in them is the command's. Said, so that neither the model nor
+    the person takes their hooks and settings for someone else's."""
+    if plan is None or plan.backend != "bubblewrap" or not plan.box.writable:
+        return []
+    before = plan.box.readonly
+    after = guard(ctx.session, plan.box.writable).paths
+    made = [p for p in after if not any(is_within(p, b) for b in before)]
+    if not made:
+        return []
+    shown = ", ".join(str(p) for p in made[:5]) + (f" and {len(made) - 5} more" if len(made) > 5 else "")
+    return [f"(This command created {shown}: protected paths the sandbox could not keep read-only while it ran, "
+            "since they did not exist yet. What is in them (a repository's hooks and config, an editor's settings) "
+            "is the command's; from now on the box keeps them read-only and the file tools ask before changing "
+            "them. Review them before running git or an editor there.)"]
 
 
 def _track_cwd(ctx: ToolContext, outcome: Outcome) -> list[str]:
@@ -174,7 +195,7 @@ async def monitor(args: MonitorInput, ctx: ToolContext) -> ToolResult:
     # the input model refuses a call without a command and fills in the label
     command, label = args.command, args.description
     assert command is not None and label is not None
-    cwd, env, wrapper, _verdict, _note = await _prepare(ctx, command, False)
+    cwd, env, wrapper, _verdict, _note, _plan = await _prepare(ctx, command, False)
     holder: dict[str, Any] = {}
     started: asyncio.Future[int] = asyncio.get_running_loop().create_future()
 

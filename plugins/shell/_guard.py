@@ -25,7 +25,8 @@ Each working directory's ``.pegboard`` is created (empty) before a command
 runs in the box, so that it is bound read-only like the rest (``prepare``).
 What is not guarded: a protected name created where it did not exist, in a
 folder below a writable one (``git init sub`` makes a new repository with
-hooks of the command's choosing; docs/plugins/shell.md says so).
+hooks of the command's choosing; docs/plugins/shell.md says so). Bash's
+result names each one a command created (``_bash._made_unguarded``).
 
 Finding them walks the writable folders. The walk is kept per session: a
 folder whose inode, modification and change times are those seen last time
