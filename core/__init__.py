@@ -15,7 +15,8 @@ from ._version import API_VERSION
 if _typing.TYPE_CHECKING:
     from ._catalogue import Catalogue, CatalogueTool
     from ._config import ConfigError, Settings
-    from ._decisions import Answer, CompiledRule, Decision, PermissionRequest, Rule, RuleMatcher, RuleSamples, Vote
+    from ._decisions import (Answer, CompiledRule, Decision, PermissionRequest, Rule, RuleMatcher, RuleSamples,
+                             ToolNamespace, Vote)
     from ._plugincheck import PluginCheck, check_plugin
     from ._doctor import Check
     from ._matchers import InputFieldMatcher
@@ -58,6 +59,7 @@ _LAZY = {
     "TextContent": "_tools",
     "Tool": "_tools",
     "ToolContext": "_tools",
+    "ToolNamespace": "_decisions",
     "ToolResult": "_tools",
     "Toolbox": "_toolbox",
     "UserScope": "_scope",

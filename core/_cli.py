@@ -443,12 +443,11 @@ def config_show(as_json: bool) -> None:
 
     # The whole toolbox: plugins strip the user-scope options of their own
     # tables, and report what of the project's they left out.
-    settings = _state().toolbox().settings
+    toolbox = _state().toolbox()
+    settings = toolbox.settings
     effective = settings.core.model_dump(mode="json")
-    from ._protected import protected_patterns
-
-    # Protected paths add up across layers; show the list in force, not the last layer's.
-    effective["permissions"]["protected_paths"] = protected_patterns(settings)[0]
+    # Protected paths add up across layers and plugins; show the list in force, not the last layer's.
+    effective["permissions"]["protected_paths"] = list(toolbox.permissions.protected_patterns)
     effective["plugins"] = settings.merged.get("plugins", {})
     rows = []
     for keys, value in _flatten(effective):

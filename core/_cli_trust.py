@@ -50,7 +50,7 @@ def _trust_adds(root: Path, config: Path | None) -> tuple[list[Ignored], list[Ig
 @click.option("--list", "list_", is_flag=True, help="List the trusted folders.")
 @JSON
 def trust_command(folder: Path | None, revoke: bool, list_: bool, as_json: bool) -> None:
-    """Trust a project folder: let its own files (.pegboard/, .mcp.json)
+    """Trust a project folder: let its own files (.pegboard/, and what plugins read there)
     widen what pegboard may do there (default: --cwd, else the current folder).
 
     Until a folder is trusted its files may only narrow: deny and ask rules,
@@ -154,15 +154,19 @@ def trust_lines(settings: Settings) -> list[tuple[str, str, str]]:
 def unknown_rule_lines(toolbox: Toolbox) -> list[tuple[str, str]]:
     """(status, detail) for ``pegboard doctor``: each rule naming no tool this
     toolbox knows. A deny or ask rule that matches nothing is the worst kind
-    of mistake, since it looks like protection: FAIL. A rule for an MCP
-    server's tool is a WARN, since the server's tools are known only once it
-    is approved and listed."""
+    of mistake, since it looks like protection: FAIL. A rule in a tool
+    namespace a plugin declared (an MCP server's tools) is a WARN, since a
+    group's tools may be known only later (once the server is approved and
+    listed); the namespace's ``unknown_hint`` says what to check."""
     lines = []
     for rule, nearest in toolbox.permissions.unknown:
         hint = f"; did you mean {nearest!r}?" if nearest else ""
-        if rule.tool.startswith("mcp__"):
+        namespaced = toolbox.permissions.namespace_of(rule.tool)
+        if namespaced is not None:
+            namespace = namespaced[0]
+            check = f" ({namespace.unknown_hint})" if namespace.unknown_hint else ""
             lines.append(("warn", f"{rule.source}: [permissions] {rule.behavior}: rule {rule.text!r}: no tool of "
-                                  f"that MCP server is known (is it approved and listed? `pegboard mcp list`){hint}"))
+                                  f"that {namespace.label} is known{check}{hint}"))
             continue
         what = "denies" if rule.behavior == "deny" else ("asks about" if rule.behavior == "ask" else "allows")
         lines.append(("fail", f"{rule.source}: [permissions] {rule.behavior}: rule {rule.text!r} names no known "

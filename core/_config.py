@@ -42,13 +42,13 @@ __all__ = [
     "policy_path",
 ]
 
-# The one list of protected paths: the fs tools ask before writing them, and
+# The core's list of protected paths: the fs tools ask before writing them, and
 # the shell's sandbox keeps them read-only (docs/permissions.md lists why each).
+# Plugins add their own (pegboard_protected_paths: the mcp plugin's .mcp.json).
 DEFAULT_PROTECTED = (
     ".git/**",
     ".gitmodules",
     ".pegboard/**",
-    ".mcp.json",
     ".envrc",
     ".vscode/**",
     ".bashrc",

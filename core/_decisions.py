@@ -24,7 +24,9 @@ __all__ = [
     "Rule",
     "RuleMatcher",
     "RuleSamples",
+    "ToolNamespace",
     "Vote",
+    "strip_group_wildcard",
 ]
 
 DecisionKind = Literal["allow", "ask", "deny"]
@@ -164,8 +166,7 @@ class Rule:
         if not text:
             raise ValueError("empty rule")
         if "(" not in text:
-            if text.startswith("mcp__") and text.endswith("__*"):
-                text = text[:-3]  # Claude Code's spelling of "every tool of the server"
+            text = strip_group_wildcard(text)
             if ")" in text or not _is_tool_name(text):
                 raise ValueError(f"{text!r} is not a tool name")
             return cls(text, None, behavior, source, base_dir)
@@ -183,6 +184,75 @@ def _is_tool_name(name: str) -> bool:
     return bool(name) and all(c.isalnum() or c in "_-." for c in name)
 
 
+GROUP_SEPARATOR = "__"
+
+
+def strip_group_wildcard(text: str) -> str:
+    """``ns__group__*`` is Claude Code's spelling of ``ns__group`` (every
+    tool of the group): the name without the ``__*``. Only a name that is
+    itself namespaced (holds ``__``) has the form; any other text is kept
+    (and ``Bash__*`` is then refused as no tool name)."""
+    if text.endswith(GROUP_SEPARATOR + "*") and GROUP_SEPARATOR in text[:-3]:
+        return text[:-3]
+    return text
+
+
+@dataclass(frozen=True)
+class ToolNamespace:
+    """A family of tool names a plugin declares (``pegboard_tool_namespaces``):
+    its tools are called ``<name>__<group>__<tool>``, and a rule naming
+    ``<name>__<group>`` (or ``<name>__<group>__*``) covers every tool of
+    the group, whatever tools the group has now or later. The mcp plugin
+    declares ``ToolNamespace("mcp", label="MCP server")`` for
+    ``mcp__github__create_issue`` and rules like ``mcp__github``.
+
+    A group's allow rules cover only the declaring plugin's tools (another
+    plugin's ``mcp__github__x`` is not allowed by ``allow = ["mcp__github"]``);
+    its deny and ask rules cover any tool named into it. ``label`` names a
+    group in messages ("every tool of MCP server 'github'"); ``unknown_hint``
+    is added where ``pegboard doctor`` warns that a rule names a group or
+    tool of the namespace that no loaded tool belongs to ("is it approved
+    and listed? `pegboard mcp list`")."""
+
+    name: str
+    label: str = "group"
+    unknown_hint: str = ""
+
+    def __post_init__(self) -> None:
+        if not isinstance(self.name, str) or not _is_tool_name(self.name) or GROUP_SEPARATOR in self.name \
+                or self.name.endswith("_"):
+            raise ValueError(f"ToolNamespace name {self.name!r}: expected letters, digits, '-', '.' or a single "
+                             "'_' inside (tools are then called <name>__<group>__<tool>)")
+
+    @property
+    def prefix(self) -> str:
+        return self.name + GROUP_SEPARATOR
+
+    def holds(self, name: str) -> bool:
+        """Whether a tool or rule name lies in this namespace."""
+        return name.startswith(self.prefix)
+
+    def group_named(self, name: str) -> str | None:
+        """The group a rule name ``<name>__<group>`` names, or None."""
+        if not name.startswith(self.prefix):
+            return None
+        group = name[len(self.prefix):]
+        return group if group and GROUP_SEPARATOR not in group else None
+
+    def group_of(self, tool_name: str) -> str | None:
+        """The group of a tool called ``<name>__<group>__<tool>``, or None
+        (``mcp__srv__read__all`` is tool ``read__all`` of group ``srv``: a
+        group's name holds no ``__``)."""
+        if not tool_name.startswith(self.prefix):
+            return None
+        group, sep, _ = tool_name[len(self.prefix):].partition(GROUP_SEPARATOR)
+        return group if group and sep else None
+
+    def rule_name(self, group: str) -> str:
+        """The rule name that covers every tool of ``group``."""
+        return self.prefix + group
+
+
 class RuleMatcher(Protocol):
     """What ``pegboard_rule_matcher`` returns: any object with ``matches``.
 
@@ -196,9 +266,13 @@ class RuleMatcher(Protocol):
       so return a phrase that reads on from it, such as
       ``"calls whose name is 'Ada'"`` (not a sentence: no capital, no full
       stop). A ``describe`` that raises falls back to
-      ``"calls of {tool} matching {specifier!r}"``. For a tool with a path
-      argument (``file_path``, ``path``, ``notebook_path``) the preview counts
-      the files the rule covers instead, and ``describe`` is not asked.
+      ``"calls of {tool} matching {specifier!r}"``. For a matcher with
+      ``path_input`` the preview counts the files the rule covers instead,
+      and ``describe`` is not asked.
+    - ``path_input(path: str) -> Mapping | None``: for rules on files, the
+      input of a call of the rule's tool on ``path`` (``{"file_path": path}``),
+      or None; the "always allow" preview counts the files in the working
+      directories it covers with it.
     - ``combine(matchers) -> object``, a classmethod: many rules of one
       behavior and tool as one lookup. Given every matcher of this class
       for the tool, return an object whose

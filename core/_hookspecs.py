@@ -10,7 +10,8 @@ Hooks come in three groups, following the design:
 * registering tools: ``pegboard_config_model``, ``pegboard_register_tools``;
 * loading tool descriptions: ``pegboard_tool_description``;
 * deciding permissions: ``pegboard_permission``, ``pegboard_rule_matcher``
-  (with ``pegboard_rule_samples`` for ``plugins check``), and the host
+  (with ``pegboard_rule_samples`` for ``plugins check``),
+  ``pegboard_tool_namespaces``, ``pegboard_protected_paths``, and the host
   callbacks ``pegboard_ask`` and ``pegboard_classify``;
 
 plus the call pipeline (``pegboard_before_call``, ``pegboard_after_call``,
@@ -35,7 +36,7 @@ if TYPE_CHECKING:
     import click
     from pydantic import BaseModel
 
-    from ._decisions import Answer, Decision, PermissionRequest, Rule, RuleMatcher, RuleSamples, Vote
+    from ._decisions import Answer, Decision, PermissionRequest, Rule, RuleMatcher, RuleSamples, ToolNamespace, Vote
     from ._plugins import PluginContext
     from ._session import CallInfo, PreCall, Session
     from ._store import StoreSchema
@@ -137,6 +138,26 @@ def pegboard_rule_samples(context: PluginContext) -> RuleSamples | None:
     ``RuleSamples``. Never called while pegboard runs tools; only the
     check asks it, so it may build its samples freely.
     """
+
+
+@hookspec
+def pegboard_tool_namespaces(config: Any, context: PluginContext) -> Iterable[ToolNamespace] | None:
+    """Declare the namespaces this plugin names tools in: ``ToolNamespace``
+    objects. A tool called ``<name>__<group>__<tool>`` then belongs to
+    group ``<group>``, and rules naming ``<name>__<group>`` (or
+    ``<name>__<group>__*``) cover every tool of the group (the mcp plugin's
+    ``mcp__<server>__<tool>``). Called once per toolbox, after the plugin's
+    tools are registered. A name another loaded plugin declared first is
+    refused with a warning on this plugin."""
+
+
+@hookspec
+def pegboard_protected_paths(config: Any, context: PluginContext) -> Iterable[str] | None:
+    """Paths this plugin adds to the protected paths (gitignore-style
+    patterns, as ``[permissions] protected_paths`` takes them): files whose
+    change would change what runs or what is allowed, such as the mcp
+    plugin's ``.mcp.json``. The fs tools ask before writing them and the
+    shell's sandbox keeps them read-only, as for the core's own list."""
 
 
 @hookspec(firstresult=True)

@@ -28,7 +28,7 @@ from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
 from ._config import RULE_KEYS, Layer
-from ._decisions import CompiledRule
+from ._decisions import CompiledRule, strip_group_wildcard
 from ._layercache import package_files, stamp
 
 if TYPE_CHECKING:
@@ -107,9 +107,7 @@ def tool_of(text: str) -> str:
     text = text.strip()
     if "(" in text:
         return text.partition("(")[0]
-    if text.startswith("mcp__") and text.endswith("__*"):
-        return text[:-3]
-    return text
+    return strip_group_wildcard(text)
 
 
 def rule_set_key(base: bytes, layer: Layer, lists: list[tuple[str, list[str]]]) -> bytes | None:
@@ -156,5 +154,6 @@ def fingerprint(toolbox: Toolbox) -> bytes:
         tool = toolbox.statuses[name].tool
         declared = tool.metadata.get("rule_names", ()) if isinstance(tool.metadata, Mapping) else ()
         parts.append((name, tool.plugin, repr(declared)))
+    parts.append(repr(sorted(toolbox.plugins.namespaces.items())))
     parts.append(repr(settings.merged.get("plugins")))
     return hashlib.sha256(repr(parts).encode("utf-8", "surrogatepass")).digest()

@@ -6,9 +6,9 @@ import fnmatch
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
-    from ._decisions import PermissionRequest, Rule
+    from ._decisions import PermissionRequest, Rule, ToolNamespace
 
-__all__ = ["InputFieldMatcher", "NameMatcher", "is_server_name"]
+__all__ = ["InputFieldMatcher", "NameMatcher"]
 
 
 class InputFieldMatcher:
@@ -46,14 +46,16 @@ class InputFieldMatcher:
 
 class NameMatcher:
     """A rule without a specifier: every call of the tool it names, of every
-    tool of an MCP server (``mcp__server``), or of a tool that declares the
+    tool of a group when it names one (``mcp__server``: ``namespace`` is the
+    ``ToolNamespace`` a plugin declared), or of a tool that declares the
     name in ``metadata["rule_names"]`` (the engine decides which declared
     names count; it consults a rule only for a call it covers)."""
 
-    __slots__ = ("name",)
+    __slots__ = ("name", "namespace")
 
-    def __init__(self, name: str):
+    def __init__(self, name: str, namespace: ToolNamespace | None = None):
         self.name = name
+        self.namespace = namespace
 
     def matches(self, request: PermissionRequest) -> bool:
         if self.covers(request.tool.name):
@@ -62,14 +64,10 @@ class NameMatcher:
         return isinstance(declared, (list, tuple)) and self.name in declared
 
     def covers(self, name: str) -> bool:
-        return name == self.name or (is_server_name(self.name) and name.startswith(self.name + "__"))
+        return name == self.name or (self.namespace is not None and name.startswith(self.name + "__"))
 
     def describe(self) -> str:
-        if is_server_name(self.name):
-            return f"every call of every tool of MCP server {self.name[5:]!r}"
+        if self.namespace is not None:
+            group = self.namespace.group_named(self.name)
+            return f"every call of every tool of {self.namespace.label} {group!r}"
         return f"every call of {self.name}, whatever its input"
-
-
-def is_server_name(name: str) -> bool:
-    """``mcp__server``: a rule for every tool of an MCP server (its tools are ``mcp__server__<tool>``)."""
-    return name.startswith("mcp__") and len(name) > 5 and "__" not in name[5:]

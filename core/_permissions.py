@@ -28,18 +28,18 @@ from __future__ import annotations
 
 import inspect
 import os
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
 from ._config import RULE_KEYS, ConfigError, Layer, Settings, config_dir, layer_cache_dir, policy_path
-from ._decisions import Answer, CompiledRule, Decision, PermissionRequest, Rule, Vote
+from ._decisions import GROUP_SEPARATOR, Answer, CompiledRule, Decision, PermissionRequest, Rule, ToolNamespace, Vote
 from ._grants import append_grant
 from ._hooks import call as call_hook
 from ._layercache import mark_rules_checked, rules_checked
 from ._lazyrules import MIN_RULES, DeferredLayer, Segment, fingerprint, rule_lists, rule_set_key
-from ._matchers import NameMatcher, is_server_name
+from ._matchers import NameMatcher
 from ._plugins import _short_error
 from ._policy import Policy, clamp_policy, policy_for
 from ._gitdirs import enclosing_git_dir
@@ -135,13 +135,15 @@ class PermissionEngine:
         # matchers grouped (built on first use, dropped when a rule is added).
         self._plans: dict[str, dict[str, list[CompiledRule | _Group]]] = {"allow": {}, "ask": {}, "deny": {}}
         self._key_cache: dict[tuple[str, str, str], tuple[str, ...]] = {}
+        # The tool namespaces plugins declared (pegboard_tool_namespaces): name -> (namespace, plugin).
+        self.namespaces: dict[str, tuple[ToolNamespace, str]] = toolbox.plugins.namespaces
         # Every rule in order: compiled, or a layer whose rules passed their
         # checks at an earlier load and are compiled when first used (_lazyrules).
         self._order: list[CompiledRule | DeferredLayer] = []
         self._uncompiled: set[tuple[str, str]] = set()  # (behavior, tool) in the index with deferred rules
         # Remembered rules that failed when they were finally compiled (fail closed; see _lazyrules).
         self.late_problems: list[str] = []
-        self._names = _KnownNames(toolbox)
+        self._names = _KnownNames(toolbox, self.namespaces)
         # Rules naming no tool this toolbox knows: (rule, nearest known name or None).
         self._unknown: list[tuple[Rule, str | None]] = []
         problems: list[str] = []
@@ -161,7 +163,8 @@ class PermissionEngine:
                 mark_rules_checked(layer_cache_dir(), layer.path, key)  # type: ignore[arg-type]
         if not any(isinstance(item, DeferredLayer) for item in self._order):
             self.__getattr__("_index")  # nothing deferred: as cheap to index now
-        patterns, pattern_problems = protected_patterns(self.settings)
+        patterns, pattern_problems = protected_patterns(
+            self.settings, [pattern for pattern, _ in toolbox.plugins.protected_paths])
         problems += pattern_problems
         if problems:
             raise ConfigError(problems)
@@ -341,7 +344,7 @@ class PermissionEngine:
                                  "which has no matches(request)")
             return CompiledRule(rule, matcher, layer)
         if rule.specifier is None:
-            return CompiledRule(rule, NameMatcher(rule.tool), layer)
+            return CompiledRule(rule, self.name_matcher(rule.tool), layer)
         if owner is not None:
             raise ValueError(f"plugin {owner!r} defines no specifiers for {rule.tool}; write {rule.tool!r} "
                              "for every call of it")
@@ -361,15 +364,20 @@ class PermissionEngine:
             self._index[behavior].setdefault(tool, []).append(compiled)
             self._plans[behavior].pop(tool, None)
 
-    @staticmethod
-    def _keys(name: str) -> Iterable[str]:
-        yield name
-        # mcp__server__tool is also covered by rules for mcp__server, and by
-        # no other name: mcp__srv__read is one tool, not a prefix of
-        # mcp__srv__read__delete_all (a server name holds no "__").
-        server, sep, _ = name[len("mcp__"):].partition("__")
-        if server and sep:
-            yield "mcp__" + server
+    def namespace_of(self, name: str) -> tuple[ToolNamespace, str] | None:
+        """The declared namespace a tool or rule name lies in, with the
+        plugin that declared it, or None."""
+        head, sep, _ = name.partition(GROUP_SEPARATOR)
+        return self.namespaces.get(head) if sep else None
+
+    def group_namespace(self, name: str) -> ToolNamespace | None:
+        """The namespace of which ``name`` names a whole group (``mcp__server``), or None."""
+        found = self.namespace_of(name)
+        return found[0] if found is not None and found[0].group_named(name) is not None else None
+
+    def name_matcher(self, name: str) -> NameMatcher:
+        """The matcher of a rule without a specifier naming ``name``."""
+        return NameMatcher(name, self.group_namespace(name))
 
     def _units(self, behavior: str, key: str) -> list[CompiledRule | _Group]:
         plans = self._plans[behavior]
@@ -379,8 +387,12 @@ class PermissionEngine:
         return units
 
     def _rule_keys(self, tool: Any, behavior: str) -> tuple[str, ...]:
-        """The rule names that cover a call of ``tool``: its own name; for
-        ``mcp__server__tool``, ``mcp__server``; and the names its plugin
+        """The rule names that cover a call of ``tool``: its own name; for a
+        tool of a group a plugin declared (``mcp__server__tool``), the
+        group's (``mcp__server``; for allow rules only when the declaring
+        plugin owns the tool: ``mcp__srv__read`` is one tool, not a prefix of
+        ``mcp__srv__read__delete_all``, since a group's name holds no
+        ``__``); and the names its plugin
         declares in ``Tool.metadata["rule_names"]`` (Write is covered by Edit
         rules, Monitor by Bash rules). A declared name widens deny and ask
         rules from any plugin, but allow rules only when the plugin owns
@@ -389,7 +401,12 @@ class PermissionEngine:
         cache_key = (tool.name, tool.plugin, behavior)
         keys = self._key_cache.get(cache_key)
         if keys is None:
-            found = list(self._keys(tool.name)) if tool.name.startswith("mcp__") else [tool.name]
+            found = [tool.name]
+            namespaced = self.namespace_of(tool.name)
+            if namespaced is not None and (behavior != "allow" or namespaced[1] == tool.plugin):
+                group = namespaced[0].group_of(tool.name)
+                if group is not None:
+                    found.append(namespaced[0].rule_name(group))
             declared = tool.metadata.get("rule_names", ()) if isinstance(tool.metadata, Mapping) else ()
             for alias in declared if isinstance(declared, (list, tuple)) else ():
                 if isinstance(alias, str) and (behavior != "allow" or self.toolbox.owner_of(alias) == tool.plugin):
@@ -734,7 +751,7 @@ class PermissionEngine:
             row = {"behavior": c.rule.behavior, "rule": c.rule.text, "layer": c.layer,
                    "file": c.rule.source if c.layer != "defaults" else None, "active": True}
             if c.rule.specifier is None and c.rule.tool not in known and not any(
-                    n.startswith(c.rule.tool + "__") for n in known):
+                    n.startswith(c.rule.tool + GROUP_SEPARATOR) for n in known):
                 row["note"] = f"no loaded tool is called {c.rule.tool}"
             rows.append(row)
         rows += [{"behavior": r.behavior, "rule": r.text, "layer": layer, "file": r.source, "active": False,
@@ -745,20 +762,27 @@ class PermissionEngine:
 class _KnownNames:
     """Which tool names a rule may name: every tool the toolbox knows (a
     disabled plugin's too, when it was loaded with its inventory), the names
-    tools declare in ``rule_names``, and MCP servers by their tools' prefix."""
+    tools declare in ``rule_names``, and the groups of declared namespaces
+    that some tool belongs to (``mcp__server`` by its tools' names)."""
 
-    def __init__(self, toolbox: Toolbox) -> None:
+    def __init__(self, toolbox: Toolbox, namespaces: Mapping[str, tuple[ToolNamespace, str]]) -> None:
         self.names = set(toolbox.all_tool_names())
         for status in toolbox.statuses.values():
             metadata = status.tool.metadata
             declared = metadata.get("rule_names", ()) if isinstance(metadata, Mapping) else ()
             if isinstance(declared, (list, tuple)):
                 self.names.update(n for n in declared if isinstance(n, str))
-        self.servers = {n.split("__")[1] for n in self.names if n.startswith("mcp__") and n.count("__") >= 2}
+        self.groups: set[str] = set()
+        for name in self.names:
+            head, sep, _ = name.partition(GROUP_SEPARATOR)
+            declared = namespaces.get(head) if sep else None
+            group = declared[0].group_of(name) if declared is not None else None
+            if group is not None:
+                self.groups.add(declared[0].rule_name(group))  # type: ignore[index]
         self.folded = {n.casefold(): n for n in self.names}
 
     def knows(self, name: str) -> bool:
-        return name in self.names or (is_server_name(name) and name[5:] in self.servers)
+        return name in self.names or name in self.groups
 
     def judge(self, rule: Rule, unknown: list[tuple[Rule, str | None]]) -> None:
         """A name that differs from a known tool's only in case is a mistake

@@ -20,6 +20,7 @@ from ._hooks import Hooks, Outcome
 from ._version import API_VERSION, api_mismatch
 from ._config import Settings, config_dir, data_dir, describe_errors
 from ._localplugins import Source, given_sources, local_sources
+from ._decisions import ToolNamespace
 from ._tools import Tool
 
 if TYPE_CHECKING:
@@ -236,6 +237,10 @@ class Plugins:
         self.hooks = Hooks(self.pm)
         self.records: dict[str, PluginRecord] = {}
         self.tools: dict[str, Tool] = {}
+        # ToolNamespace.name -> (the namespace, the plugin that declared it)
+        self.namespaces: dict[str, tuple[ToolNamespace, str]] = {}
+        # Patterns plugins add to the protected paths: (pattern, plugin).
+        self.protected_paths: list[tuple[str, str]] = []
         # Tools of disabled plugins, collected only for listings (never offered).
         self.inventory: dict[str, Tool] = {}
         self._inventory = inventory
@@ -443,11 +448,59 @@ class Plugins:
             self.pm.unregister(obj)
             record.obj = None
             return
+        try:
+            # What a plugin declares about names and paths protects: a plugin
+            # that fails to declare it does not load at all (fail closed).
+            namespaces = self._declared_namespaces(record, obj)
+            protected = self._declared_protected_paths(record, obj)
+        except _DeclarationError as exc:
+            record.error = f"failed while declaring {exc}"
+            self.pm.unregister(obj)
+            record.obj = None
+            return
+        for namespace in namespaces:
+            holder = self.namespaces.get(namespace.name)
+            if holder is not None:
+                record.warnings.append(f"tool namespace {namespace.name!r} not declared: plugin {holder[1]!r} "
+                                       "declared it first")
+                continue
+            self.namespaces[namespace.name] = (namespace, record.name)
+        self.protected_paths += [(pattern, record.name) for pattern in protected]
         for tool in registered:
             if self._claim(record, tool.name):
                 bound = _with_plugin(tool, record.name)
                 self.tools[bound.name] = bound
                 record.tools.append(bound.name)
+
+    def _declared_namespaces(self, record: PluginRecord, obj: object) -> list[ToolNamespace]:
+        try:
+            found = self.hooks.one(obj, "pegboard_tool_namespaces", config=record.config,
+                                   context=self.context(record))
+            namespaces = list(found or ())
+        except Exception as exc:
+            raise _DeclarationError("its tool namespaces: " + _short_error(exc)) from None
+        for namespace in namespaces:
+            if not isinstance(namespace, ToolNamespace):
+                raise _DeclarationError("its tool namespaces: " + "pegboard_tool_namespaces returned "
+                                        f"{type(namespace).__name__}, not a pegboard.ToolNamespace")
+        return namespaces
+
+    def _declared_protected_paths(self, record: PluginRecord, obj: object) -> list[str]:
+        try:
+            found = self.hooks.one(obj, "pegboard_protected_paths", config=record.config,
+                                   context=self.context(record))
+            patterns = [found] if isinstance(found, str) else list(found or ())
+        except Exception as exc:
+            raise _DeclarationError("its protected paths: " + _short_error(exc)) from None
+        out = []
+        for pattern in patterns:
+            if not isinstance(pattern, str) or not pattern.strip() or "\x00" in pattern:
+                raise _DeclarationError("its protected paths: " + f"{pattern!r} is not a path pattern")
+            if pattern.strip().startswith("!"):
+                raise _DeclarationError("its protected paths: " + f"{pattern!r}: a plugin adds protected paths, "
+                                        "it cannot unprotect one")
+            out.append(pattern.strip())
+        return out
 
     def _claim(self, record: PluginRecord, name: str) -> bool:
         """Whether ``record``'s plugin may have a tool called ``name``.
@@ -587,6 +640,10 @@ class Plugins:
 
 class _PluginConfigError(Exception):
     pass
+
+
+class _DeclarationError(Exception):
+    """What a plugin failed to declare, and why."""
 
 
 def _pegboard_version() -> str | None:

@@ -1,9 +1,11 @@
 """What a rule would allow: the preview shown with an ask's "always allow".
 
-For a path rule it counts the files in the working directories the rule
-covers now and names a few; for a rule on a whole tool or MCP server, it
-says so and lists the server's tools; otherwise the matcher's
-``describe()`` speaks for it.
+For a rule whose matcher has ``path_input(path)`` (the fs plugin's path
+rules: the input of a call of the rule's tool on ``path``, or None) it
+counts the files in the working directories the rule covers now and names
+a few; for a rule on a whole tool or on a group of a declared namespace
+(an MCP server's tools), it says so and lists the tools; otherwise the
+matcher's ``describe()`` speaks for it.
 """
 
 from __future__ import annotations
@@ -12,7 +14,6 @@ import os
 from typing import TYPE_CHECKING
 
 from ._decisions import CompiledRule, PermissionRequest, Rule
-from ._matchers import NameMatcher
 
 if TYPE_CHECKING:
     from ._permissions import PermissionEngine
@@ -21,7 +22,6 @@ if TYPE_CHECKING:
 __all__ = ["PREVIEW_FILE_LIMIT", "preview"]
 
 PREVIEW_FILE_LIMIT = 5_000  # files looked at when previewing a path rule
-_PATH_FIELDS = ("file_path", "path", "notebook_path")
 
 
 def preview(engine: PermissionEngine, rule_text: str, session: Session | None = None) -> str:
@@ -35,11 +35,12 @@ def preview(engine: PermissionEngine, rule_text: str, session: Session | None = 
         return f"{rule_text} is not a valid rule: {exc}"
     if compiled is None:
         return f"{rule.text}: no loaded plugin provides {rule.tool}, so it would allow nothing now"
-    tools = [n for n in engine.toolbox.tools if NameMatcher(rule.tool).covers(n)]
+    names = engine.name_matcher(rule.tool)
+    tools = [n for n in engine.toolbox.tools if names.covers(n)]
     parts = [f"{rule.text} would allow "]
     describe = getattr(compiled.matcher, "describe", None)
     if rule.specifier is None:
-        parts.append(NameMatcher(rule.tool).describe())
+        parts.append(names.describe())
         if len(tools) > 1 or (tools and tools[0] != rule.tool):
             parts.append(f" ({len(tools)} tools: {', '.join(tools[:8])}{', ...' if len(tools) > 8 else ''})")
     else:
@@ -59,10 +60,13 @@ def preview(engine: PermissionEngine, rule_text: str, session: Session | None = 
 
 def _preview_paths(engine: PermissionEngine, compiled: CompiledRule, session: Session) -> str | None:
     tool = engine.toolbox.tools.get(compiled.rule.tool)
-    if tool is None:
+    path_input = getattr(compiled.matcher, "path_input", None)
+    if tool is None or not callable(path_input):
         return None
-    fields = [f for f in _PATH_FIELDS if f in tool.schema.get("properties", {})]
-    if not fields:
+    try:
+        if not session.working_dirs or path_input(str(session.working_dirs[0])) is None:
+            return None  # the matcher's rule is not about files
+    except Exception:  # a plugin's preview helper is advice: its failure means no count
         return None
     hits: list[str] = []
     seen = 0
@@ -74,9 +78,9 @@ def _preview_paths(engine: PermissionEngine, compiled: CompiledRule, session: Se
                 if seen > PREVIEW_FILE_LIMIT:
                     break
                 path = os.path.join(folder, name)
-                probe = PermissionRequest(tool=tool, input={fields[0]: path}, session=session,
-                                          policy=session.policy)
                 try:
+                    probe = PermissionRequest(tool=tool, input=path_input(path), session=session,
+                                              policy=session.policy)
                     if compiled.matcher.matches(probe):
                         hits.append(os.path.relpath(path, base))
                 except Exception:  # a file the matcher cannot judge is left out of the count

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 
 from ._config import DEFAULT_PROTECTED, Settings
 from ._paths import gitignore_form
@@ -11,9 +11,10 @@ from ._paths import gitignore_form
 __all__ = ["ProtectedPaths", "path_matcher", "protected_patterns"]
 
 
-def protected_patterns(settings: Settings) -> tuple[list[str], list[str]]:
-    """The protected-path patterns: the defaults plus every layer's list,
-    the system policy's last (gitignore order: later lines win, so no
+def protected_patterns(settings: Settings, from_plugins: Iterable[str] = ()) -> tuple[list[str], list[str]]:
+    """The protected-path patterns: the defaults, then what plugins add
+    (``pegboard_protected_paths``: the mcp plugin's ``.mcp.json``), then
+    every layer's list, the system policy's last (gitignore order: later lines win, so no
     earlier ``!negation`` can undo what the policy protects).
 
     Layers add; none replaces, so ``protected_paths = []`` removes nothing.
@@ -24,6 +25,10 @@ def protected_patterns(settings: Settings) -> tuple[list[str], list[str]]:
     """
     problems: list[str] = []
     ordinary: list[str] = list(DEFAULT_PROTECTED)
+    # Before the layers' lines, as a default is: the operator's ``!pattern`` may unprotect one.
+    plugins_lines = list(from_plugins)
+    ordinary += plugins_lines
+    trusted = _DEFAULT_LINES | {p for p in plugins_lines if _plain(p)}
     from_policy: list[str] = []
     for layer in settings.layers:
         perms = layer.data.get("permissions")
@@ -52,7 +57,7 @@ def protected_patterns(settings: Settings) -> tuple[list[str], list[str]]:
     # Each line parses on its own, and the defaults always do: only the
     # operator's own lines need pathspec (whose import is a cold start's
     # 31 modules) before the first write is decided.
-    added = [p for p in patterns if p not in _DEFAULT_LINES]
+    added = [p for p in patterns if p not in trusted]
     if added:
         import pathspec
 
@@ -61,6 +66,13 @@ def protected_patterns(settings: Settings) -> tuple[list[str], list[str]]:
         except Exception as exc:
             problems.append(f"[permissions] protected_paths: a pattern does not parse: {exc}")
     return list(dict.fromkeys(patterns)), problems
+
+
+def _plain(pattern: str) -> bool:
+    """A pattern of names, ``/`` and ``*`` alone always parses (a bracket
+    expression or an escape is what can be invalid): a plugin's ``.mcp.json``
+    needs no pathspec at load."""
+    return all(c.isalnum() or c in "._-/*" for c in pattern)
 
 
 _DEFAULT_LINES = frozenset([*DEFAULT_PROTECTED, *(p[:-3] for p in DEFAULT_PROTECTED if p.endswith("/**"))])

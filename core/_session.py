@@ -314,7 +314,7 @@ class Session:
         ``mode``: a mode or level name, clamped to this session's
         (``clamp_policy``); None keeps this session's policy. ``hide``: tool
         names not offered to the child; a name hides what a deny rule of
-        that name would cover (``mcp__server`` every tool of the server, a
+        that name would cover (a group's name every tool of the group, as ``mcp__server``, a
         tool declaring it in ``rule_names``) and the tools that go with it
         (``metadata["requires"]``). ``only``: offer only these names (the
         core's own tools stay). Both add to what this session already

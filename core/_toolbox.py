@@ -108,9 +108,9 @@ class Toolbox:
             status = self.statuses.get(name)
             if status is not None and status.enabled:
                 self.statuses[name] = ToolStatus(status.tool, False, f"broken: {why}", status.permission)
-        # Built-ins first, MCP servers' tools after them.
-        ordered = sorted((s.tool for s in self.statuses.values() if s.enabled),
-                         key=lambda t: (t.name.startswith("mcp__"), t.plugin == CORE_PLUGIN))
+        # Plugins' own tools first, the groups of declared namespaces (MCP
+        # servers' tools) after them, the core's last.
+        ordered = sorted((s.tool for s in self.statuses.values() if s.enabled), key=self._listing_order)
         self.tools: dict[str, Tool] = {t.name: t for t in ordered}
         """The tools available here, by name (blocked, disabled and broken ones left out)."""
 
@@ -383,8 +383,11 @@ class Toolbox:
 
     def tool_statuses(self) -> list[ToolStatus]:
         """Every known tool with whether it is available and why not, as ``pegboard tools list`` shows."""
-        return sorted(self.statuses.values(), key=lambda s: (s.tool.name.startswith("mcp__"),
-                                                              s.tool.plugin == CORE_PLUGIN))
+        return sorted(self.statuses.values(), key=lambda s: self._listing_order(s.tool))
+
+    def _listing_order(self, tool: Tool) -> tuple[bool, bool]:
+        head, sep, _ = tool.name.partition("__")
+        return bool(sep) and head in self.plugins.namespaces, tool.plugin == CORE_PLUGIN
 
 
 def level_rank(level: Level) -> int:

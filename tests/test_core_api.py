@@ -28,7 +28,8 @@ def test_exported_names() -> None:
         "API_VERSION", "Answer", "CallInfo", "Catalogue", "CatalogueTool", "Check", "CompiledRule", "ConfigError",
         "Content", "Decision", "Grant", "ImageContent", "InputFieldMatcher", "PermissionRequest", "PluginCheck",
         "PluginContext", "PluginStore", "Policy", "PreCall", "ResourceContent", "Rule", "RuleMatcher", "RuleSamples",
-        "Session", "Settings", "StoreError", "StoreSchema", "TextContent", "Tool", "ToolContext", "ToolResult",
+        "Session", "Settings", "StoreError", "StoreSchema", "TextContent", "Tool", "ToolContext", "ToolNamespace",
+        "ToolResult",
         "Toolbox", "UserScope", "Vote", "check_plugin", "clamp_policy", "hookimpl", "hookspec", "policy_for",
     ])
     assert pegboard.paths.__all__ == sorted([

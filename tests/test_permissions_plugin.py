@@ -38,7 +38,7 @@ from urllib.parse import urlsplit
 import pathspec
 from pydantic import BaseModel
 
-from pegboard import Tool, Vote, hookimpl
+from pegboard import Tool, ToolNamespace, Vote, hookimpl
 from pegboard import InputFieldMatcher
 
 FILE_COMMANDS = {"touch", "mkdir", "mv", "cp"}
@@ -120,6 +120,18 @@ def _bash_vote(request):
 
 
 @hookimpl
+def pegboard_tool_namespaces():
+    # its mcp__srv__* tools form a group, as the mcp plugin declares for its servers
+    return [ToolNamespace("mcp", label="MCP server", unknown_hint="is it approved and listed? `pegboard mcp list`")]
+
+
+@hookimpl
+def pegboard_protected_paths():
+    # as the mcp plugin protects the servers a project would start
+    return [".mcp.json"]
+
+
+@hookimpl
 def pegboard_permission(request):
     tool = request.tool
     if tool.plugin != "permtest":
@@ -162,6 +174,10 @@ class PathMatcher:
     @classmethod
     def combine(cls, matchers):
         return CombinedPaths(matchers)
+
+    def path_input(self, path):
+        # the input of a call on path: "always allow" previews count the files a rule covers
+        return {"file_path": path}
 
     def matches(self, request):
         raw = request.input.get("file_path")

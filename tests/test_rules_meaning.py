@@ -15,7 +15,7 @@ from pegboard._config import config_dir
 
 MCP_SHAPED = """
 from pydantic import BaseModel
-from pegboard import Tool, Vote, hookimpl
+from pegboard import Tool, ToolNamespace, Vote, hookimpl
 
 
 class In(BaseModel):
@@ -26,6 +26,12 @@ class In(BaseModel):
 def pegboard_register_tools(register):
     for name in ("mcp__srv__read", "mcp__srv__read__delete_all", "mcp__srv__write", "mcp__srv2__read"):
         register(Tool(name=name, handler=lambda a, c: "ran", input_model=In, permission="unrestricted"))
+
+
+@hookimpl
+def pegboard_tool_namespaces():
+    # its mcp__srv__* tools form a group, as the mcp plugin declares for its servers
+    return [ToolNamespace("mcp", label="MCP server", unknown_hint="is it approved and listed? `pegboard mcp list`")]
 
 
 @hookimpl
@@ -144,10 +150,11 @@ def doctor(tmp_path: Path, plugins: str) -> tuple[int, str]:
 def test_doctor_fails_on_a_rule_naming_no_known_tool(tmp_path: Path) -> None:
     path = user_config('[permissions]\ndeny = ["Bahs(rm:*)", "Nope", "WebFetch(domain:x.test)"]\n'
                        'ask = ["mcp__srv__read"]\n[plugins.web]\nenabled = false\n')
-    toolbox = Toolbox.load(cwd=tmp_path, plugins=["shell", "web"])  # loads: the rules may be for other installs
+    # (the mcp plugin declares the mcp__ namespace whose unknown tools are only a WARN)
+    toolbox = Toolbox.load(cwd=tmp_path, plugins=["shell", "web", "mcp"])  # loads: the rules may be for other installs
     assert {r.text for r, _ in toolbox.permissions.unknown} == {"Bahs(rm:*)", "Nope", "WebFetch(domain:x.test)",
                                                                 "mcp__srv__read"}
-    code, out = doctor(tmp_path, "shell,web")
+    code, out = doctor(tmp_path, "shell,web,mcp")
     assert code == 1
     assert (f"FAIL  config: {path}: [permissions] deny: rule 'Bahs(rm:*)' names no known tool, so it denies "
             "nothing; did you mean 'Bash'?") in out

@@ -14,7 +14,7 @@ pytestmark = pytest.mark.anyio
 
 FAMILY = """
 from pydantic import BaseModel
-from pegboard import Tool, Vote, hookimpl
+from pegboard import Tool, ToolNamespace, Vote, hookimpl
 
 class In(BaseModel):
     text: str = ""
@@ -34,6 +34,12 @@ def pegboard_register_tools(register):
                   subagents=False))
     register(Tool(name="mcp__srv__one", handler=echo, input_model=In, read_only=True, permission="read"))
     register(Tool(name="mcp__srv__two", handler=echo, input_model=In, read_only=True, permission="read"))
+
+
+@hookimpl
+def pegboard_tool_namespaces():
+    # its mcp__srv__* tools form a group, as the mcp plugin declares for its servers
+    return [ToolNamespace("mcp", label="MCP server", unknown_hint="is it approved and listed? `pegboard mcp list`")]
 
 @hookimpl
 def pegboard_permission(request):

@@ -45,7 +45,8 @@ def load(root: Path, tmp_path: Path, host: Host | None = None, **permissions: An
     cfg = tmp_path / "guard.toml"
     lines = [f"{k} = {json.dumps(v)}" for k, v in permissions.items()]
     cfg.write_text('[plugins.shell]\nsandbox = "bubblewrap"\n\n[permissions]\n' + "\n".join(lines) + "\n")
-    return Toolbox.load(cwd=root, plugins=["shell"], host=host or Host(), config=cfg)
+    # (the mcp plugin adds .mcp.json to the protected paths)
+    return Toolbox.load(cwd=root, plugins=["shell", "mcp"], host=host or Host(), config=cfg)
 
 
 def decide(tb: Toolbox, command: str, mode: str = "acceptEdits") -> Any:

@@ -133,6 +133,12 @@ class FsRuleMatcher:
         None: what a sandbox can enforce (see ``PathRule.fixed``)."""
         return self.path_rule.fixed()
 
+    def path_input(self, path: str) -> dict[str, str] | None:
+        """The input of a call of the rule's tool on ``path`` (the engine's
+        optional protocol: "always allow" previews count the files the rule covers)."""
+        field = PATH_FIELD.get(self.rule.tool)
+        return {field: path} if field is not None else None
+
     def matches(self, request: PermissionRequest) -> bool:
         name = request.tool.name
         if name not in self.covers:

@@ -13,7 +13,7 @@ from collections.abc import Callable
 from contextvars import ContextVar
 from typing import Any
 
-from pegboard import PermissionRequest, Rule, Tool, Vote, hookimpl
+from pegboard import PermissionRequest, Rule, Tool, ToolNamespace, Vote, hookimpl
 
 from ._config import McpConfig, ServerSpec, collect_servers, read_mcp_json, split_tool_name, tool_name
 from ._sdk import sdk_problem
@@ -53,6 +53,21 @@ def pegboard_add_hooks(add: Callable[[object], None]) -> None:
 @hookimpl
 def pegboard_config_model() -> type[McpConfig]:
     return McpConfig
+
+
+@hookimpl
+def pegboard_tool_namespaces() -> list[ToolNamespace]:
+    """A server's tools are ``mcp__<server>__<tool>``: rules naming
+    ``mcp__<server>`` (or ``mcp__<server>__*``) cover every tool of it."""
+    return [ToolNamespace("mcp", label="MCP server",
+                          unknown_hint="is it approved and listed? `pegboard mcp list`")]
+
+
+@hookimpl
+def pegboard_protected_paths() -> list[str]:
+    """A project's ``.mcp.json`` says which servers (programs) start: an
+    agent must not be able to write it without asking."""
+    return [".mcp.json"]
 
 
 def _server_tools(spec: ServerSpec, cache: ToolCache, problems: list[str]) -> list[Tool]:
