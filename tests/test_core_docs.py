@@ -211,6 +211,12 @@ def _check(hook: str, value: Any, args: dict[str, Any], added: list[object], reg
         assert value is True
     elif hook == "pegboard_rule_samples":
         assert isinstance(value, RuleSamples) and value.rules and value.calls
+    elif hook == "pegboard_tool_namespaces":
+        from pegboard import ToolNamespace
+
+        assert value and all(isinstance(n, ToolNamespace) for n in value)
+    elif hook == "pegboard_protected_paths":
+        assert value and all(isinstance(p, str) for p in value)
     else:  # pegboard_event, pegboard_session_closed, pegboard_session_deleted: for their effects
         assert value is None
 
