@@ -37,6 +37,9 @@ def hooks_module() -> ModuleType:
     return module
 
 
+INTEGRATIONS = ("pydantic_ai", "openai_agents", "langchain", "claude_agent_sdk")
+
+
 def directives() -> set[str]:
     return {m.group(1) for page in REFERENCE.glob("*.md")
             for m in re.finditer(r"^::: ([\w.]+)$", page.read_text(), re.M)}
@@ -49,6 +52,7 @@ def test_every_public_name_has_a_reference_entry() -> None:
     assert missing == [], "public names with no ::: entry in docs/reference/*.md"
     assert all(f"pegboard.{n}" in prose for n in PROSE)
     assert {"pegboard.paths", "pegboard.cli", "pegboard.testing", "pegboard._hookspecs"} <= shown
+    assert {f"pegboard.integrations.{a}" for a in INTEGRATIONS} <= shown
 
 
 def test_every_page_is_in_the_nav() -> None:
@@ -108,6 +112,9 @@ def test_every_public_member_a_plugin_touches_has_a_docstring(package: Any) -> N
     roots += [package["paths"][n] for n in pegboard.paths.__all__]
     roots += [package["cli"][n] for n in pegboard.cli.__all__]
     roots += [package["testing"][n] for n in pegboard.testing.__all__ if n not in pegboard.__all__]
+    for adapter in INTEGRATIONS:  # read from the source: their frameworks need not be installed
+        module = package["integrations"][adapter]
+        roots += [module[n] for n in module.exports or ()]
     for module in spec_modules():
         found = package[module.removeprefix("pegboard.")]
         roots += [m for n, m in found.members.items() if n.startswith("pegboard_")]

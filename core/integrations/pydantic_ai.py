@@ -48,14 +48,19 @@ class PegboardToolset(AbstractToolset[Any]):
 
     def __init__(self, session: Session, *, id: str | None = None, max_retries: int = 1):
         self.session = session
+        """The session whose tools are offered and whose pipeline runs the calls."""
         self._id = id
         self.max_retries = max_retries
+        """How often pydantic-ai may retry a call whose arguments failed validation."""
 
     @property
     def id(self) -> str | None:
+        """The toolset's id for pydantic-ai (None unless given)."""
         return self._id
 
     async def get_tools(self, ctx: RunContext[Any]) -> dict[str, ToolsetTool[Any]]:
+        """The tools the session offers now, each as a ``ToolDefinition`` (changing tools
+        ``sequential``, deferred ones with ``defer_loading``)."""
         tools: dict[str, ToolsetTool[Any]] = {}
         for tool in offered_tools(self.session):
             definition = ToolDefinition(name=tool.name, description=tool.description,
@@ -67,6 +72,8 @@ class PegboardToolset(AbstractToolset[Any]):
 
     async def call_tool(self, name: str, tool_args: dict[str, Any], ctx: RunContext[Any],
                         tool: ToolsetTool[Any]) -> Any:
+        """Run one call through the session: a call that would ask raises ``ApprovalRequired``
+        (its metadata: the reason, source and suggested rules) unless pydantic-ai approved it."""
         approval = None
         if ctx.tool_call_approved:
             meta = ctx.tool_call_metadata if isinstance(ctx.tool_call_metadata, dict) else {}
