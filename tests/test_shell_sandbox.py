@@ -227,6 +227,19 @@ def test_unix_sockets_outside_are_unreachable(layout: tuple[Path, Path], unix_se
 
 
 @needs_bwrap
+def test_a_writable_root_keeps_the_boxs_own_dev_and_proc(layout: tuple[Path, Path]) -> None:
+    """additional_directories = ["/"] (a person's choice) binds the host's / writable over the box:
+    its /dev came with it, whose nodes the box cannot open (every `> /dev/null` failed), and its
+    /proc/sys. The box's own /dev and /proc go back on top."""
+    work, _ = layout
+    r = run_in("bubblewrap", Box((Path("/"), work), (), network=False),
+               RAN + "echo quiet > /dev/null && echo devnull-ok; head -c 4 /dev/urandom | wc -c; "
+                     "echo 1 > /proc/sys/kernel/ns_last_pid 2>/dev/null || echo sys-read-only", work)
+    assert_ran(r, "bubblewrap")
+    assert "devnull-ok" in r.stdout and "4" in r.stdout.split() and "sys-read-only" in r.stdout, (r.stdout, r.stderr)
+
+
+@needs_bwrap
 def test_socketpair_still_works_in_the_box(layout: tuple[Path, Path]) -> None:
     work, _ = layout
     r = run_in("bubblewrap", Box((work,), (), network=False),

@@ -32,6 +32,8 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Literal
 
+from pegboard.paths import is_within
+
 from ._landlock import unix_socket_filter
 
 __all__ = ["Backend", "Box", "backend_for", "bwrap_works", "landlock_abi", "protects_inside", "wrap"]
@@ -137,6 +139,24 @@ def _bwrap_base(*, network: bool) -> list[str]:
 Wrapped = tuple[list[str], tuple[int, ...]]
 
 
+def _remount_covered(box: Box) -> list[str]:
+    """The box's own /dev and /proc again where a writable folder holds them
+    (``additional_directories = ["/"]``): its bind brings the host's in,
+    whose device nodes cannot be opened from the box (``/dev/null``:
+    permission denied) and whose /proc/sys would be writable. (/tmp is left
+    as that folder's bind shows it: the person made it writable.)"""
+    def covered(place: str) -> bool:
+        return any(is_within(Path(place), w) for w in box.writable)
+
+    args: list[str] = []
+    if covered("/dev"):
+        args += ["--dev", "/dev"]
+    if covered("/proc"):
+        args += ["--proc", "/proc", "--ro-bind", "/proc/sys", "/proc/sys",
+                 "--ro-bind-try", "/proc/sysrq-trigger", "/proc/sysrq-trigger"]
+    return args
+
+
 def wrap(backend: Backend, box: Box, argv: Sequence[str]) -> Wrapped:
     """``argv`` run inside ``box`` with ``backend``, and the descriptors the
     child must inherit (the seccomp program for bwrap). The caller closes
@@ -158,6 +178,7 @@ def wrap(backend: Backend, box: Box, argv: Sequence[str]) -> Wrapped:
         for path in box.writable:
             if path.exists():
                 args += ["--bind", str(path), str(path)]
+        args += _remount_covered(box)
         for path in box.readonly:
             if path.exists():
                 args += ["--ro-bind", str(path), str(path)]
