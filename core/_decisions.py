@@ -215,8 +215,11 @@ class ToolNamespace:
     and listed? `pegboard mcp list`")."""
 
     name: str
+    """The namespace's first part (``"mcp"``): letters, digits, ``-``, ``.``, a single ``_`` inside."""
     label: str = "group"
+    """What a group is called in messages (``"MCP server"``)."""
     unknown_hint: str = ""
+    """Added where ``pegboard doctor`` warns that a rule names a group or tool nobody provides."""
 
     def __post_init__(self) -> None:
         if not isinstance(self.name, str) or not _is_tool_name(self.name) or GROUP_SEPARATOR in self.name \
@@ -226,6 +229,7 @@ class ToolNamespace:
 
     @property
     def prefix(self) -> str:
+        """``"<name>__"``, which every tool and rule name of the namespace starts with."""
         return self.name + GROUP_SEPARATOR
 
     def holds(self, name: str) -> bool:
