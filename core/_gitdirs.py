@@ -37,14 +37,27 @@ def is_git_dir(folder: str | os.PathLike[str]) -> bool:
     return os.path.isdir(base + "objects") and os.path.isdir(base + "refs")
 
 
+# Whether anything, a dangling link included, is at a path, without raising:
+# every write's decision asks it once per folder it walks, nearly always to
+# hear no, and the exception a failed lstat raises cost more than the system
+# call (about 40% of the walk's instructions).
+_ACCESS_NOFOLLOW = os.access in os.supports_follow_symlinks
+
+
+def _something_at(path: str) -> bool:
+    if _ACCESS_NOFOLLOW:
+        return os.access(path, os.F_OK, follow_symlinks=False)
+    return os.path.lexists(path)  # pragma: no cover - every platform pegboard runs on has faccessat
+
+
 def enclosing_git_dir(path: str, stop: str = "/") -> str | None:
     """The git directory ``path`` (resolved) is or lies in, nearest first; None
     when none of its folders up to ``stop`` (a folder above it: the working
-    directory it lies in) is one. One ``lstat`` per folder."""
+    directory it lies in) is one. One look per folder."""
     folder = path.rstrip("/") or "/"  # a file's "HEAD" look fails as cheaply as an isdir would
     stop = stop.rstrip("/") or "/"
     while True:
-        if is_git_dir(folder):
+        if _something_at(folder.rstrip("/") + "/HEAD") and is_git_dir(folder):
             return folder
         parent = os.path.dirname(folder)
         if folder == stop or parent == folder:

@@ -394,6 +394,22 @@ def test_a_git_directory_under_any_name_is_protected_like_dot_git(project: Proje
     assert decide(toolbox, "Read", {"file_path": str(root / "mirror.git" / "config")}).decision == "allow"
 
 
+def test_a_git_directory_whose_head_is_a_dangling_link_is_still_found(project: Project) -> None:
+    """Git once wrote HEAD as a symbolic link, and a link counts whatever it
+    points at: the walk up the folders looks without following it."""
+    store = project.root / "old.git"
+    for name in ("objects", "refs", "hooks"):
+        (store / name).mkdir(parents=True)
+    (store / "HEAD").symlink_to(project.root / "nowhere" / "refs" / "heads" / "main")
+    toolbox = project.load()
+    for path in (store / "hooks" / "post-checkout", store / "config"):
+        decision = decide(toolbox, "Write", {"file_path": str(path), "content": "x"}, "acceptEdits")
+        assert decision.decision == "ask" and "protected" in decision.reason, (path, decision.reason)
+    (store / "HEAD").unlink()
+    assert decide(project.load(), "Write", {"file_path": str(store / "config"), "content": "x"},
+                  "acceptEdits").decision == "allow"
+
+
 def test_protected_paths_are_configurable_but_a_project_cannot_shrink_them(project: Project) -> None:
     project.project_config('[permissions]\nprotected_paths = ["secrets/**"]\n')
     toolbox = project.load()
