@@ -171,34 +171,37 @@ def _rule(spec: str | None, behavior: str = "allow", source: str = "/home/u/.con
                            layer=layer)
 
 
-class _Engine:
+class _Session:
+    """What the web plugin asks of a session: its rules by behavior and tool (``Session.rules_for``)."""
+
     def __init__(self, rules: list[Any]) -> None:
         self.rules = rules
+
+    def rules_for(self, behavior: str, tool: str) -> list[Any]:
+        return [c for c in self.rules if c.rule.behavior == behavior and c.rule.tool == tool]
 
 
 def test_unlocked_hosts_are_worked_out_once_per_rule_list(monkeypatch: pytest.MonkeyPatch) -> None:
     from pegboard.plugins.web import _rules
 
-    engine = _Engine([_rule("domain:localhost"), _rule("domain:*.corp"), _rule("domain:10.0.0.9", "deny")])
-    session = SimpleNamespace(toolbox=SimpleNamespace(permissions=engine))
+    session = _Session([_rule("domain:localhost"), _rule("domain:*.corp"), _rule("domain:10.0.0.9", "deny")])
     counted: list[int] = []
     real = _rules.explicitly_allowed_hosts
     monkeypatch.setattr(_rules, "explicitly_allowed_hosts", lambda rules: counted.append(1) or real(rules))
     for _ in range(5):
         assert unlocked_hosts(session) == frozenset({"localhost"})
     assert len(counted) == 1
-    engine.rules.append(_rule("domain:10.0.0.5"))  # a rule added: worked out again
+    session.rules.append(_rule("domain:10.0.0.5"))  # a rule added: worked out again
     assert unlocked_hosts(session) == frozenset({"localhost", "10.0.0.5"})
-    engine.rules.append(_rule("domain:10.0.0.6", source="/home/u/.config/pegboard/granted.toml"))
+    session.rules.append(_rule("domain:10.0.0.6", source="/home/u/.config/pegboard/granted.toml"))
     assert unlocked_hosts(session) == frozenset({"localhost", "10.0.0.5"})
-    engine.rules.append(_rule("domain:10.0.0.7", source="/p/.pegboard/config.toml", layer="project"))
+    session.rules.append(_rule("domain:10.0.0.7", source="/p/.pegboard/config.toml", layer="project"))
     assert unlocked_hosts(session) == frozenset({"localhost", "10.0.0.5"})  # a project's rule unlocks nothing
     assert len(counted) == 4
-    engine.rules = [_rule("domain:[::1]")]  # a new list
+    session.rules = [_rule("domain:[::1]")]  # a new list
     assert unlocked_hosts(session) == frozenset({"::1"})
     # Odd sessions get what operator_rules makes of them, uncached.
-    for odd in (None, SimpleNamespace(), SimpleNamespace(toolbox=SimpleNamespace(permissions=SimpleNamespace(
-            rules=[_rule("domain:localhost")])))):
+    for odd in (None, SimpleNamespace(), SimpleNamespace(rules_for=lambda behavior, tool: [_rule("domain:localhost")])):
         assert unlocked_hosts(odd) == real(operator_rules(odd))
 
 

@@ -224,7 +224,8 @@ def test_operator_rules_skip_remembered_approvals_and_survive_odd_sessions() -> 
         SimpleNamespace(rule=Rule(tool="WebFetch", specifier="domain:e.test", behavior="allow",
                                   source="/p/.pegboard/config.toml")),  # no layer: unlocks nothing
     ]
-    session = SimpleNamespace(toolbox=SimpleNamespace(permissions=SimpleNamespace(rules=compiled)))
+    session = SimpleNamespace(rules_for=lambda behavior, tool: [c for c in compiled if c.rule.behavior == behavior
+                                                                  and c.rule.tool == tool])
     assert explicitly_allowed_hosts(operator_rules(session)) == frozenset({"a.test", "d.test"})
     assert operator_rules(SimpleNamespace()) == []
     assert operator_rules(None) == []

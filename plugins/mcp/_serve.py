@@ -273,8 +273,10 @@ class SessionRegistry:
             await session.aclose()
 
 
-def _listing(session: Any) -> list[types.Tool]:
-    toolbox = session.toolbox
+def _listing(toolbox: Any, session: Any) -> list[types.Tool]:
+    """tools/list for ``session``. ``toolbox`` is the one serve made and
+    serves (serve is the host here), asked for descriptions and broken tools
+    through its public methods rather than reached through the session."""
     out = []
     for tool in session.offered():
         if tool.name == "ToolSearch":
@@ -294,7 +296,7 @@ def _listing(session: Any) -> list[types.Tool]:
 def build_server(toolbox: Any, registry: SessionRegistry) -> Server[Any]:
     async def on_list_tools(ctx: ServerRequestContext[Any, Any],
                             params: types.PaginatedRequestParams | None) -> types.ListToolsResult:
-        return types.ListToolsResult(tools=_listing(registry.get(ctx)))
+        return types.ListToolsResult(tools=_listing(registry.toolbox, registry.get(ctx)))
 
     async def on_call_tool(ctx: ServerRequestContext[Any, Any],
                            params: types.CallToolRequestParams) -> types.CallToolResult | types.InputRequiredResult:

@@ -160,10 +160,10 @@ PERSON_LAYERS = frozenset({"user", "explicit", "policy"})
 
 
 def operator_rules(session: Any) -> list[Any]:
-    """The permission rules of the person's own config files (the user file,
-    ``--config``, the system policy), as ``pegboard.Rule`` objects.
+    """The ``WebFetch`` allow rules of the person's own config files (the
+    user file, ``--config``, the system policy), as ``pegboard.Rule`` objects.
 
-    Read from ``session.toolbox.permissions.rules`` (compiled rules carrying
+    Asked through the public ``Session.rules_for`` (compiled rules carrying
     ``.rule`` and ``.layer``, the config layer's name). A project's rules are
     left out, and so are session grants and rules remembered from approvals
     (``granted.toml``): a person who clicked "always allow evil.example"
@@ -172,10 +172,7 @@ def operator_rules(session: Any) -> list[Any]:
     unlocks nothing.
     """
     try:
-        items = session.toolbox.permissions.rules
-        if callable(items):
-            items = items()
-        items = list(items)
+        items = list(session.rules_for("allow", FETCH_TOOL))
     except Exception:
         return []
     out: list[Any] = []
@@ -186,34 +183,30 @@ def operator_rules(session: Any) -> list[Any]:
     return out
 
 
-# Per permission engine: (what its rule list looked like, the hosts it unlocks).
-_UNLOCKED: weakref.WeakKeyDictionary[Any, tuple[tuple[int, int, int], frozenset[str]]] = weakref.WeakKeyDictionary()
+# Per session: (which compiled rules it had, the hosts they unlock).
+_UNLOCKED: weakref.WeakKeyDictionary[Any, tuple[tuple[int, ...], frozenset[str]]] = weakref.WeakKeyDictionary()
 
 
 def unlocked_hosts(session: Any) -> frozenset[str]:
-    """``explicitly_allowed_hosts(operator_rules(session))``, worked out once per
-    permission engine rather than once per call: the vote asks it for every
-    URL naming a loopback or other non-public address, and reading a thousand
-    rules each time would make that O(rules). Worked out again whenever the
-    engine's rule list changes (a rule added); anything unexpected is not
-    cached, and gets ``operator_rules``'s answer.
+    """``explicitly_allowed_hosts(operator_rules(session))``, parsed once per
+    set of rules rather than once per call: the vote asks it for every URL
+    naming a loopback or other non-public address. Worked out again whenever
+    the session's WebFetch allow rules change (a rule or grant added);
+    anything unexpected is not cached, and gets ``operator_rules``'s answer.
     """
     try:
-        engine = session.toolbox.permissions
-        items = engine.rules
-    except Exception:
-        return explicitly_allowed_hosts(operator_rules(session))
-    if type(items) is not list:
-        return explicitly_allowed_hosts(operator_rules(session))
-    stamp = (id(items), len(items), id(items[-1]) if items else 0)
-    try:
-        cached = _UNLOCKED.get(engine)
-    except TypeError:  # not weakly referenceable, or unhashable
+        items = list(session.rules_for("allow", FETCH_TOOL))
+        stamp = tuple(id(item) for item in items)
+        cached = _UNLOCKED.get(session)
+    except Exception:  # not weakly referenceable, or an unexpected session
         return explicitly_allowed_hosts(operator_rules(session))
     if cached is not None and cached[0] == stamp:
         return cached[1]
     hosts = explicitly_allowed_hosts(operator_rules(session))
-    _UNLOCKED[engine] = (stamp, hosts)
+    try:
+        _UNLOCKED[session] = (stamp, hosts)
+    except TypeError:
+        pass  # not weakly referenceable: answered, not remembered
     return hosts
 
 
