@@ -203,6 +203,8 @@ class ModelServer:
         if auth != "test-key":
             self.problems.append(f"credentials {auth!r}")
         self.problems.extend(problems(params, body))
+        if self.api == "openai":
+            self.problems.extend(_unanswered_tool_calls(body.get("messages", [])))
         if self.api == "anthropic":
             roles = [m.get("role") for m in body.get("messages", [])]
             if any(a == b for a, b in zip(roles, roles[1:])) or (roles and roles[0] != "user"):
@@ -224,6 +226,26 @@ class ModelServer:
             self.waiting.set()
             self.gate.wait(30)
         return step(self, body)
+
+
+def _unanswered_tool_calls(messages: list[Any]) -> list[str]:
+    """Chat Completions' rule: an assistant message's tool calls are answered
+    by tool messages, one per call id, before any other message."""
+    found = []
+    for index, message in enumerate(messages):
+        if not isinstance(message, dict) or message.get("role") != "assistant" or not message.get("tool_calls"):
+            continue
+        wanted = {call.get("id") for call in message["tool_calls"]}
+        after = messages[index + 1:]
+        answers = []
+        for other in after:
+            if not isinstance(other, dict) or other.get("role") != "tool":
+                break
+            answers.append(other.get("tool_call_id"))
+        if after and set(answers) != wanted:
+            found.append(f"messages[{index}]: tool calls {sorted(map(str, wanted))} answered by "
+                         f"{answers} before the next message")
+    return found
 
 
 class _Handler(BaseHTTPRequestHandler):
