@@ -39,7 +39,14 @@ MAX_QUEUED_ROWS = 50_000      # past this, rows go to the spool file instead of 
 EXIT_FLUSH_S = 10.0
 PRUNE_EVERY_S = 600.0
 FIELD_CHARS = 120             # each non-path string field of the preview
-PATH_FIELDS = frozenset({"file_path", "path", "notebook_path", "cwd", "directory", "dir", "paths"})
+# Input fields shown whole, as paths: by the convention of their names
+# (``file_path``, ``path``, ``paths``, ``cwd``, ...), not a list of one plugin's fields.
+_PATH_SUFFIXES = ("path", "paths")
+_PATH_NAMES = frozenset({"cwd", "directory", "dir"})
+
+
+def _is_path_field(key: object) -> bool:
+    return isinstance(key, str) and (key.endswith(_PATH_SUFFIXES) or key in _PATH_NAMES)
 
 
 # --- redaction -------------------------------------------------------------------
@@ -102,13 +109,13 @@ def preview(arguments: Any, limit: int) -> str:
         if value is None:
             continue  # an option left at its default says nothing about the call
         if isinstance(value, str):
-            shown = value if key in PATH_FIELDS else _clip(redact(value), FIELD_CHARS)
+            shown = value if _is_path_field(key) else _clip(redact(value), FIELD_CHARS)
             parts.append(f"{key}={json.dumps(shown, ensure_ascii=False)}")
         elif value is None or isinstance(value, (bool, int, float)):
             parts.append(f"{key}={json.dumps(value)}")
         else:
             text = json.dumps(value, default=str, ensure_ascii=False)
-            parts.append(f"{key}={text if key in PATH_FIELDS else _clip(redact(text), FIELD_CHARS)}")
+            parts.append(f"{key}={text if _is_path_field(key) else _clip(redact(text), FIELD_CHARS)}")
     return _clip(" ".join(parts), limit)
 
 

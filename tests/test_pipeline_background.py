@@ -160,3 +160,17 @@ async def test_core_taskstop_needs_no_approval_but_deny_rules_hold(plugin_factor
     refused = await denied.call("TaskStop", {"task_id": tid})
     assert refused.is_error and "denied by TaskStop" in refused.text_content()
     await denied.aclose()
+
+
+async def test_the_cores_taskstop_takes_claude_codes_older_shell_id_for_any_task(plugin_factory: PluginFactory) -> None:
+    """``shell_id`` is Claude Code's older name for ``task_id`` (models send
+    it): the core's TaskStop stops any background task by it, whatever
+    plugin's tool started the task; it knows nothing of the shell's tasks."""
+    host = Events()
+    session = plugin_factory(PIPETEST, config=ON, host=host).session("workspace")
+    assert session.toolbox.tools["TaskStop"].plugin == "core"  # no shell plugin here
+    tid = task_id(await session.call("Slow", {"seconds": 30, "background": True}))
+    await asyncio.sleep(0.05)
+    assert (await session.call("TaskStop", {"shell_id": tid})).text_content() == f"Stopped {tid}."
+    neither = await session.call("TaskStop", {})
+    assert neither.is_error and "Give task_id" in neither.text_content()
