@@ -15,6 +15,8 @@ import shutil
 from pathlib import Path
 from typing import Any
 
+from mkdocs.plugins import event_priority
+
 ROOT = Path(__file__).resolve().parent
 LAYOUT = ROOT / "build" / "griffe"
 
@@ -32,6 +34,20 @@ def lay_out(root: Path = ROOT, layout: Path = LAYOUT) -> Path:
     return layout
 
 
+# Before mkdocstrings' own on_config: its python handler lists the search paths
+# when it is made, and a build/griffe/ made after that is never searched (a fresh
+# clone's first build found no pegboard at all).
+@event_priority(100)
 def on_config(config: Any) -> Any:
-    lay_out()
+    lay_out(ROOT, _layout_of(config))
     return config
+
+
+def _layout_of(config: Any) -> Path:
+    """The python handler's first search path (mkdocs.yml: ``paths``), relative to the config file."""
+    try:
+        paths = config["plugins"]["mkdocstrings"].config["handlers"]["python"]["paths"]
+    except (KeyError, TypeError):
+        return LAYOUT
+    base = Path(config["config_file_path"]).resolve().parent
+    return base / paths[0] if paths else LAYOUT

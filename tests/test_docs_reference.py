@@ -132,9 +132,12 @@ def _build(tmp_path: Path, page: str) -> subprocess.CompletedProcess[str]:
     config.pop("nav")
     config.update(docs_dir=str(docs), site_dir=str(tmp_path / "site"),
                   hooks=[str(ROOT / "mkdocs_hooks.py")])
-    config["plugins"][-1]["mkdocstrings"]["handlers"]["python"]["paths"] = [str(ROOT / "build" / "griffe")]
+    # a layout not made yet, as in a fresh clone: the hook must make it before mkdocstrings looks
+    config["plugins"][-1]["mkdocstrings"]["handlers"]["python"]["paths"] = [str(tmp_path / "griffe")]
     (tmp_path / "mkdocs.yml").write_text(yaml.safe_dump(config))
-    return subprocess.run([sys.executable, "-m", "mkdocs", "build", "--strict", "-f", str(tmp_path / "mkdocs.yml")],
+    # the mkdocs script, as `uv run mkdocs` runs it (its folder, with a `pegboard` script, first on sys.path)
+    mkdocs = Path(sys.executable).parent / "mkdocs"
+    return subprocess.run([str(mkdocs), "build", "--strict", "-f", str(tmp_path / "mkdocs.yml")],
                           capture_output=True, text=True, cwd=tmp_path, timeout=120,
                           env={**os.environ, "NO_MKDOCS_2_WARNING": "1"})
 
@@ -144,6 +147,7 @@ def test_the_strict_build_fails_on_a_broken_cross_reference(tmp_path: Path) -> N
     built = _build(tmp_path, good)
     assert built.returncode == 0, built.stderr
     assert "pegboard.Vote.firm" in (tmp_path / "site" / "index.html").read_text()
+    assert (tmp_path / "griffe" / "pegboard" / "__init__.py").is_file()
     broken = _build(tmp_path, good.replace("[pegboard.Vote]", "[pegboard.Voet]"))
     assert broken.returncode != 0
     assert "pegboard.Voet" in broken.stderr
