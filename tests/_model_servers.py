@@ -206,6 +206,13 @@ class ModelServer:
         if self.api == "openai":
             self.problems.extend(_unanswered_tool_calls(body.get("messages", [])))
         if self.api == "anthropic":
+            self.problems.extend(_unanswered_tool_uses(body.get("messages", [])))
+        if self.api == "responses" and isinstance(body.get("input"), list):
+            items = [i for i in body["input"] if isinstance(i, dict)]
+            outputs = {i.get("call_id") for i in items if i.get("type") == "function_call_output"}
+            self.problems.extend(f"function call {i.get('call_id')} has no function_call_output"
+                                 for i in items if i.get("type") == "function_call" and i.get("call_id") not in outputs)
+        if self.api == "anthropic":
             roles = [m.get("role") for m in body.get("messages", [])]
             if any(a == b for a, b in zip(roles, roles[1:])) or (roles and roles[0] != "user"):
                 self.problems.append(f"roles do not alternate from user: {roles}")
@@ -245,6 +252,30 @@ def _unanswered_tool_calls(messages: list[Any]) -> list[str]:
         if after and set(answers) != wanted:
             found.append(f"messages[{index}]: tool calls {sorted(map(str, wanted))} answered by "
                          f"{answers} before the next message")
+    return found
+
+
+def _unanswered_tool_uses(messages: list[Any]) -> list[str]:
+    """The Messages API's rule: the user message after an assistant's tool_use
+    blocks opens with a tool_result for each of them."""
+    found = []
+    for index, message in enumerate(messages[:-1]):
+        content = message.get("content") if isinstance(message, dict) else None
+        if message.get("role") != "assistant" or not isinstance(content, list):
+            continue
+        wanted = {b.get("id") for b in content if isinstance(b, dict) and b.get("type") == "tool_use"}
+        if not wanted:
+            continue
+        reply = messages[index + 1].get("content")
+        blocks = reply if isinstance(reply, list) else []
+        leading = []
+        for block in blocks:
+            if not isinstance(block, dict) or block.get("type") != "tool_result":
+                break
+            leading.append(block.get("tool_use_id"))
+        if set(leading) != wanted:
+            found.append(f"messages[{index + 1}]: tool_use {sorted(map(str, wanted))} answered by {leading} "
+                         "at the start of the next user message")
     return found
 
 
