@@ -164,6 +164,9 @@ def _arguments(toolbox: Toolbox, session: Any, added: list[object], registered: 
         "arguments": {"who": "Ada"},
         "run": SubagentRun(session=session, agent_id="agent-1", agent_type="Explore", description="look",
                            system_prompt="You explore.", prompt="Look around.", model=None, max_turns=3),
+        "server": "summarizer",
+        "params": {"messages": [{"role": "user", "content": {"type": "text", "text": "Summarize the notes."}}],
+                   "maxTokens": 200},
         "firing": Firing(id="job-1@0", job_id="job-1", session_id=session.id, kind="wakeup",
                          prompt="Check the build.", due_at=0.0, zone="UTC", root=str(session.root)),
     }
@@ -207,6 +210,8 @@ def _check(hook: str, value: Any, args: dict[str, Any], added: list[object], reg
         assert value and all(isinstance(p, Path) for p in value)
     elif hook == "pegboard_prompts":
         assert value and all({"name", "description"} <= set(p) for p in value)
+    elif hook == "pegboard_mcp_sample":
+        assert isinstance(value, str) and value
     elif hook == "pegboard_schedule_deliver":
         assert value is True
     elif hook == "pegboard_rule_samples":

@@ -85,6 +85,49 @@ async def test_progress_and_logs_become_events_at_the_configured_level(tmp_path:
     assert [d["data"] for d in logs] == ["warning 1", "warning 2", "warning 3"]  # debug is below the level
 
 
+class ModelHost(Host):
+    """A host with a model: answers a server's sampling request (or passes, with None)."""
+
+    def __init__(self, answer: Any) -> None:
+        super().__init__(None)
+        self.reply = answer
+        self.requests: list[tuple[str, dict[str, Any]]] = []
+
+    @hookimpl
+    async def pegboard_mcp_sample(self, session: Any, server: str, params: dict[str, Any]) -> Any:
+        self.requests.append((server, params))
+        return self.reply
+
+
+async def test_sampling_goes_to_the_hosts_model(tmp_path: Path) -> None:
+    host = ModelHost({"role": "assistant", "content": {"type": "text", "text": "bees hum in the sun"},
+                      "model": "host-model-1", "stopReason": "endTurn"})
+    toolbox = Toolbox.load(cwd=tmp_path, config=config(tmp_path), plugins=["mcp"], host=host)
+    async with toolbox.session() as session:
+        result = await session.call("mcp__caps__haiku", {"topic": "bees"})
+    assert result.text_content() == "host-model-1: bees hum in the sun", result.text_content()
+    ((server, request),) = host.requests
+    assert server == "caps" and request["maxTokens"] == 60 and request["systemPrompt"] == "Answer in one line."
+    assert request["messages"] == [{"role": "user", "content": {"type": "text", "text": "A haiku about bees"}}]
+
+
+async def test_sampling_answers_a_host_may_give(tmp_path: Path) -> None:
+    for reply, expected in (("just text", "pegboard-host: just text"),
+                            (None, "sampling failed: the sampling request was declined"),
+                            ({"role": "assistant"}, "sampling failed: the host's answer is not a sampling result")):
+        toolbox = Toolbox.load(cwd=tmp_path, config=config(tmp_path), plugins=["mcp"], host=ModelHost(reply))
+        async with toolbox.session() as session:
+            text = (await session.call("mcp__caps__haiku", {"topic": "rain"})).text_content()
+        assert text.startswith(expected), (reply, text)
+
+
+async def test_without_a_model_sampling_is_not_declared(tmp_path: Path) -> None:
+    toolbox = Toolbox.load(cwd=tmp_path, config=config(tmp_path), plugins=["mcp"], host=Host(None))
+    async with toolbox.session() as session:
+        assert (await session.call("mcp__caps__haiku", {"topic": "x"})).text_content() == \
+            "the client offers no sampling"
+
+
 async def test_the_client_says_it_is_pegboard(tmp_path: Path) -> None:
     from importlib.metadata import version
 

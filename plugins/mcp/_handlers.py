@@ -6,6 +6,8 @@ imports the SDK) is imported on the first call that needs a server.
 
 from __future__ import annotations
 
+import inspect
+from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING, Any
 
 from pegboard import TextContent, ToolContext, ToolResult
@@ -39,9 +41,31 @@ def _pool(session: Any, state: dict[str, Any], context: Any, config: Any) -> Ser
                           emit=session.emit, targets=state.get("targets"),
                           on_tools_changed=context.tools_changed,
                           client_side=ClientSide(elicit=session.elicit, roots=lambda: session.working_dirs,
-                                                 emit=session.emit, log_level=config.log_level))
+                                                 emit=session.emit, log_level=config.log_level,
+                                                 sample=_host_sampler(context, session)))
         state["pool"] = pool
     return pool
+
+
+def _host_sampler(context: Any, session: Any) -> Callable[[str, dict[str, Any]], Awaitable[Any]] | None:
+    """The implementations of ``pegboard_mcp_sample`` (the host's first), as
+    one callable; None when nothing implements it, so sampling is not declared."""
+    caller = getattr(context.hook, "pegboard_mcp_sample", None)
+    implementations = list(reversed(caller.get_hookimpls())) if caller is not None else []
+    if not implementations:
+        return None
+
+    async def sample(server: str, request: dict[str, Any]) -> Any:
+        given = {"session": session, "server": server, "params": request}
+        for impl in implementations:
+            answer = impl.function(*[given[name] for name in impl.argnames])
+            if inspect.isawaitable(answer):
+                answer = await answer
+            if answer is not None:
+                return answer
+        return None
+
+    return sample
 
 
 async def call_server_tool(args: dict[str, Any], ctx: ToolContext) -> ToolResult:

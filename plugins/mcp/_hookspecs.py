@@ -21,3 +21,19 @@ def pegboard_prompts(context: Any) -> Iterable[dict[str, Any]] | None:
 def pegboard_prompt(context: Any, name: str, arguments: dict[str, str]) -> str | None:
     """The text of prompt ``name`` with ``arguments`` filled in, or None when
     this plugin has no prompt of that name."""
+
+
+@hookspec(firstresult=True)
+def pegboard_mcp_sample(session: Any, server: str, params: dict[str, Any]) -> Any:
+    """Host: answer MCP server ``server``'s sampling request
+    (``sampling/createMessage``) with the host's model, or return None to
+    pass (the server is told the request was declined). May be a coroutine.
+
+    ``params`` is the request's params as MCP puts them on the wire
+    (``messages``, ``systemPrompt``, ``maxTokens``, ``modelPreferences``, ...).
+    Return a ``CreateMessageResult`` as JSON (``{"role": "assistant",
+    "content": {"type": "text", "text": ...}, "model": ..., "stopReason":
+    ...}``) or the reply's text alone. pegboard declares the sampling
+    capability to servers only when something implements this hook. Show the
+    person what a server asks for before spending their model on it: the
+    MCP specification wants a human able to deny it."""

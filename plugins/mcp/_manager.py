@@ -35,6 +35,8 @@ State = Literal["stopped", "starting", "running", "failed"]
 
 REQUEST_TIMEOUT = -32001
 CONNECTION_CLOSED = -32000
+INTERNAL_ERROR = -32603
+USER_REJECTED = -1  # the specification's code for a sampling request the user rejected
 MAX_BACKOFF_S = 30.0
 STOP_TIMEOUT_S = 8.0
 # Listing tools is paged; a server whose cursor never ends must not hang a start.
@@ -48,12 +50,15 @@ LOG_LEVELS = ("debug", "info", "notice", "warning", "error", "critical", "alert"
 class ClientSide:
     """What pegboard answers when a server asks its client something: the
     person (elicitation, through the session's host), the session's working
-    directories (roots), and where progress and log messages go (events)."""
+    directories (roots), where progress and log messages go (events), and
+    the host's model for sampling, when the host offers one."""
 
     elicit: Callable[[str, str, dict[str, Any]], Awaitable[dict[str, Any]]] | None = None
     roots: Callable[[], Sequence[Path]] | None = None
     emit: Callable[[str, dict[str, Any]], None] | None = None
     log_level: str = "warning"
+    sample: Callable[[str, dict[str, Any]], Awaitable[Any]] | None = None
+    """The host's model for a server's sampling request (``pegboard_mcp_sample``); None: not declared."""
 
 
 def _version() -> str:
@@ -265,11 +270,13 @@ class ServerConnection:
     def _client(self) -> Client:
         """The SDK client, identifying as pegboard and declaring what this
         session can answer: elicitation only with a host to ask, roots
-        always, sampling never (no model here)."""
+        always, sampling only when the host offers a model (``pegboard_mcp_sample``)."""
         side = self.client_side
         options: dict[str, Any] = {"list_roots_callback": self._roots, "logging_callback": self._log}
         if side.elicit is not None:
             options["elicitation_callback"] = self._elicit
+        if side.sample is not None:
+            options["sampling_callback"] = self._sample
         if side.log_level in LOG_LEVELS:
             options["log_level"] = side.log_level
         with warnings.catch_warnings():
@@ -296,6 +303,28 @@ class ServerConnection:
             return types.ElicitResult(action="decline")
         answer = await elicit(f"MCP server {self.name!r}", params.message, dict(schema))
         return types.ElicitResult(action=answer["action"], content=answer.get("content"))
+
+    async def _sample(self, context: Any, params: Any) -> Any:
+        """A server's sampling request, answered by the host's model; an
+        error the server can read when the host passes, fails or answers
+        something that is not a sampling result."""
+        sample = self.client_side.sample
+        if sample is None:
+            return types.ErrorData(code=USER_REJECTED, message="pegboard has no model to sample with")
+        request = params.model_dump(mode="json", by_alias=True, exclude_none=True)
+        try:
+            answer = await sample(self.name, request)
+        except Exception as exc:  # the host's bug is the server's error result, never pegboard's crash
+            return types.ErrorData(code=INTERNAL_ERROR, message=f"the host's model failed: {describe_exception(exc)}")
+        if answer is None:
+            return types.ErrorData(code=USER_REJECTED, message="the sampling request was declined")
+        if isinstance(answer, str):
+            answer = {"role": "assistant", "content": {"type": "text", "text": answer}, "model": "pegboard-host"}
+        try:
+            return types.CreateMessageResult.model_validate(answer)
+        except Exception as exc:
+            return types.ErrorData(code=INTERNAL_ERROR,
+                                   message=f"the host's answer is not a sampling result: {describe_exception(exc)}")
 
     async def _roots(self, context: Any) -> Any:
         folders = self.client_side.roots() if self.client_side.roots is not None else [self.spec.root]

@@ -1,5 +1,5 @@
 """A real MCP server (SDK MCPServer) that asks its client things: a form
-(elicitation), its roots, and that sends progress and log messages, a
+(elicitation), its roots, the client's model (sampling), and that sends progress and log messages, a
 resource template and a prompt. Run by the client-capability tests, in the
 handshake era (where servers can send requests to the client).
 """
@@ -44,6 +44,21 @@ def build() -> MCPServer:
             await ctx.warning(f"warning {n}")
             await asyncio.sleep(0.01)
         return "counted"
+
+    @server.tool(description="Ask the client's model for a haiku.")
+    async def haiku(topic: str, ctx: Context) -> str:
+        from mcp_types import SamplingMessage, TextContent
+
+        session = ctx.request_context.session
+        if session.client_params.capabilities.sampling is None:
+            return "the client offers no sampling"
+        try:
+            result = await session.create_message(
+                [SamplingMessage(role="user", content=TextContent(type="text", text=f"A haiku about {topic}"))],
+                max_tokens=60, system_prompt="Answer in one line.")
+        except Exception as exc:
+            return f"sampling failed: {exc}"
+        return f"{result.model}: {result.content.text}"
 
     @server.resource("notes://{topic}", name="note", description="A note on a topic", mime_type="text/plain")
     def note(topic: str) -> str:
