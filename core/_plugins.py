@@ -347,16 +347,20 @@ class Plugins:
         if register_internal is not None:
             register_internal(self.pm)
         imported: list[tuple[Source, PluginRecord, object]] = []
+        sources = self.discover()
+        # pegboard's version as its built-ins' entry points found it (asking
+        # importlib.metadata again would cost a start-up a scan of sys.path)
+        version = next((s.version for s in sources if s.distribution == BUILTIN_DISTRIBUTION), None)
         for name, obj in (core or {}).items():
             record = PluginRecord(name=name, module="pegboard", distribution=BUILTIN_DISTRIBUTION,
-                                  version=_pegboard_version(), origin="core")
+                                  version=version, origin="core")
             self.records[name] = record
             if not self.settings.plugin_enabled(name):
                 self.settings.problems.append(
                     f"{self.settings.source_of('plugins', name, 'enabled')}: [plugins.{name}] enabled: the "
                     f"core's own tools cannot be switched off (block one with [tools] block)")
             self._load_one(record, obj)
-        for source in self.discover():
+        for source in sources:
             if source.name in self.records:
                 self.settings.problems.append(f"plugin {source.name!r} ({source.label}) not loaded: "
                                               f"{source.name!r} is the core's own name")
@@ -644,15 +648,6 @@ class _PluginConfigError(Exception):
 
 class _DeclarationError(Exception):
     """What a plugin failed to declare, and why."""
-
-
-def _pegboard_version() -> str | None:
-    from importlib.metadata import PackageNotFoundError, version
-
-    try:
-        return version(BUILTIN_DISTRIBUTION)
-    except PackageNotFoundError:
-        return None
 
 
 def _with_plugin(tool: Tool, plugin: str) -> Tool:
