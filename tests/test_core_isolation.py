@@ -50,8 +50,8 @@ def test_an_unresolvable_input_model_breaks_that_tool_alone(plugin_factory: Plug
 def test_pegboard_serve_lists_the_rest(plugin_factory: PluginFactory) -> None:
     from pegboard.plugins.mcp._serve import _listing
 
-    session = plugin_factory(BROKEN_MODEL, name="brk").session()
-    assert [t.name for t in _listing(session)][:2] == ["Good", "BadHandler"]
+    toolbox = plugin_factory(BROKEN_MODEL, name="brk")
+    assert [t.name for t in _listing(toolbox, toolbox.session())][:2] == ["Good", "BadHandler"]
 
 
 def test_listings_and_doctor_show_the_broken_tool(plugin_factory: PluginFactory, monkeypatch: pytest.MonkeyPatch) -> None:
