@@ -94,4 +94,4 @@ def plugins_new(name: str, parent: Path, tool: str | None) -> None:
         click.echo(f"pegboard: {exc}", err=True)
         sys.exit(2)
     click.echo(f"made {folder}")
-    click.echo(f"next: pip install -e {folder} pytest && (cd {folder} && pytest) && pegboard plugins check {name}")
+    click.echo(f"next: pip install -e '{folder}[test]' && (cd {folder} && pytest) && pegboard plugins check {name}")
