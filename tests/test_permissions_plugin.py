@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import importlib
 import os
+import sys
 import textwrap
 from pathlib import Path
 from typing import Any
@@ -331,6 +332,8 @@ def install_plugin(site: Path, monkeypatch: pytest.MonkeyPatch, *, name: str = P
     (dist / "METADATA").write_text(f"Metadata-Version: 2.1\nName: {name}\nVersion: 0.1\n", encoding="utf-8")
     (dist / "entry_points.txt").write_text(f"[pegboard]\n{name} = {module}\n", encoding="utf-8")
     monkeypatch.syspath_prepend(str(site))
+    # An earlier test's copy of the module, from its own site, must not stand in for this one.
+    monkeypatch.delitem(sys.modules, module, raising=False)
     importlib.invalidate_caches()
 
 
