@@ -99,6 +99,28 @@ async def test_client_without_elicitation_is_denied_with_the_rule(project: Path,
         await registry.aclose()
 
 
+async def test_a_deny_because_the_client_cannot_ask_is_the_hosts_not_a_persons(
+        project: Path, user_config: Callable[[str], Path]) -> None:
+    from sqlalchemy import select
+
+    from pegboard._audit import flush_all
+    from pegboard._tables import audit
+
+    user_config("[audit]\nenabled = true\n")
+    server, registry = in_memory(project)
+    try:
+        async with Client(server, mode="legacy") as client:  # declares no elicitation
+            result = await client.call_tool("Write", {"file_path": str(project / "x.txt"), "content": "x"})
+            assert result.is_error
+    finally:
+        await registry.aclose()
+    flush_all()
+    with Toolbox.load(cwd=project).plugins.stores("pegboard").begin(read_only=True) as conn:
+        (row,) = [dict(r._mapping) for r in conn.execute(select(audit).where(audit.c.tool == "Write"))]
+    # nobody was asked: the serving host denied it, and the record says so
+    assert (row["decision"], row["source_kind"], row["answer"]) == ("deny", "host", "declined"), row
+
+
 async def test_cannot_ask_result_tells_the_model_what_to_do_and_names_a_file_that_applies(project: Path) -> None:
     """The deny the model reads when nobody can be asked: not run, do not
     retry, do not touch the settings, carry on or tell the user; and the
