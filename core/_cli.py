@@ -36,7 +36,8 @@ class _PegboardGroup(click.Group):
             self._plugin_group = group
             try:
                 toolbox = ctx.ensure_object(_CLIState).toolbox(listing=True)
-                for outcome in toolbox.hooks.each("pegboard_register_commands", cli=group):
+                for outcome in toolbox.hooks.each("pegboard_register_commands", cli=group,
+                                                  own_context=toolbox.context_for):
                     if outcome.error is not None:
                         click.echo(f"pegboard: plugin {outcome.plugin!r} failed to add commands: {outcome.error}",
                                    err=True)

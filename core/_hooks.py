@@ -44,6 +44,12 @@ def call(impl: Any, kwargs: Mapping[str, Any]) -> Any:
     return impl.function(*[kwargs[name] for name in impl.argnames])
 
 
+def _with_context(impl: Any, kwargs: Mapping[str, Any], own_context: Callable[[str], Any] | None) -> Mapping[str, Any]:
+    if own_context is None or "context" not in impl.argnames:
+        return kwargs
+    return {**kwargs, "context": own_context(impl.plugin_name)}
+
+
 class Hooks:
     """Every way the core calls a hook. Plugins reach the same through
     ``PluginContext.each`` and ``PluginContext.notify``."""
@@ -81,20 +87,25 @@ class Hooks:
                 return call(impl, kwargs)
         return None
 
-    def each(self, name: str, /, **kwargs: Any) -> Iterator[Outcome]:
-        """Every implementation of ``name``, one at a time, in calling order."""
+    def each(self, name: str, /, *, own_context: Callable[[str], Any] | None = None,
+             **kwargs: Any) -> Iterator[Outcome]:
+        """Every implementation of ``name``, one at a time, in calling order.
+        ``own_context``: each implementation that takes ``context`` gets its
+        own plugin's, ``own_context(plugin name)`` (a hook about a session
+        tells each plugin who it is)."""
         for impl in self.implementations(name):
             try:
-                yield Outcome(impl.plugin_name, call(impl, kwargs))
+                yield Outcome(impl.plugin_name, call(impl, _with_context(impl, kwargs, own_context)))
             except Exception as exc:
                 yield Outcome(impl.plugin_name, error=exc)
 
-    async def aeach(self, name: str, /, **kwargs: Any) -> AsyncIterator[Outcome]:
+    async def aeach(self, name: str, /, *, own_context: Callable[[str], Any] | None = None,
+                    **kwargs: Any) -> AsyncIterator[Outcome]:
         """``each``, awaiting an implementation that is a coroutine (hosts
         may implement pipeline hooks as coroutines)."""
         for impl in self.implementations(name):
             try:
-                value = call(impl, kwargs)
+                value = call(impl, _with_context(impl, kwargs, own_context))
                 if inspect.isawaitable(value):
                     value = await value
             except Exception as exc:

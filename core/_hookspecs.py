@@ -215,8 +215,10 @@ def pegboard_event(session: Session, kind: str, data: dict[str, Any]) -> None:
 
 
 @hookspec
-def pegboard_session_closed(session: Session) -> None:
-    """The session ends: stop child processes, flush state."""
+def pegboard_session_closed(session: Session, context: PluginContext) -> None:
+    """The session ends: stop child processes, flush state. ``context`` is
+    the implementing plugin's own: ``session.plugin_state(context.name)`` is
+    its state in the session."""
 
 
 # --- durable state -------------------------------------------------------------
@@ -256,5 +258,12 @@ def pegboard_doctor(config: Any, context: PluginContext) -> Iterable[Check] | No
 
 
 @hookspec
-def pegboard_register_commands(cli: click.Group) -> None:
-    """Add subcommands to the ``pegboard`` command line."""
+def pegboard_register_commands(cli: click.Group, context: PluginContext) -> None:
+    """Add subcommands to the ``pegboard`` command line.
+
+    ``context`` is the plugin's own (that of the listing toolbox the command
+    line is built from): a command that needs its plugin's config, folders or
+    state keeps ``context.name`` and asks the toolbox it runs with for that
+    plugin (``current_state().toolbox().context_for(name)``) rather than
+    spelling its own name, which is whatever its entry point is called.
+    """

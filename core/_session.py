@@ -533,7 +533,8 @@ class Session:
                 SessionRecords(self.toolbox).touch(self.id)
             except Exception as exc:  # the record only says when it was last used
                 _report(f"recording when session {self.id} was last used", exc)
-        async for outcome in self.toolbox.hooks.aeach("pegboard_session_closed", session=self):
+        async for outcome in self.toolbox.hooks.aeach("pegboard_session_closed", session=self,
+                                                     own_context=self.toolbox.context_for):
             if outcome.error is not None:  # one plugin's cleanup must not skip the others'
                 _report(f"pegboard_session_closed of plugin {outcome.plugin!r}", outcome.error)
 

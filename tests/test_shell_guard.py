@@ -209,7 +209,7 @@ async def test_a_writable_home_keeps_its_dotfiles(tmp_path: Path, monkeypatch: p
     tb = load(home, tmp_path)
     d = decide(tb, "python3 -c 1")
     assert d.decision == "ask" and "does not exist" in d.reason and str(home) in d.reason, d
-    plan = sandbox_plan(tb.session(mode="acceptEdits"), ShellConfig(sandbox="bubblewrap"), disable=False)
+    plan = sandbox_plan(*_with_state(tb.session(mode="acceptEdits")), ShellConfig(sandbox="bubblewrap"), disable=False)
     assert plan is not None and not plan.safe and home / ".bashrc" in plan.box.readonly
     _home_names(home)
     tb = load(home, tmp_path)
@@ -253,13 +253,13 @@ def test_the_walk_is_kept_and_sees_every_change(nested: Path, tmp_path: Path, mo
 
     monkeypatch.setattr(_guard.os, "scandir", counting)
     session = load(nested, tmp_path).session(mode="acceptEdits")
-    first = guard(session, (nested,))
+    first = guard(session, session.plugin_state("shell"), (nested,))
     assert nested / "vendor" / "lib" / ".git" in first.paths and first.unguarded is None
     assert len(listed) > 5
     listed.clear()
-    assert guard(session, (nested,)) == first and listed == []
+    assert guard(session, session.plugin_state("shell"), (nested,)) == first and listed == []
     (nested / "src" / "dep" / ".git").mkdir(parents=True)
-    third = guard(session, (nested,))
+    third = guard(session, session.plugin_state("shell"), (nested,))
     assert nested / "src" / "dep" / ".git" in third.paths
     assert sorted(listed) == [str(nested / "src"), str(nested / "src" / "dep")]
 
@@ -270,9 +270,9 @@ def test_a_folder_changed_within_the_clock_tick_is_listed_again(nested: Path, tm
     real = os.scandir
     monkeypatch.setattr(_guard.os, "scandir", lambda p: (listed.append(str(p)), real(p))[1])
     session = load(nested, tmp_path).session(mode="acceptEdits")
-    guard(session, (nested,))
+    guard(session, session.plugin_state("shell"), (nested,))
     listed.clear()
-    guard(session, (nested,))
+    guard(session, session.plugin_state("shell"), (nested,))
     assert str(nested) in listed  # its times are too recent to trust: a change now would not move them
 
 
@@ -284,12 +284,12 @@ def test_a_git_directory_under_any_name_is_found_by_its_layout_and_kept_whole(
     monkeypatch.setattr(_guard, "_RACY_NS", 0)
     (nested / "later").mkdir()
     session = load(nested, tmp_path).session(mode="acceptEdits")
-    first = guard(session, (nested,))
+    first = guard(session, session.plugin_state("shell"), (nested,))
     assert nested / "mirror.git" in first.paths and nested / "sepgit" in first.paths
     assert not any(is_within(p, nested / "mirror.git") and p != nested / "mirror.git" for p in first.paths)
     assert not any(is_within(p, nested / "later") for p in first.paths)
     subprocess.run(["git", "init", "-q", "--bare", str(nested / "later")], check=True)
-    assert nested / "later" in guard(session, (nested,)).paths
+    assert nested / "later" in guard(session, session.plugin_state("shell"), (nested,)).paths
 
 
 async def test_a_protected_path_a_command_creates_is_said_in_its_result(tmp_path: Path) -> None:
@@ -314,3 +314,8 @@ async def test_a_protected_path_a_command_creates_is_said_in_its_result(tmp_path
         assert "could not keep read-only" not in again.text_content()
     finally:
         await s.aclose()
+
+
+def _with_state(session):
+    """A session and the shell plugin's state in it (``sandbox_plan``'s first two arguments)."""
+    return session, session.plugin_state("shell")

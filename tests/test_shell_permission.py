@@ -353,7 +353,7 @@ def test_the_sandbox_enforces_file_deny_rules_or_does_not_run_unasked(proj: Path
     (proj / "locked.txt").write_text("keep\n")
     named = _with_fs(proj, tmp_path, "bubblewrap", ["Read(./.env)", "Edit(./locked.txt)", "Read(~/.aws/**)"])
     session = named.session("acceptEdits")
-    plan = sandbox_plan(session, ShellConfig(sandbox="bubblewrap"), disable=False)
+    plan = sandbox_plan(*_with_state(session), ShellConfig(sandbox="bubblewrap"), disable=False)
     if plan is None:
         pytest.skip("needs bubblewrap")
     assert plan.unenforced is None and proj / ".env" in plan.box.hidden and proj / "locked.txt" in plan.box.readonly
@@ -424,10 +424,15 @@ def test_a_landlock_box_with_writable_working_dirs_earns_no_auto_allow(proj: Pat
         pytest.skip("Landlock not available")
     tb = toolbox(proj, tmp_path, sandbox="landlock")
     for mode in ("default", "acceptEdits", "auto", "workspace"):
-        plan = sandbox_plan(tb.session(mode=mode), ShellConfig(sandbox="landlock"), disable=False)
+        plan = sandbox_plan(*_with_state(tb.session(mode=mode)), ShellConfig(sandbox="landlock"), disable=False)
         assert plan is not None and plan.backend == "landlock" and plan.box.writable, mode
         d = decide(tb, "npm test", mode=mode)
         assert d.decision in ("ask", "deny") and "sandbox" not in d.reason, (mode, d)
-    plan = sandbox_plan(tb.session(mode="read"), ShellConfig(sandbox="landlock"), disable=False)
+    plan = sandbox_plan(*_with_state(tb.session(mode="read")), ShellConfig(sandbox="landlock"), disable=False)
     assert plan is not None and not plan.box.writable
     assert decide(tb, "npm test", mode="read").decision == "allow"
+
+
+def _with_state(session):
+    """A session and the shell plugin's state in it (``sandbox_plan``'s first two arguments)."""
+    return session, session.plugin_state("shell")

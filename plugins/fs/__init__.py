@@ -78,7 +78,6 @@ def pegboard_register_tools(register: Callable[[Tool], None], config: Any) -> No
             read_only=read_only,
             loading=loading,  # type: ignore[arg-type]
             permission=level,  # type: ignore[arg-type]
-            plugin="fs",
             metadata={"rule_names": _RULE_NAMES.get(name, ())},
         ))
 

@@ -40,18 +40,16 @@ def pegboard_register_tools(register: Callable[[Tool], None], config: Any) -> No
     # belongs at the read level. Without one it can do anything the user can.
     level = "read" if backend_for(cfg.sandbox) != "none" else "unrestricted"
     register(Tool(name="Bash", handler=f"{_P}._bash:bash", input_model=f"{_P}._models:BashInput",
-                  loading="always", permission=level, plugin="shell"))  # type: ignore[arg-type]
+                  loading="always", permission=level))  # type: ignore[arg-type]
     register(Tool(name="Monitor", handler=f"{_P}._bash:monitor", input_model=f"{_P}._models:MonitorInput",
-                  loading="deferred", permission=level, plugin="shell",  # type: ignore[arg-type]
+                  loading="deferred", permission=level,  # type: ignore[arg-type]
                   metadata={"requires": "Bash", "rule_names": ("Bash",)}))
     register(Tool(name="TaskStop", handler=f"{_P}._bash:task_stop", input_model=f"{_P}._models:TaskStopInput",
-                  loading="deferred", permission="read", plugin="shell", metadata={"requires": "Bash"}))
+                  loading="deferred", permission="read", metadata={"requires": "Bash"}))
     register(Tool(name="EnterWorktree", handler=f"{_P}._worktree:enter_worktree",
-                  input_model=f"{_P}._models:EnterWorktreeInput", loading="deferred", permission="workspace",
-                  plugin="shell"))
+                  input_model=f"{_P}._models:EnterWorktreeInput", loading="deferred", permission="workspace"))
     register(Tool(name="ExitWorktree", handler=f"{_P}._worktree:exit_worktree",
-                  input_model=f"{_P}._models:ExitWorktreeInput", loading="deferred", permission="workspace",
-                  plugin="shell"))
+                  input_model=f"{_P}._models:ExitWorktreeInput", loading="deferred", permission="workspace"))
 
 
 @hookimpl

@@ -47,13 +47,14 @@ async def _prepare(ctx: ToolContext, command: str, disable: bool) -> tuple[Path,
     cfg = _config(ctx)
     session = ctx.session
     note = ""
-    cwd = shell_cwd(session)
+    cwd = shell_cwd(session, ctx.state)
     dirs = tuple(Path(os.path.realpath(d)) for d in session.working_dirs)
     if not any(is_within(cwd, d) for d in dirs):
         cwd = Path(os.path.realpath(session.root))
         ctx.state["cwd"] = cwd
         note = f"(The shell's directory was reset to {cwd}.)"
-    plan = sandbox_plan(session, cfg, disable, layers=ctx.plugin_context.settings.layers, prepare=True)
+    plan = sandbox_plan(session, ctx.state, cfg, disable, layers=ctx.plugin_context.settings.layers,
+                        plugin=ctx.plugin, prepare=True)
     # Under bwrap the session's tmp is mounted on /tmp; Landlock only lets TMPDIR point to it.
     tmp = plan.box.tmp if plan is not None and plan.backend == "landlock" else None
     env = base_env(dirs, cfg.env, cfg.pass_env, tmp)
@@ -80,7 +81,7 @@ async def bash(args: BashInput, ctx: ToolContext) -> ToolResult:
         return _start_background(args, ctx, cwd, env, wrapper)
     timeout_ms = args.timeout or BASH_DEFAULT_MS
     outcome = await run(args.command, wrapper, cwd=cwd, env=env, timeout_s=timeout_ms / 1000,
-                        max_chars=cfg.max_output_chars, data_dir=data_dir,
+                        max_chars=cfg.max_output_chars, data_dir=data_dir, spill_dir=data_dir / ctx.plugin,
                         on_line=lambda line: ctx.emit("bash.line", {"line": line}))
     notes = [note] if note else []
     notes.extend(_track_cwd(ctx, outcome))
@@ -98,7 +99,7 @@ def _made_unguarded(ctx: ToolContext, plan: SandboxPlan | None) -> list[str]:
     if plan is None or plan.backend != "bubblewrap" or not plan.box.writable:
         return []
     before = plan.box.readonly
-    after = guard(ctx.session, plan.box.writable).paths
+    after = guard(ctx.session, ctx.state, plan.box.writable).paths
     made = [p for p in after if not any(is_within(p, b) for b in before)]
     if not made:
         return []
@@ -168,12 +169,13 @@ def _result(args: BashInput, outcome: Outcome, timeout_ms: float, notes: list[st
 
 def _start_background(args: BashInput, ctx: ToolContext, cwd: Path, env: dict[str, str],
                       wrapper: Wrapper) -> ToolResult:
-    out_file = spill_name(ctx.session.data_dir, "bash-background")
+    out_file = spill_name(ctx.session.data_dir / ctx.plugin, "bash-background")
     started: asyncio.Future[int] = asyncio.get_running_loop().create_future()
 
     async def job() -> dict[str, Any]:
         outcome = await run(args.command, wrapper, cwd=cwd, env=env, timeout_s=None, max_chars=0,
-                            data_dir=ctx.session.data_dir, output_file=out_file, started=started)
+                            data_dir=ctx.session.data_dir, spill_dir=out_file.parent, output_file=out_file,
+                            started=started)
         return {"exit_code": outcome.exit_code, "output_file": str(out_file)}
 
     def stop() -> None:

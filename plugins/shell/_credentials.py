@@ -43,13 +43,14 @@ DEFAULT_HIDDEN = (
 )
 
 
-def layered_hidden(layers: Iterable[Any]) -> tuple[str, ...]:
-    """``[plugins.shell] hidden_paths`` of every config layer, in order."""
+def layered_hidden(layers: Iterable[Any], plugin: str) -> tuple[str, ...]:
+    """``[plugins.<plugin>] hidden_paths`` of every config layer, in order
+    (``plugin``: the name the shell plugin is installed under)."""
     out: list[str] = []
     for layer in layers:
         data = getattr(layer, "data", None)
         plugins = data.get("plugins") if isinstance(data, Mapping) else None
-        shell = plugins.get("shell") if isinstance(plugins, Mapping) else None
+        shell = plugins.get(plugin) if isinstance(plugins, Mapping) else None
         entries = shell.get("hidden_paths") if isinstance(shell, Mapping) else None
         if isinstance(entries, list):
             out += [e for e in entries if isinstance(e, str) and e.strip()]

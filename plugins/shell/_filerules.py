@@ -80,7 +80,7 @@ def tree_read_vote(request: PermissionRequest, parts: Iterable[PartVerdict], hid
     deny rule may cover a file there that the box does not hide (``hidden``:
     what it will hide; empty without bubblewrap)."""
     session = request.session
-    rules = _fixed_paths(session, "Read")
+    rules = _fixed_paths(session, session.plugin_state(request.tool.plugin), "Read")
     if not rules:
         return None
     for part in parts:
@@ -99,7 +99,7 @@ def tree_read_vote(request: PermissionRequest, parts: Iterable[PartVerdict], hid
     return None
 
 
-def box_paths(session: Session, backend: Backend,
+def box_paths(session: Session, state: dict[str, Any], backend: Backend,
               writable: tuple[Path, ...]) -> tuple[tuple[Path, ...], tuple[Path, ...], str | None]:
     """What the deny rules on files make of the box: paths ``Read`` rules
     name (hidden), paths ``Edit``/``Write`` rules name that a writable
@@ -109,7 +109,7 @@ def box_paths(session: Session, backend: Backend,
     guarded: list[Path] = []
     unenforced: str | None = None
     for tool in ("Read", "Edit", "Write"):
-        named = _fixed_paths(session, tool)
+        named = _fixed_paths(session, state, tool)
         # the same file in a copy of its folder (a sub-agent's worktree: Session.copies_of)
         named = named + [(text, Path(copy)) for text, path in named if path is not None
                          for copy in session.copies_of(str(path))]
@@ -131,14 +131,14 @@ def box_paths(session: Session, backend: Backend,
     return tuple(dict.fromkeys(hidden)), tuple(dict.fromkeys(guarded)), unenforced
 
 
-def _fixed_paths(session: Session, tool: str) -> list[tuple[str, Path | None]]:
+def _fixed_paths(session: Session, state: dict[str, Any], tool: str) -> list[tuple[str, Path | None]]:
     """(rule text, the path it names or None) for each deny rule written for
     ``tool``, kept per session until the rules change (they change only by
     being added or revoked)."""
     rules = session.rules_for("deny", tool)
     if not rules:
         return []
-    cache: dict[str, tuple[list[Any], list[tuple[str, Path | None]]]] = session.plugin_state("shell").setdefault(
+    cache: dict[str, tuple[list[Any], list[tuple[str, Path | None]]]] = state.setdefault(
         _FIXED, {})
     found = cache.get(tool)
     # the rule objects themselves, compared by identity: an id could be reused after a revoke

@@ -43,7 +43,7 @@ from collections.abc import Callable, Iterable
 from functools import partial
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from pegboard.paths import config_dir, data_dir, is_within, looks_like_git_dir
 
@@ -80,7 +80,7 @@ class _Listing:
     links: tuple[str, ...]
 
 
-def guard(session: Session, writable: Iterable[Path], *, prepare: bool = False) -> Guard:
+def guard(session: Session, state: dict[str, Any], writable: Iterable[Path], *, prepare: bool = False) -> Guard:
     """The protected paths in ``writable`` (resolved folders) for ``session``'s
     box. ``prepare``: a command is about to run, so create each working
     directory's missing ``.pegboard`` first (deciding changes nothing)."""
@@ -96,7 +96,7 @@ def guard(session: Session, writable: Iterable[Path], *, prepare: bool = False) 
             elif not os.access(root, os.W_OK | os.X_OK):
                 unguarded.append(f"{folder} does not exist and cannot be made in advance")
     patterns = session.protected_patterns()
-    cache = _cache(session, roots, patterns)
+    cache = _cache(session, state, roots, patterns)
     found: list[str] = []
     links: list[str] = []
     entries = 0
@@ -129,10 +129,9 @@ def outermost(folders: Iterable[Path]) -> list[Path]:
     return out
 
 
-def _cache(session: Session, roots: list[Path], patterns: tuple[str, ...]) -> dict[str, _Listing]:
+def _cache(session: Session, state: dict[str, Any], roots: list[Path], patterns: tuple[str, ...]) -> dict[str, _Listing]:
     """The session's listings, for these roots and patterns (what is
     protected depends on both: patterns are relative to the working dirs)."""
-    state = session.plugin_state("shell")
     key = (tuple(roots), tuple(session.working_dirs), patterns, str(Path.home()))
     kept = state.get(_STATE)
     if not (isinstance(kept, tuple) and kept[0] == key):

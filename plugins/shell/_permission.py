@@ -64,9 +64,9 @@ _REAL_ROOT = "real_root"  # (session.root, its real path)
 _SUBCOMMAND = re.compile(r"[A-Za-z][A-Za-z0-9._-]*")
 
 
-def shell_cwd(session: Session) -> Path:
-    """Where the next command runs: the shell's directory, else the root."""
-    state = session.plugin_state("shell")
+def shell_cwd(session: Session, state: dict[str, Any]) -> Path:
+    """Where the next command runs: the shell's directory, else the root
+    (``state``: the plugin's state in ``session``)."""
     cwd = state.get("cwd")
     if isinstance(cwd, Path) and cwd.is_dir():
         return cwd
@@ -88,7 +88,7 @@ def _request_cwd(request: PermissionRequest) -> Path:
     allow rule of the request ask for it)."""
     cwd = request.extra.get(_CWD)
     if not isinstance(cwd, Path):
-        cwd = request.extra[_CWD] = shell_cwd(request.session)
+        cwd = request.extra[_CWD] = shell_cwd(request.session, request.session.plugin_state(request.tool.plugin))
     return cwd
 
 
@@ -110,8 +110,9 @@ class SandboxPlan:
         return protects_inside(self.backend, self.box) and self.unenforced is None and self.unguarded is None
 
 
-def sandbox_plan(session: Session, config: ShellConfig, disable: bool, *, layers: Iterable[Any] = (),
-                 prepare: bool = False, guard_paths: bool = True) -> SandboxPlan | None:
+def sandbox_plan(session: Session, state: dict[str, Any], config: ShellConfig, disable: bool, *,
+                 layers: Iterable[Any] = (), plugin: str = "", prepare: bool = False,
+                 guard_paths: bool = True) -> SandboxPlan | None:
     """The sandbox the next command runs in, or None when it runs unconfined.
 
     The unrestricted level and the ask-every-call policy do not confine (an
@@ -121,7 +122,7 @@ def sandbox_plan(session: Session, config: ShellConfig, disable: bool, *, layers
     protected path in them is bound read-only again (``_guard``; skipped
     with ``guard_paths=False`` by a vote that only needs what is hidden).
     Credentials, pegboard's folders and every layer's ``hidden_paths``
-    (``layers``: the config layers) are hidden (``_credentials``).
+    (``layers``: the config layers, read at ``[plugins.<plugin>]``) are hidden (``_credentials``).
     ``prepare``: about to run, so create what the box needs (deciding
     permission changes nothing on disk).
     """
@@ -137,9 +138,9 @@ def sandbox_plan(session: Session, config: ShellConfig, disable: bool, *, layers
     writable = tuple(Path(os.path.realpath(d)) for d in session.working_dirs) if writes else ()
     protected = Guard()
     if writable and backend == "bubblewrap" and guard_paths:
-        protected = guard(session, writable, prepare=prepare)
-    hidden, guarded, unenforced = box_paths(session, backend, writable)
-    secrets = hidden_paths(Path(os.path.realpath(session.root)), (*config.hidden_paths, *layered_hidden(layers)))
+        protected = guard(session, state, writable, prepare=prepare)
+    hidden, guarded, unenforced = box_paths(session, state, backend, writable)
+    secrets = hidden_paths(Path(os.path.realpath(session.root)), (*config.hidden_paths, *layered_hidden(layers, plugin)))
     if backend == "landlock" and unenforced is None:
         # Landlock hides by granting reads everywhere else: a folder holding a
         # hidden path could then not read the files a command makes in it.
@@ -169,10 +170,12 @@ def vote(request: PermissionRequest, config: ShellConfig, layers: Iterable[Any] 
         return Vote.ask("the command asks to run outside the sandbox", firm=True,
                         suggest=suggestions(command))
     session = request.session
+    state = session.plugin_state(request.tool.plugin)
     verdict = analysis(request, command).verdict(_request_cwd(request))
     if _names_config(command, session):
         return Vote.ask("the command names pegboard's configuration", suggest=suggestions(command))
-    plan = sandbox_plan(session, config, disable=False, layers=layers, guard_paths=False)
+    plan = sandbox_plan(session, state, config, disable=False, layers=layers, plugin=request.tool.plugin,
+                        guard_paths=False)
     if verdict.read_only or verdict.file_edit:
         votes = list(_path_votes(request, verdict.parts))
         hidden = frozenset(plan.box.hidden) if plan is not None and plan.backend == "bubblewrap" else frozenset()
@@ -197,7 +200,8 @@ def vote(request: PermissionRequest, config: ShellConfig, layers: Iterable[Any] 
             # A read outside: the sandbox does not narrow reads, so it does not help.
             return Vote.ask(worst.reason, suggest=suggestions(command))
     if plan is not None and config.auto_allow_if_sandboxed and protects_inside(plan.backend, plan.box):
-        plan = sandbox_plan(session, config, disable=False, layers=layers)  # now with what it must guard
+        # now with what it must guard
+        plan = sandbox_plan(session, state, config, disable=False, layers=layers, plugin=request.tool.plugin)
         if plan is not None and plan.safe and not session.policy.read_only_tools:
             return Vote.allow(f"runs inside the {plan.backend} sandbox")
     if plan is not None and plan.unenforced is not None and config.auto_allow_if_sandboxed:

@@ -102,8 +102,10 @@ def kill_group(pid: int) -> None:
         pass
 
 
-def spill_name(data_dir: Path, stem: str) -> Path:
-    out = data_dir / "shell"
+def spill_name(folder: Path, stem: str) -> Path:
+    """A new file for spilled output in ``folder`` (the session's folder of
+    the plugin's name), made if missing."""
+    out = folder
     out.mkdir(parents=True, exist_ok=True, mode=0o700)
     return out / f"{stem}-{uuid.uuid4().hex[:8]}.log"
 
@@ -146,14 +148,15 @@ Wrapper = Callable[[list[str]], tuple[list[str], tuple[int, ...]]]
 
 
 async def run(command: str, wrap: Wrapper, *, cwd: Path, env: Mapping[str, str],
-              timeout_s: float | None, max_chars: int, data_dir: Path, output_file: Path | None = None,
+              timeout_s: float | None, max_chars: int, data_dir: Path, spill_dir: Path, output_file: Path | None = None,
               started: asyncio.Future[int] | None = None,
               on_line: Callable[[str], None] | None = None) -> Outcome:
     """Run ``command`` in bash (``wrap`` puts it in the sandbox) and collect its output.
 
     With ``output_file`` (background jobs), output goes straight to that file.
     Otherwise up to ``max_chars`` are kept; past that, everything goes to a
-    file under ``data_dir`` and the result is a preview. ``on_line`` is
+    file in ``spill_dir`` and the result is a preview (``data_dir`` holds the
+    short-lived file the shell's directory is read back through). ``on_line`` is
     told each line of output as it comes (progress for a host).
     """
     cwd_fd, cwd_path = tempfile.mkstemp(prefix="pb-cwd-", dir=data_dir)
@@ -169,7 +172,7 @@ async def run(command: str, wrap: Wrapper, *, cwd: Path, env: Mapping[str, str],
                 os.close(fd)
         if started is not None and not started.done():
             started.set_result(proc.pid)
-        collector = _Collector(max_chars, data_dir, on_line) if stream is not None else None
+        collector = _Collector(max_chars, spill_dir, on_line) if stream is not None else None
         reader = asyncio.ensure_future(collector.drain(stream)) if collector and stream else None
         timed_out = False
         try:
@@ -228,12 +231,12 @@ def _read_cwd(path: str) -> Path | None:
 class _Collector:
     """Keeps output in memory up to a limit, then spills it all to a file."""
 
-    def __init__(self, max_chars: int, data_dir: Path, on_line: Callable[[str], None] | None = None):
+    def __init__(self, max_chars: int, spill_dir: Path, on_line: Callable[[str], None] | None = None):
         self.on_line = on_line
         self._partial = b""
         self.max_bytes = max_chars * 4
         self.max_chars = max_chars
-        self.data_dir = data_dir
+        self.spill_dir = spill_dir
         self.head = bytearray()
         self.file: Path | None = None
         self._fh: object = None
@@ -261,7 +264,7 @@ class _Collector:
                 self._fh.close()  # type: ignore[attr-defined]
 
     def _start_spill(self) -> None:
-        self.file = spill_name(self.data_dir, "bash-output")
+        self.file = spill_name(self.spill_dir, "bash-output")
         self._fh = open(self.file, "wb")  # noqa: SIM115
         self._write(bytes(self.head))
         self.head = self.head[: self.max_bytes]
@@ -277,7 +280,7 @@ class _Collector:
             if len(text) <= self.max_chars:
                 return text, None, len(text)
             # Many bytes per char kept it under the byte limit: spill now.
-            self.file = spill_name(self.data_dir, "bash-output")
+            self.file = spill_name(self.spill_dir, "bash-output")
             self.file.write_bytes(bytes(self.head))
             return text, self.file, len(text)
         return self.head.decode("utf-8", "replace"), self.file, self.written

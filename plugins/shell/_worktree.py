@@ -55,7 +55,7 @@ async def enter_worktree(args: EnterWorktreeInput, ctx: ToolContext) -> ToolResu
     if state.get("worktree"):
         wt = state["worktree"]
         return ToolResult.error(f"The shell is already in the worktree {wt['path']}; ExitWorktree first.")
-    here = shell_cwd(ctx.session)
+    here = shell_cwd(ctx.session, ctx.state)
     code, top = await _git(ctx, here, "rev-parse", "--show-toplevel")
     if code != 0:
         return ToolResult.error(f"{here} is not inside a git repository, so there is nothing to make a worktree of.")

@@ -27,7 +27,6 @@ __all__ = ["SkillsConfig"]
 
 PEGBOARD_API = "1.0"
 
-PLUGIN = "skills"
 _MOD = "pegboard.plugins.skills"
 
 
@@ -158,10 +157,10 @@ def pegboard_rule_matcher(rule: Rule) -> Any:
 
 
 @hookimpl
-def pegboard_session_closed(session: Session) -> None:
+def pegboard_session_closed(session: Session, context: PluginContext) -> None:
     from ._activation import deactivate
 
-    deactivate(session.plugin_state(PLUGIN))
+    deactivate(session.plugin_state(context.name))
 
 
 @hookimpl

@@ -17,7 +17,7 @@ __all__ = ["catalog_for_context", "describe_skill_tool", "doctor_checks"]
 def _config(context: PluginContext) -> Any:
     from . import SkillsConfig
 
-    table = context.settings.plugin_options("skills", SkillsConfig)
+    table = context.settings.plugin_options(context.name, SkillsConfig)
     try:
         return SkillsConfig.model_validate(table)
     except ValidationError:
@@ -45,8 +45,8 @@ def describe_skill_tool(context: PluginContext) -> str:
 
 def doctor_checks(config: Any, context: PluginContext) -> list[Check]:
     catalog = catalog_for_context(context)
-    checks = [Check("skills", "ok", f"{len(catalog.skills)} skill(s) loaded, {len(catalog.shadowed)} shadowed")]
+    checks = [Check(context.name, "ok", f"{len(catalog.skills)} skill(s) loaded, {len(catalog.shadowed)} shadowed")]
     for broken in catalog.broken:
         where = broken.path or broken.origin
-        checks.append(Check("skills", "warn", f"{where}: {broken.reason}"))
+        checks.append(Check(context.name, "warn", f"{where}: {broken.reason}"))
     return checks

@@ -1,0 +1,87 @@
+"""A built-in plugin installed under another entry-point name reads its
+config from ``[plugins.<that name>]`` and keeps its state and files under
+that name: no plugin spells its own name (issue 14, item 2)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import click
+import pytest
+
+import pegboard.plugins.shell as shell_plugin
+import pegboard.plugins.skills as skills_plugin
+from pegboard import Toolbox
+
+pytestmark = pytest.mark.anyio
+
+
+def _load(tmp_path: Path, name: str, module: object, body: str) -> Toolbox:
+    root = tmp_path / "project"
+    root.mkdir(exist_ok=True)
+    cfg = tmp_path / "pegboard.toml"
+    cfg.write_text(f"[plugins.{name}]\n{body}\n", encoding="utf-8")
+    return Toolbox.load(cwd=root, plugins=[name], extra_plugins={name: module}, config=cfg)
+
+
+async def test_shell_under_another_name_reads_its_table_and_keeps_its_state(tmp_path: Path) -> None:
+    toolbox = _load(tmp_path, "box", shell_plugin, 'sandbox = "off"\nmax_output_chars = 1000')
+    assert toolbox.records["box"].error is None
+    assert toolbox.tools["Bash"].plugin == "box"
+    assert toolbox.plugin_config("box").max_output_chars == 1000  # from [plugins.box]
+    session = toolbox.session(mode="bypassPermissions")
+    try:
+        (toolbox.settings.root / "sub").mkdir()
+        moved = await session.call("Bash", {"command": "cd sub"})
+        assert not moved.is_error, moved.text_content()
+        assert session.plugin_state("box")["cwd"] == (toolbox.settings.root / "sub").resolve()
+        assert session.plugin_state("shell") == {}
+        long = await session.call("Bash", {"command": "head -c 5000 /dev/zero | tr '\\0' x"})
+        spilled = list((session.data_dir / "box").glob("bash-output-*.log"))
+        assert len(spilled) == 1 and spilled[0].read_text() == "x" * 5000, long.text_content()
+        assert not (session.data_dir / "shell").exists()
+    finally:
+        await session.aclose()
+
+
+async def test_skills_under_another_name_reads_its_table_and_keeps_its_state(tmp_path: Path) -> None:
+    toolbox = _load(tmp_path, "know", skills_plugin, "listing_budget = 12345")
+    assert toolbox.records["know"].error is None
+    assert toolbox.tools["Skill"].plugin == "know"
+    context = toolbox.context_for("know")
+    assert context is not None
+    from pegboard.plugins.skills._describe import _config, doctor_checks
+
+    assert _config(context).listing_budget == 12345  # the listing's own read of [plugins.know]
+    assert {check.name for check in doctor_checks(None, context)} == {"know"}
+    session = toolbox.session()
+    closed: list[dict[str, object]] = []
+    state = session.plugin_state("know")
+    state["marker"] = True
+    import pegboard.plugins.skills._activation as activation
+
+    real = activation.deactivate
+    activation.deactivate = lambda s: closed.append(s)  # type: ignore[assignment]
+    try:
+        await session.aclose()
+    finally:
+        activation.deactivate = real
+    assert closed == [state]  # pegboard_session_closed got skills' own state, under its name
+
+
+def test_register_commands_gets_the_plugins_own_context(tmp_path: Path) -> None:
+    from pegboard import hookimpl
+
+    class Plugin:
+        seen: list[str] = []
+
+        @hookimpl
+        def pegboard_register_commands(self, cli: click.Group, context: object) -> None:
+            self.seen.append(context.name)  # type: ignore[attr-defined]
+
+    plugin = Plugin()
+    toolbox = Toolbox.load(cwd=tmp_path, plugins=["named"], extra_plugins={"named": plugin})
+    group = click.Group()
+    outcomes = list(toolbox.hooks.each("pegboard_register_commands", cli=group, own_context=toolbox.context_for))
+    assert [o.error for o in outcomes if o.plugin == "named"] == [None]
+    assert plugin.seen == ["named"]
