@@ -83,6 +83,8 @@ class PluginContext:
     """The core's dispatch helper behind ``each`` and ``notify``; use those."""
     host_names: set[str] = field(default_factory=set, compare=False, repr=False)
     """The names hosts are registered under; use ``host_implements``."""
+    own_contexts: Callable[[str], PluginContext | None] | None = field(default=None, compare=False, repr=False)
+    """The core's lookup behind ``each``'s ``context`` (each plugin's own); use ``each``."""
 
     def host_implements(self, hook: str) -> bool:
         """Whether a host (the embedding code's object or module given as
@@ -133,8 +135,14 @@ class PluginContext:
         declared with ``pegboard_add_hooks``) one at a time, in the core's
         order: each ``Outcome`` has the implementing plugin's name and its
         value or the exception it raised, so one plugin's bug hides nobody
-        else's answer. No outcomes when no loaded plugin declares the hook."""
-        return list(self.hooks.each(hook, **kwargs)) if self.hooks is not None else []
+        else's answer. No outcomes when no loaded plugin declares the hook.
+        When the hook takes ``context`` and the call gives none, each
+        implementation gets its own plugin's (a host's is None): that is how
+        it learns the name it is installed under."""
+        if self.hooks is None:
+            return []
+        own = None if "context" in kwargs else self.own_contexts
+        return list(self.hooks.each(hook, own_context=own, **kwargs))
 
     def notify(self, hook: str, /, **kwargs: Any) -> None:
         """``each`` for a hook called for its effect: an implementation that
@@ -274,9 +282,14 @@ class Plugins:
                 stores=self.store_handle,
                 listing_only=self._listing,
                 on_tools_changed=lambda: self._reregister(record),
+                own_contexts=self._context_named,
             )
             self._contexts[record.name] = context
         return context
+
+    def _context_named(self, name: str) -> PluginContext | None:
+        record = self.records.get(name)
+        return self.context(record) if record is not None else None
 
     def watched_files(self) -> list[Path]:
         return [p for c in self._contexts.values() for p in c.watched]

@@ -227,7 +227,7 @@ class Session:
                       'PluginContext.notify("pegboard_file_read", session=session, path=path, source=source)',
                       DeprecationWarning, stacklevel=2)
         for outcome in self.toolbox.hooks.each("pegboard_file_read", session=self, path=Path(path),
-                                               source=source):
+                                               source=source, own_context=self.toolbox.context_for):
             if outcome.error is not None:  # the tool that showed the file has done its work
                 _report(f"pegboard_file_read of plugin {outcome.plugin!r}", outcome.error)
 

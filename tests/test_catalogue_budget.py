@@ -16,16 +16,16 @@ PEGBOARD = Path(sys.executable).parent / "pegboard"
 
 def record_server(tmp_path: Path, count: int, extra: str = "") -> Path:
     """A server whose 1,000-tool list is already recorded, as after its first session."""
-    from pegboard.plugins.mcp._config import collect_servers
+    from pegboard.plugins.mcp._config import collect_servers, own_folder
     from pegboard.plugins.mcp._store import ToolCache
 
     cfg = tmp_path / "pegboard.toml"
     cfg.write_text(f'[plugins.mcp.servers.big]\ncommand = "unused"\n{extra}')
     toolbox = Toolbox.load(cwd=tmp_path, config=cfg, plugins=["mcp"], listing=True)
     context = toolbox.context_for("mcp")
-    (spec,) = collect_servers(toolbox.plugin_config("mcp"), context.root, context.settings)[0]
+    (spec,) = collect_servers(toolbox.plugin_config("mcp"), context.root, context.settings, plugin="mcp")[0]
     schema = {"type": "object", "properties": {"id": {"type": "string", "description": "The record's id."}}}
-    ToolCache(context.data_dir).update(spec, [(f"op_{n:04d}", f"Operation {n} on the records: " + "detail " * 30,
+    ToolCache(own_folder(context)).update(spec, [(f"op_{n:04d}", f"Operation {n} on the records: " + "detail " * 30,
                                                schema) for n in range(count)])
     return cfg
 

@@ -146,14 +146,14 @@ async def test_the_client_says_it_is_pegboard(tmp_path: Path) -> None:
 
     toolbox = Toolbox.load(cwd=tmp_path, config=cfg, plugins=["mcp"], listing=True)
     context = toolbox.context_for("mcp")
-    from pegboard.plugins.mcp._config import collect_servers
+    from pegboard.plugins.mcp._config import collect_servers, own_folder
 
-    (spec,) = collect_servers(toolbox.plugin_config("mcp"), context.root, context.settings)[0]
+    (spec,) = collect_servers(toolbox.plugin_config("mcp"), context.root, context.settings, plugin="mcp")[0]
     from mcp import Client
 
     async with Client(server) as probe:
         listed = (await probe.list_tools()).tools
-    ToolCache(context.data_dir).update(spec, [(t.name, t.description, t.input_schema) for t in listed])
+    ToolCache(own_folder(context)).update(spec, [(t.name, t.description, t.input_schema) for t in listed])
     seen.clear()
     toolbox = Toolbox.load(cwd=tmp_path, config=cfg, plugins=["mcp"])
     async with toolbox.session() as session:

@@ -144,7 +144,7 @@ async def test_bad_server_name_names_file_and_key(tmp_path: Path) -> None:
 
 
 async def test_mcp_json_server_needs_approval(tmp_path: Path, trust_project: Callable[[Path], Path]) -> None:
-    from pegboard.plugins.mcp._config import collect_servers
+    from pegboard.plugins.mcp._config import collect_servers, own_folder
     from pegboard.plugins.mcp._store import Approvals
 
     trust_project(tmp_path)  # trusted, a project's servers still need approval
@@ -159,9 +159,9 @@ async def test_mcp_json_server_needs_approval(tmp_path: Path, trust_project: Cal
         result = await session.call("ReadMcpResourceTool", {"server": "proj", "uri": "docs://readme"})
         assert result.is_error and "pegboard mcp approve proj" in result.text_content()
     context = toolbox.context_for("mcp")
-    spec = next(s for s in collect_servers(toolbox.plugin_config("mcp"), context.root, context.settings)[0]
+    spec = next(s for s in collect_servers(toolbox.plugin_config("mcp"), context.root, context.settings, plugin="mcp")[0]
                 if s.name == "proj")
-    Approvals(context.data_dir).approve(spec)
+    Approvals(own_folder(context)).approve(spec)
     async with load(tmp_path, None).session() as session:
         result = await session.call("ReadMcpResourceTool", {"server": "proj", "uri": "docs://readme"})
         assert result.text_content() == "read me first"
@@ -336,15 +336,15 @@ async def test_in_memory_server_through_the_session(tmp_path: Path) -> None:
 
 
 async def test_unsafe_tool_names_are_replaced_and_collisions_reported(tmp_path: Path) -> None:
-    from pegboard.plugins.mcp._config import collect_servers
+    from pegboard.plugins.mcp._config import collect_servers, own_folder
     from pegboard.plugins.mcp._store import ToolCache
 
     config = write_config(tmp_path, {"odd": {"command": "never-run"}})
     toolbox = load(tmp_path, config)
     context = toolbox.context_for("mcp")
-    (spec,) = collect_servers(toolbox.plugin_config("mcp"), context.root, context.settings)[0]
+    (spec,) = collect_servers(toolbox.plugin_config("mcp"), context.root, context.settings, plugin="mcp")[0]
     schema = {"type": "object"}
-    ToolCache(context.data_dir).update(spec, [("get/item", "a", schema), ("get item", "b", schema),
+    ToolCache(own_folder(context)).update(spec, [("get/item", "a", schema), ("get item", "b", schema),
                                               ("fine.name", "c", schema)])
     toolbox = load(tmp_path, config)
     assert toolbox.records["mcp"].error is None

@@ -85,3 +85,49 @@ def test_register_commands_gets_the_plugins_own_context(tmp_path: Path) -> None:
     outcomes = list(toolbox.hooks.each("pegboard_register_commands", cli=group, own_context=toolbox.context_for))
     assert [o.error for o in outcomes if o.plugin == "named"] == [None]
     assert plugin.seen == ["named"]
+
+
+async def test_fs_under_another_name_records_reads_the_shell_reports_under_it(tmp_path: Path) -> None:
+    import pegboard.plugins.fs as fs_plugin
+
+    root = tmp_path / "project"
+    root.mkdir()
+    (root / "a.txt").write_text("hello\n")
+    toolbox = Toolbox.load(cwd=root, plugins=["files", "shell"], extra_plugins={"files": fs_plugin})
+    assert toolbox.tools["Edit"].plugin == "files"
+    session = toolbox.session(mode="bypassPermissions")
+    try:
+        shell = toolbox.context_for("shell")
+        assert shell is not None
+        # what the shell does for `cat a.txt`: no context given, so fs gets its own
+        shell.notify("pegboard_file_read", session=session, path=root / "a.txt", source="Bash")
+        assert "reads" in session.plugin_state("files") and session.plugin_state("fs") == {}
+        edited = await session.call("Edit", {"file_path": str(root / "a.txt"), "old_string": "hello",
+                                             "new_string": "bye"})
+        assert not edited.is_error, edited.text_content()
+        assert (root / "a.txt").read_text() == "bye\n"
+    finally:
+        await session.aclose()
+
+
+async def test_mcp_under_another_name_reads_its_table_and_keeps_its_state(tmp_path: Path) -> None:
+    import pegboard.plugins.mcp as mcp_plugin
+    from pegboard.plugins.mcp._commands import server_rows
+    from pegboard.plugins.mcp._config import own_folder
+    from pegboard.plugins.mcp._handlers import loaded_context
+
+    toolbox = _load(tmp_path, "ext", mcp_plugin, '[plugins.ext.servers.demo]\ncommand = "/nonexistent/server"')
+    assert toolbox.records["ext"].error is None
+    context = loaded_context(toolbox)  # found by its package, under the name it was loaded as
+    assert context.name == "ext" and own_folder(context) == context.data_dir / "ext"
+    (row,) = server_rows(toolbox, "ext")
+    assert row["name"] == "demo" and row["source"] == str(tmp_path / "pegboard.toml")  # [plugins.ext.servers]
+    assert toolbox.tools["ListMcpResourcesTool"].plugin == "ext"
+    session = toolbox.session(mode="bypassPermissions")
+    try:
+        await session.call("ListMcpResourcesTool", {})
+        assert "pool" in session.plugin_state("ext") and session.plugin_state("mcp") == {}
+        # the failed listing at load was recorded in the plugin's own folder
+        assert any((own_folder(context) / "tools").iterdir()) and not (context.data_dir / "mcp").exists()
+    finally:
+        await session.aclose()

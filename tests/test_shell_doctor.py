@@ -11,14 +11,14 @@ from pegboard.plugins.shell._sandbox import backend_for
 
 
 def test_sandbox_off_fails_loudly() -> None:
-    sandbox = [c for c in checks(ShellConfig(sandbox="off")) if c.name == "sandbox"]
+    sandbox = [c for c in checks(ShellConfig(sandbox="off"), "shell") if c.name == "sandbox"]
     assert sandbox and sandbox[0].status == "fail"
     assert "unconfined" in sandbox[0].detail and "none counts as sandboxed" in sandbox[0].detail
 
 
 def test_sandbox_check_names_the_working_backend() -> None:
     backend = backend_for("auto")
-    (sandbox,) = [c for c in checks(ShellConfig()) if c.name == "sandbox"]
+    (sandbox,) = [c for c in checks(ShellConfig(), "shell") if c.name == "sandbox"]
     if backend == "none":
         assert sandbox.status == "fail"
     else:

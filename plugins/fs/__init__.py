@@ -108,14 +108,14 @@ def pegboard_rule_matcher(rule: Rule, context: PluginContext) -> Any:
 
 
 @hookimpl
-def pegboard_file_read(session: Session, path: Path, source: str) -> None:
+def pegboard_file_read(session: Session, path: Path, source: str, context: PluginContext) -> None:
     """Another plugin (the shell's cat/head/sed -n) showed a file in full: it counts as read."""
     import os
 
     from ._tracking import tracker
 
     real = Path(os.path.realpath(path if Path(path).is_absolute() else session.root / path))
-    tracker(session.plugin_state("fs")).record(real)
+    tracker(session.plugin_state(context.name)).record(real)
 
 
 @hookimpl

@@ -8,12 +8,14 @@ from typing import TYPE_CHECKING
 from pegboard import hookspec
 
 if TYPE_CHECKING:
-    from pegboard import Session
+    from pegboard import PluginContext, Session
 
 
 @hookspec
-def pegboard_file_read(session: Session, path: Path, source: str) -> None:
+def pegboard_file_read(session: Session, path: Path, source: str, context: PluginContext) -> None:
     """A file was shown to the model in full (``source``: the tool that showed it).
+    ``context`` is the implementing plugin's own, which the core supplies
+    (callers do not pass one).
 
     The fs plugin records it so that Edit and Write accept the file; the shell
     plugin calls it for ``cat``, ``head``, ``tail`` and ``sed -n``, with

@@ -15,7 +15,8 @@ from typing import Any
 
 from pegboard import PermissionRequest, Rule, Tool, ToolNamespace, Vote, hookimpl
 
-from ._config import McpConfig, ServerSpec, collect_servers, read_mcp_json, split_tool_name, tool_name
+from ._config import (McpConfig, ServerSpec, collect_servers, own_folder, read_mcp_json, split_tool_name,
+                      tool_name)
 from ._sdk import sdk_problem
 from ._store import Approvals, ToolCache
 from ._tokens import TokenFile
@@ -31,7 +32,6 @@ RETRY_LISTING_AFTER_S = 60.0
 # reads the records only (it runs inside the session's event loop).
 RELISTING: ContextVar[bool] = ContextVar("pegboard_mcp_relisting", default=False)
 
-PLUGIN = "mcp"
 HANDLERS = "pegboard.plugins.mcp._handlers"
 MODELS = "pegboard.plugins.mcp._models"
 RESOURCE_TOOLS = {
@@ -156,7 +156,7 @@ def _list_new_servers(specs: list[ServerSpec], cache: ToolCache, context: Any) -
         failed = cache.last_failure(spec)
         if cache.needs_sign_in(spec):
             # Nothing changes until the person signs in (which writes the token file).
-            tokens = TokenFile(context.data_dir, spec).path
+            tokens = TokenFile(own_folder(context), spec).path
             context.watch(tokens)
             if failed is None or not tokens.exists() or tokens.stat().st_mtime < failed[0]:
                 continue
@@ -171,7 +171,7 @@ def _list_new_servers(specs: list[ServerSpec], cache: ToolCache, context: Any) -
 
     for spec in due:
         context.watch(cache.failure_path(spec))
-    for name, (reason, sign_in) in discover(due, context.data_dir).items():
+    for name, (reason, sign_in) in discover(due, own_folder(context)).items():
         spec = next(s for s in due if s.name == name)
         if reason is not None:
             cache.record_failure(spec, reason, sign_in)
@@ -181,15 +181,15 @@ def _list_new_servers(specs: list[ServerSpec], cache: ToolCache, context: Any) -
 
 @hookimpl
 def pegboard_register_tools(register: Callable[[Tool], None], config: McpConfig, context: Any) -> None:
-    specs, problems = collect_servers(config, context.root, context.settings)
+    specs, problems = collect_servers(config, context.root, context.settings, plugin=context.name)
     for problem in problems:
         context.report(problem)
     if config.read_mcp_json and not context.project_trusted:
         found, _ = read_mcp_json(context.root / ".mcp.json")
         if found:
             context.report_ignored(context.root / ".mcp.json", f"MCP servers {', '.join(sorted(found))}")
-    approvals = Approvals(context.data_dir)
-    cache = ToolCache(context.data_dir)
+    approvals = Approvals(own_folder(context))
+    cache = ToolCache(own_folder(context))
     # `tools list` caches its answer; these files decide ours, so a change to
     # any of them (a refreshed tool list, an approval) must invalidate it.
     watch = getattr(context, "watch", None)
@@ -225,7 +225,7 @@ def pegboard_register_tools(register: Callable[[Tool], None], config: McpConfig,
 def _pending_change(request: PermissionRequest) -> str | None:
     """The hash of a new definition the user has not approved, if any."""
     meta = request.tool.metadata
-    pool = request.session.plugin_state(PLUGIN).get("pool")
+    pool = request.session.plugin_state(request.tool.plugin).get("pool")
     if pool is not None:
         live = pool.cached_tool(meta["server"], meta["tool"])
         if live is not None:
@@ -234,9 +234,9 @@ def _pending_change(request: PermissionRequest) -> str | None:
 
 
 @hookimpl
-def pegboard_permission(request: PermissionRequest) -> Vote | None:
+def pegboard_permission(request: PermissionRequest, context: Any) -> Vote | None:
     tool = request.tool
-    if tool.plugin != PLUGIN:
+    if tool.plugin != context.name:
         return None
     if tool.name in RESOURCE_TOOLS:
         return Vote.allow("reading MCP resources changes nothing")
@@ -246,7 +246,7 @@ def pegboard_permission(request: PermissionRequest) -> Vote | None:
     changed = _pending_change(request)
     if changed is not None:
         # Remembered so the handler knows this call was approved for the new definition.
-        request.session.plugin_state(PLUGIN).setdefault("announced", {})[tool.name] = changed
+        request.session.plugin_state(context.name).setdefault("announced", {})[tool.name] = changed
         return Vote.ask(f"the definition of {tool.name} (MCP server {server}) changed since it was approved; "
                         "check the new description and schema", firm=True)
     return Vote.ask(f"{tool.name} is a tool of MCP server {server!r}, which can do anything its author made it do",
@@ -265,8 +265,8 @@ def pegboard_rule_matcher(rule: Rule, context: Any) -> None:
 
 
 @hookimpl
-async def pegboard_session_closed(session: Any) -> None:
-    pool = session.plugin_state(PLUGIN).get("pool")
+async def pegboard_session_closed(session: Any, context: Any) -> None:
+    pool = session.plugin_state(context.name).get("pool")
     if pool is not None:
         await pool.aclose()
 
@@ -278,7 +278,7 @@ def pegboard_doctor(config: McpConfig, context: Any) -> list[Any]:
 
     from pegboard import Check
 
-    specs, problems = collect_servers(config, context.root, context.settings)
+    specs, problems = collect_servers(config, context.root, context.settings, plugin=context.name)
     checks = [Check("mcp config", "fail", line) for line in problems]
     missing = sdk_problem()
     if missing is not None:
@@ -286,7 +286,7 @@ def pegboard_doctor(config: McpConfig, context: Any) -> list[Any]:
         checks.append(Check("mcp sdk", "fail" if specs else "warn",
                             f"{missing}; needed for MCP servers and `pegboard serve`"))
         return checks
-    approvals, cache = Approvals(context.data_dir), ToolCache(context.data_dir)
+    approvals, cache = Approvals(own_folder(context)), ToolCache(own_folder(context))
     for spec in specs:
         name = f"mcp server {spec.name}"
         cfg = spec.config
@@ -317,10 +317,10 @@ def pegboard_doctor(config: McpConfig, context: Any) -> list[Any]:
 
 
 @hookimpl
-def pegboard_register_commands(cli: Any) -> None:
+def pegboard_register_commands(cli: Any, context: Any) -> None:
     from ._commands import add_commands
 
-    add_commands(cli)
+    add_commands(cli, context.name)
 
 
 async def list_prompts(toolbox: Any, session: Any) -> dict[str, list[Any]]:

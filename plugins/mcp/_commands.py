@@ -25,26 +25,36 @@ def _toolbox(listing: bool = True) -> Any:
     return _state().toolbox(listing=listing)
 
 
-def _specs(toolbox: Any) -> list[Any]:
+def _context(toolbox: Any, plugin: str) -> Any:
+    """The plugin's context in the toolbox the command runs with (``plugin``:
+    the name ``pegboard_register_commands`` was given)."""
+    from ._handlers import loaded_context
+
+    try:
+        return loaded_context(toolbox, plugin)
+    except RuntimeError as exc:
+        raise click.ClickException(str(exc)) from None
+
+
+def _specs(toolbox: Any, plugin: str) -> list[Any]:
     from ._config import collect_servers
 
-    context = toolbox.context_for("mcp")
-    config = toolbox.plugin_config("mcp")
-    if context is None or config is None:
-        raise click.ClickException("the mcp plugin is not loaded (is it disabled?)")
-    specs, problems = collect_servers(config, context.root, context.settings)
+    context = _context(toolbox, plugin)
+    config = toolbox.plugin_config(plugin)
+    specs, problems = collect_servers(config, context.root, context.settings, plugin=context.name)
     for line in problems:
         click.echo(f"pegboard: {line}", err=True)
     return specs
 
 
-def server_rows(toolbox: Any) -> list[dict[str, Any]]:
+def server_rows(toolbox: Any, plugin: str) -> list[dict[str, Any]]:
+    from ._config import own_folder
     from ._store import Approvals, ToolCache
 
-    context = toolbox.context_for("mcp")
-    approvals, cache = Approvals(context.data_dir), ToolCache(context.data_dir)
+    folder = own_folder(_context(toolbox, plugin))
+    approvals, cache = Approvals(folder), ToolCache(folder)
     rows = []
-    for spec in _specs(toolbox):
+    for spec in _specs(toolbox, plugin):
         listing = cache.load(spec)
         if not spec.config.enabled:
             state = "disabled"
@@ -72,13 +82,14 @@ def server_rows(toolbox: Any) -> list[dict[str, Any]]:
     return rows
 
 
-async def _refresh(toolbox: Any, names: list[str]) -> dict[str, tuple[bool, str]]:
+async def _refresh(toolbox: Any, plugin: str, names: list[str]) -> dict[str, tuple[bool, str]]:
     """Start the named servers once, to record their tool lists."""
+    from ._config import own_folder
     from ._pool import ServerPool
 
-    context = toolbox.context_for("mcp")
-    specs = [s for s in _specs(toolbox) if s.name in names]
-    pool = ServerPool(specs, data_dir=context.data_dir)
+    folder = own_folder(_context(toolbox, plugin))
+    specs = [s for s in _specs(toolbox, plugin) if s.name in names]
+    pool = ServerPool(specs, data_dir=folder)
     out: dict[str, tuple[bool, str]] = {}
     try:
         async def one(name: str) -> None:
@@ -99,11 +110,11 @@ async def _refresh(toolbox: Any, names: list[str]) -> dict[str, tuple[bool, str]
     return out
 
 
-async def _login(toolbox: Any, name: str, browser: bool, timeout_s: float) -> int:
+async def _login(toolbox: Any, plugin: str, name: str, browser: bool, timeout_s: float) -> int:
     from ._manager import describe_exception
     from ._signin import SignIn
 
-    spec = {s.name: s for s in _specs(toolbox)}.get(name)
+    spec = {s.name: s for s in _specs(toolbox, plugin)}.get(name)
     if spec is None or spec.config.transport != "http":
         click.echo(f"pegboard: no url server is called {name!r}; `pegboard mcp list` shows them", err=True)
         return 2
@@ -116,9 +127,10 @@ async def _login(toolbox: Any, name: str, browser: bool, timeout_s: float) -> in
 
             await asyncio.to_thread(webbrowser.open, url)
 
+    from ._config import own_folder
     from ._store import ToolCache
 
-    data_dir = toolbox.context_for("mcp").data_dir
+    data_dir = own_folder(_context(toolbox, plugin))
     signin = SignIn(spec, data_dir, open_url=show, scope=ToolCache(data_dir).sign_in_scope(spec))
     try:
         url = await signin.start()
@@ -173,7 +185,8 @@ async def _prompts(toolbox: Any, server: str | None, prompt: str | None, argumen
     return 1 if errors else 0
 
 
-def add_commands(cli: click.Group) -> None:
+def add_commands(cli: click.Group, plugin: str) -> None:
+    """``plugin``: the name the plugin is installed under (its context's)."""
     from pegboard.cli import JSON, MODE, global_options
 
     @cli.group("mcp")
@@ -185,7 +198,7 @@ def add_commands(cli: click.Group) -> None:
     @JSON
     def mcp_list(as_json: bool) -> None:
         """Each server, its source and state."""
-        rows = server_rows(_toolbox())
+        rows = server_rows(_toolbox(), plugin)
         if as_json:
             click.echo(json.dumps(rows, indent=2))
             return
@@ -209,8 +222,10 @@ def add_commands(cli: click.Group) -> None:
         from ._store import Approvals
 
         toolbox = _toolbox()
-        specs = {s.name: s for s in _specs(toolbox)}
-        approvals = Approvals(toolbox.context_for("mcp").data_dir)
+        from ._config import own_folder
+
+        specs = {s.name: s for s in _specs(toolbox, plugin)}
+        approvals = Approvals(own_folder(_context(toolbox, plugin)))
         for name in names:
             spec = specs.get(name)
             if spec is None:
@@ -219,7 +234,7 @@ def add_commands(cli: click.Group) -> None:
             what = spec.config.url or " ".join([spec.config.command or "", *spec.config.args])
             click.echo(f"approved {name} ({what}) for {spec.root}")
         if not no_refresh:
-            for name, (_, outcome) in asyncio.run(_refresh(toolbox, list(names))).items():
+            for name, (_, outcome) in asyncio.run(_refresh(toolbox, plugin, list(names))).items():
                 click.echo(f"{name}: {outcome}")
 
     @mcp_group.command("refresh")
@@ -228,9 +243,9 @@ def add_commands(cli: click.Group) -> None:
     def mcp_refresh(names: tuple[str, ...]) -> None:
         """Start servers once to record their tool lists (all when none named)."""
         toolbox = _toolbox()
-        chosen = list(names) or [s.name for s in _specs(toolbox)]
+        chosen = list(names) or [s.name for s in _specs(toolbox, plugin)]
         failed = False
-        for name, (ok, outcome) in asyncio.run(_refresh(toolbox, chosen)).items():
+        for name, (ok, outcome) in asyncio.run(_refresh(toolbox, plugin, chosen)).items():
             click.echo(f"{name}: {outcome}")
             failed = failed or not ok
         if failed:
@@ -244,7 +259,7 @@ def add_commands(cli: click.Group) -> None:
                   help="Seconds to wait for the sign-in to complete.")
     def mcp_login(name: str, no_browser: bool, timeout_s: float) -> None:
         """Sign in to a url server (OAuth): a browser, or a printed link, and a loopback redirect."""
-        code = asyncio.run(_login(_toolbox(), name, not no_browser, timeout_s))
+        code = asyncio.run(_login(_toolbox(), plugin, name, not no_browser, timeout_s))
         if code:
             raise SystemExit(code)
 
@@ -271,13 +286,14 @@ def add_commands(cli: click.Group) -> None:
     @click.argument("name")
     def mcp_logout(name: str) -> None:
         """Forget a server's sign-in (its tokens and registration) on this machine."""
+        from ._config import own_folder
         from ._tokens import TokenFile
 
         toolbox = _toolbox()
-        spec = {s.name: s for s in _specs(toolbox)}.get(name)
+        spec = {s.name: s for s in _specs(toolbox, plugin)}.get(name)
         if spec is None or spec.config.transport != "http":
             raise click.ClickException(f"no url server is called {name!r}; `pegboard mcp list` shows them")
-        removed = TokenFile(toolbox.context_for("mcp").data_dir, spec).delete()
+        removed = TokenFile(own_folder(_context(toolbox, plugin)), spec).delete()
         click.echo(f"signed out of {name}" if removed else f"{name}: not signed in")
 
     @cli.command("serve")

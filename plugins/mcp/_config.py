@@ -276,7 +276,14 @@ def read_mcp_json(path: Path) -> tuple[dict[str, ServerConfig], list[str]]:
     return out, problems
 
 
-def collect_servers(config: McpConfig, root: Path, settings: Any = None) -> tuple[list[ServerSpec], list[str]]:
+def own_folder(context: Any) -> Path:
+    """The plugin's folder in pegboard's data folder, named as the plugin is
+    installed: approvals, recorded tool lists, sign-ins and server logs."""
+    return Path(context.data_dir) / context.name
+
+
+def collect_servers(config: McpConfig, root: Path, settings: Any = None, *,
+                    plugin: str) -> tuple[list[ServerSpec], list[str]]:
     """Every server: the project's .mcp.json first, pegboard's own config over it.
 
     A server is project-defined (needs approval) when it comes from .mcp.json or
@@ -284,6 +291,8 @@ def collect_servers(config: McpConfig, root: Path, settings: Any = None) -> tupl
     files are trusted as they stand. ``.mcp.json`` is read only in a trusted
     project (``settings.trusted``; the core leaves an untrusted project's
     ``[plugins.mcp]`` out already), and its servers still need approval.
+    ``plugin``: the name the plugin is installed under, whose table
+    ``settings`` is asked where each server came from.
     """
     specs: dict[str, ServerSpec] = {}
     problems: list[str] = []
@@ -294,7 +303,7 @@ def collect_servers(config: McpConfig, root: Path, settings: Any = None) -> tupl
             specs[name] = ServerSpec(name, server, f"{path}", True, root)
     project_file = str(root / ".pegboard" / "config.toml")
     for name, server in config.servers.items():
-        key = ("plugins", "mcp", "servers", name)
+        key = ("plugins", plugin, "servers", name)
         source = settings.source_of(*key) if settings is not None else "config"
         # Any key the project file set makes the server the project's: a
         # project must not get a user's trusted server to run its command.

@@ -48,7 +48,7 @@ async def _discover(specs: list[ServerSpec], data_dir: Path) -> dict[str, tuple[
     from ._manager import NeedsSignIn
     from ._pool import ServerPool
 
-    pool = ServerPool(specs, data_dir=data_dir, log_dir=data_dir / "mcp" / "logs")
+    pool = ServerPool(specs, data_dir=data_dir, log_dir=data_dir / "logs")
     out: dict[str, tuple[str | None, bool]] = {}
 
     async def one(spec: ServerSpec) -> None:

@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING, Any
 
 from pegboard import TextContent, ToolContext, ToolResult
 
-from ._config import collect_servers
+from ._config import collect_servers, own_folder
 from ._content import resource_contents, to_tool_result
 from ._models import ListResourcesInput, ReadResourceDirInput, ReadResourceInput
 
@@ -36,8 +36,8 @@ def _pool(session: Any, state: dict[str, Any], context: Any, config: Any) -> Ser
         from ._manager import ClientSide
         from ._pool import ServerPool
 
-        specs, _ = collect_servers(config, context.root, context.settings)
-        pool = ServerPool(specs, data_dir=context.data_dir, log_dir=session.data_dir / "mcp",
+        specs, _ = collect_servers(config, context.root, context.settings, plugin=context.name)
+        pool = ServerPool(specs, data_dir=own_folder(context), log_dir=session.data_dir / context.name,
                           emit=session.emit, targets=state.get("targets"),
                           on_tools_changed=context.tools_changed,
                           client_side=ClientSide(elicit=session.elicit, roots=lambda: session.working_dirs,
@@ -232,7 +232,7 @@ async def authenticate(args: dict[str, Any], ctx: ToolContext) -> ToolResult:
     signins = ctx.state.setdefault("signins", {})
     if (old := signins.pop(server, None)) is not None:
         await old.close()
-    signin = SignIn(spec, ctx.plugin_context.data_dir, scope=pool.cache.sign_in_scope(spec))
+    signin = SignIn(spec, own_folder(ctx.plugin_context), scope=pool.cache.sign_in_scope(spec))
     try:
         url = await signin.start()
     except Exception as exc:
@@ -282,9 +282,20 @@ async def _signed_in(ctx: ToolContext, pool: ServerPool, server: str, tools: lis
                            f"{', '.join(names) or '(none)'}.")
 
 
+def loaded_context(toolbox: Any, plugin: str | None = None) -> Any:
+    """This plugin's ``PluginContext`` in ``toolbox``: under ``plugin`` (the
+    name ``pegboard_register_commands`` was given), or, for code a host calls
+    with only a toolbox, under the name it was loaded from this package as.
+    Raises when it is not loaded there (not installed, disabled or failed)."""
+    if plugin is None:
+        plugin = next((name for name, record in toolbox.records.items() if record.module == __package__), None)
+    context = toolbox.context_for(plugin) if plugin is not None else None
+    if context is None or toolbox.plugin_config(plugin) is None:
+        raise RuntimeError("the mcp plugin is not loaded (is it disabled?)")
+    return context
+
+
 def host_pool(toolbox: Any, session: Any) -> ServerPool:
     """The session's servers, for a host calling ``list_prompts`` / ``get_prompt``."""
-    context = toolbox.context_for("mcp")
-    if context is None:
-        raise RuntimeError("the mcp plugin is not loaded")
-    return _pool(session, session.plugin_state("mcp"), context, toolbox.plugin_config("mcp"))
+    context = loaded_context(toolbox)
+    return _pool(session, session.plugin_state(context.name), context, toolbox.plugin_config(context.name))

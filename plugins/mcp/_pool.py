@@ -40,7 +40,7 @@ class ServerPool:
         self.connections: dict[str, ServerConnection] = {}
         self._kicked = False
         self._background: list[asyncio.Task[Any]] = []
-        log_dir = log_dir if log_dir is not None else data_dir / "mcp" / "logs"
+        log_dir = log_dir if log_dir is not None else data_dir / "logs"
         for spec in specs:
             if not spec.config.enabled or not self.approvals.is_approved(spec):
                 continue

@@ -17,6 +17,8 @@ from urllib.parse import quote, unquote
 import mcp_types as types
 from mcp import MCPError
 
+from ._handlers import loaded_context
+
 __all__ = ["extra_handlers"]
 
 SCRATCHPAD = "pegboard://scratchpad/"
@@ -57,7 +59,7 @@ def _read(session: Any, uri: str) -> str:
 
 
 def _prompts(toolbox: Any) -> list[dict[str, Any]]:
-    context = toolbox.context_for("mcp")
+    context = loaded_context(toolbox)
     found: list[dict[str, Any]] = []
     for outcome in context.each("pegboard_prompts", context=context):
         if outcome.error is None and outcome.value:
@@ -91,7 +93,7 @@ def extra_handlers(toolbox: Any, registry: Any) -> dict[str, Any]:
             for p in _prompts(toolbox)])
 
     async def on_get_prompt(ctx: Any, params: types.GetPromptRequestParams) -> types.GetPromptResult:
-        context = toolbox.context_for("mcp")
+        context = loaded_context(toolbox)
         arguments = {k: str(v) for k, v in (params.arguments or {}).items()}
         for outcome in context.each("pegboard_prompt", context=context, name=params.name, arguments=arguments):
             if outcome.error is None and isinstance(outcome.value, str):

@@ -48,8 +48,9 @@ class Approvals:
     Editing a server's command, args, env or URL changes its hash, so an
     approval never carries over to a definition the user has not seen."""
 
-    def __init__(self, data_dir: Path):
-        self.path = data_dir / "mcp" / "approvals.json"
+    def __init__(self, folder: Path):
+        """``folder``: the plugin's own folder (``own_folder(context)``)."""
+        self.path = folder / "approvals.json"
 
     def _load(self) -> dict[str, dict[str, str]]:
         data = _read_json(self.path)
@@ -96,8 +97,9 @@ class ToolListing(BaseModel):
 class ToolCache:
     """Each server's tool list as last seen, one JSON file per server definition."""
 
-    def __init__(self, data_dir: Path):
-        self.folder = data_dir / "mcp" / "tools"
+    def __init__(self, folder: Path):
+        """``folder``: the plugin's own folder (``own_folder(context)``)."""
+        self.folder = folder / "tools"
 
     def path(self, spec: ServerSpec) -> Path:
         return self.folder / f"{spec.name}-{spec.cache_key}.json"

@@ -21,9 +21,9 @@ __all__ = ["TokenFile"]
 
 
 class TokenFile:
-    def __init__(self, data_dir: Path, spec: ServerSpec) -> None:
+    def __init__(self, folder: Path, spec: ServerSpec) -> None:
         key = hashlib.sha256((spec.config.url or "").encode()).hexdigest()[:16]
-        self.folder = data_dir / "mcp" / "oauth"
+        self.folder = folder / "oauth"  # folder: the plugin's own (own_folder(context))
         self.path = self.folder / f"{spec.name}-{key}.json"
 
     def read(self) -> dict[str, Any]:

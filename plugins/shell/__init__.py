@@ -76,10 +76,10 @@ def pegboard_rule_matcher(rule: Rule) -> Any:
 
 
 @hookimpl
-def pegboard_doctor(config: Any) -> Iterable[Check]:
+def pegboard_doctor(config: Any, context: PluginContext) -> Iterable[Check]:
     from ._doctor import checks
 
-    return checks(config if isinstance(config, ShellConfig) else ShellConfig())
+    return checks(config if isinstance(config, ShellConfig) else ShellConfig(), context.name)
 
 
 @hookimpl

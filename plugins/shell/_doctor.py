@@ -13,7 +13,8 @@ from ._sandbox import backend_for, bwrap_works, describe, landlock_abi
 __all__ = ["checks"]
 
 
-def checks(config: ShellConfig) -> list[Check]:
+def checks(config: ShellConfig, plugin: str) -> list[Check]:
+    """``plugin``: the name the shell plugin is installed under (its table's)."""
     out: list[Check] = []
     why = bwrap_works()
     out.append(Check("bubblewrap", "ok" if why is None else "warn", "works" if why is None else why))
@@ -22,7 +23,7 @@ def checks(config: ShellConfig) -> list[Check]:
                      f"ABI {abi}" if abi else "not available in this kernel"))
     backend = backend_for(config.sandbox)
     if backend == "none":
-        wanted = "sandbox = \"off\" in [plugins.shell]" if config.sandbox == "off" else \
+        wanted = f"sandbox = \"off\" in [plugins.{plugin}]" if config.sandbox == "off" else \
             f"no working backend for sandbox = {config.sandbox!r}"
         out.append(Check("sandbox", "fail",
                          f"{wanted}: commands run unconfined, none counts as sandboxed, "

@@ -55,7 +55,7 @@ def deactivate(state: MutableMapping[str, Any]) -> Active | None:
 
 
 def activate(session: Any, state: MutableMapping[str, Any], skill: Skill,
-             preapprove: Collection[SourceKind]) -> tuple[Active, Active | None]:
+             preapprove: Collection[SourceKind], plugin: str) -> tuple[Active, Active | None]:
     """Make ``skill`` the active one; returns it and the one it replaced.
 
     Each ``allowed-tools`` rule becomes a session allow grant with source
@@ -69,7 +69,7 @@ def activate(session: Any, state: MutableMapping[str, Any], skill: Skill,
     state[_KEY] = current
     if skill.allowed_tools and skill.source not in preapprove:
         current.skipped.extend(
-            f"{text} (pre-approvals from {skill.source} skills are off: [plugins.skills] preapprove)"
+            f"{text} (pre-approvals from {skill.source} skills are off: [plugins.{plugin}] preapprove)"
             for text in skill.allowed_tools)
         return current, previous
     for text in skill.allowed_tools:

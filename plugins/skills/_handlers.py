@@ -148,7 +148,7 @@ async def skill(args: SkillInput, ctx: ToolContext) -> ToolResult:
         return ToolResult.error(
             f"Skill {name!r} sets disable-model-invocation: only a person may start it. "
             "Do not start it yourself; tell the person it exists if it seems relevant.")
-    current, previous = activate(ctx.session, ctx.state, found, _preapprove(ctx))
+    current, previous = activate(ctx.session, ctx.state, found, _preapprove(ctx), ctx.plugin)
     text = f"{_base_line(found)}\n\n{substitute(found, args.args, ctx.session.id)}"
     notes: list[str] = []
     if previous is not None and previous.skill.name != found.name:

@@ -108,7 +108,7 @@ def pegboard_doctor(config: Any, context: PluginContext) -> list[Check]:
     if api_key(cfg) is not None:
         checks.append(Check("search", "ok", f"WebSearch is offered (Tavily API at {cfg.search_base_url})"))
     else:
-        checks.append(Check("search", "ok", f"WebSearch is off: no key in {ENV_KEY} or [plugins.web]"))
+        checks.append(Check("search", "ok", f"WebSearch is off: no key in {ENV_KEY} or [plugins.{context.name}]"))
     rules = []
     for behavior, text, layer in context.settings.rules():
         if layer.name not in PERSON_LAYERS:
