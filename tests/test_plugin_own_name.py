@@ -6,11 +6,11 @@ from __future__ import annotations
 
 from pathlib import Path
 
-import click
 import pytest
 
 import pegboard.plugins.shell as shell_plugin
 import pegboard.plugins.skills as skills_plugin
+from _plugin_factory import PluginFactory, plugin_factory  # noqa: F401  (fixture)
 from pegboard import Toolbox
 
 pytestmark = pytest.mark.anyio
@@ -69,22 +69,31 @@ async def test_skills_under_another_name_reads_its_table_and_keeps_its_state(tmp
     assert closed == [state]  # pegboard_session_closed got skills' own state, under its name
 
 
-def test_register_commands_gets_the_plugins_own_context(tmp_path: Path) -> None:
-    from pegboard import hookimpl
+def test_a_plugins_commands_learn_its_name(plugin_factory: PluginFactory, monkeypatch: pytest.MonkeyPatch) -> None:
+    """``pegboard_register_commands(cli, context)``: a command finds its own
+    plugin in the toolbox it runs with by the name it was given."""
+    from click.testing import CliRunner
 
-    class Plugin:
-        seen: list[str] = []
+    from pegboard._cli import cli
 
-        @hookimpl
-        def pegboard_register_commands(self, cli: click.Group, context: object) -> None:
-            self.seen.append(context.name)  # type: ignore[attr-defined]
+    plugin_factory.write('''
+import click
+from pegboard import hookimpl
+from pegboard.cli import current_state, global_options
 
-    plugin = Plugin()
-    toolbox = Toolbox.load(cwd=tmp_path, plugins=["named"], extra_plugins={"named": plugin})
-    group = click.Group()
-    outcomes = list(toolbox.hooks.each("pegboard_register_commands", cli=group, own_context=toolbox.context_for))
-    assert [o.error for o in outcomes if o.plugin == "named"] == [None]
-    assert plugin.seen == ["named"]
+@hookimpl
+def pegboard_register_commands(cli, context):
+    name = context.name
+
+    @cli.command("whoami")
+    @global_options
+    def whoami():
+        mine = current_state().toolbox().context_for(name)
+        click.echo(f"{name} {mine.name}")
+''', name="selfnamed")
+    monkeypatch.setenv("PEGBOARD_PLUGINS", "selfnamed")
+    result = CliRunner().invoke(cli, ["whoami"], catch_exceptions=False)
+    assert result.exit_code == 0 and result.output.strip() == "selfnamed selfnamed", result.output
 
 
 async def test_fs_under_another_name_records_reads_the_shell_reports_under_it(tmp_path: Path) -> None:
