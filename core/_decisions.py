@@ -8,7 +8,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal, Protocol
 
-from ._paths import resolve_text
+from ._paths import resolve_counted
 
 if TYPE_CHECKING:
     from ._policy import Policy
@@ -394,7 +394,8 @@ class PermissionRequest:
     extra: dict[str, Any] = field(default_factory=dict)
     """The engine's notes about this decision (``call_id``, the person's answer, rule errors),
     kept for the audit; a plugin may read it and should not write it."""
-    _resolved: dict[str, tuple[str, bool]] = field(default_factory=dict, repr=False, compare=False)
+    # per path as given: the real path, and how many of its last names were missing (0: something is there)
+    _resolved: dict[str, tuple[str, int]] = field(default_factory=dict, repr=False, compare=False)
     _paths: dict[str, Path] = field(default_factory=dict, repr=False, compare=False)
 
     @property
@@ -418,17 +419,20 @@ class PermissionRequest:
     def resolve_str(self, path: str | os.PathLike[str]) -> str:
         """``str(self.resolve(path))``, without building a ``Path``, which
         costs as much as a system call; for matchers that work on text."""
+        return self._resolution(path)[0]
+
+    def _resolution(self, path: str | os.PathLike[str]) -> tuple[str, int]:
+        """The real path, and how many of its last names were missing, remembered per path as given."""
         key = os.fspath(path)
         found = self._resolved.get(key)
         if found is None:
-            found = self._resolved[key] = resolve_text(key, self.session.root)
-        return found[0]
+            found = self._resolved[key] = resolve_counted(key, self.session.root)
+        return found
 
     def exists(self, path: str | os.PathLike[str]) -> bool:
         """Whether anything was at the real path when it was resolved (no
         further system call: resolving found out)."""
-        self.resolve_str(path)
-        return not self._resolved[os.fspath(path)][1]
+        return not self._resolution(path)[1]
 
     def lstat(self, path: str | os.PathLike[str]) -> os.stat_result | None:
         """``os.lstat`` of the resolved path, None when nothing is there.
@@ -448,7 +452,8 @@ class PermissionRequest:
     def is_protected(self, path: str | os.PathLike[str]) -> bool:
         """Whether ``path`` resolves to a protected path (``[permissions] protected_paths``,
         pegboard's own config): writing one takes a firm ask."""
-        return self.session.is_protected(self.resolve_str(path))
+        real, absent = self._resolution(path)
+        return self.session.is_protected(real, absent=absent)
 
     def rule_for(self, behavior: DecisionKind, tool: str, input: Mapping[str, Any]) -> CompiledRule | None:
         """The first ``behavior`` rule that would decide a call of ``tool``
@@ -471,14 +476,15 @@ class PermissionRequest:
         ask, offering a rule for the directory.
         """
         try:
-            real = self.resolve_str(path)
+            real, absent = self._resolution(path)
         except ValueError as exc:
             return Vote.deny(str(exc))
         session = self.session
         inside = session.inside_working_dirs(real)
         # Writing a protected path asks everywhere; reading one only outside
         # the working dirs (reading the project's own .git is ordinary work).
-        if (write or not inside) and session.is_protected(real):
+        # No git directory is looked for in the folders resolving found missing.
+        if (write or not inside) and session.is_protected(real, absent=absent):
             return Vote.ask(f"{real} is a protected path", firm=True)
         tool = self.tool.name
         if write:

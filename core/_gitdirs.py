@@ -50,16 +50,30 @@ def _something_at(path: str) -> bool:
     return os.path.lexists(path)  # pragma: no cover - every platform pegboard runs on has faccessat
 
 
-def enclosing_git_dir(path: str, stop: str = "/") -> str | None:
+def enclosing_git_dir(path: str, stop: str = "/", *, absent: int = 0) -> str | None:
     """The git directory ``path`` (resolved) is or lies in, nearest first; None
     when none of its folders up to ``stop`` (a folder above it: the working
-    directory it lies in) is one. One look per folder."""
+    directory it lies in) is one. One look per folder, none in the last
+    ``absent`` names of ``path``: the caller found nothing there (resolving
+    the path did), and a folder that is not there holds no ``HEAD``."""
     folder = path.rstrip("/") or "/"  # a file's "HEAD" look fails as cheaply as an isdir would
     stop = stop.rstrip("/") or "/"
+    # String cuts rather than os.path.dirname, and the look inlined: every
+    # write's decision walks here, and the Python around each system call
+    # cost as much as the call.
+    for _ in range(absent):
+        if folder == stop or folder == "/":
+            return None  # everything up to ``stop`` is missing
+        folder = folder[:folder.rfind("/")] or "/"
+    if not _ACCESS_NOFOLLOW:  # pragma: no cover - every platform pegboard runs on has faccessat
+        look = _something_at
     while True:
-        if _something_at(folder.rstrip("/") + "/HEAD") and is_git_dir(folder):
+        if _ACCESS_NOFOLLOW:
+            found = os.access(folder + "/HEAD" if folder != "/" else "/HEAD", os.F_OK, follow_symlinks=False)
+        else:  # pragma: no cover
+            found = look(folder + "/HEAD" if folder != "/" else "/HEAD")
+        if found and is_git_dir(folder):
             return folder
-        parent = os.path.dirname(folder)
-        if folder == stop or parent == folder:
+        if folder == stop or folder == "/":
             return None
-        folder = parent
+        folder = folder[:folder.rfind("/")] or "/"

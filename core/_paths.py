@@ -8,7 +8,8 @@ import sys
 import threading
 from pathlib import Path
 
-__all__ = ["gitignore_form", "is_within", "relative_posix", "resolve_path", "resolve_text", "rule_path"]
+__all__ = ["gitignore_form", "is_within", "relative_posix", "resolve_counted", "resolve_path", "resolve_text",
+           "rule_path"]
 
 
 def resolve_path(path: str | os.PathLike[str], root: Path) -> Path:
@@ -25,6 +26,14 @@ def resolve_text(path: str | os.PathLike[str], root: Path | str) -> tuple[str, b
     permission engine resolves a path for every decision), and whether
     nothing at all, not even a dangling symlink, was at the real path as
     it was resolved (a vote need not look there again)."""
+    real, missing = resolve_counted(path, root)
+    return real, missing > 0
+
+
+def resolve_counted(path: str | os.PathLike[str], root: Path | str) -> tuple[str, int]:
+    """``resolve_text``, saying how many of the real path's last names were
+    missing (0: something is there): the permission engine need not look for
+    a git directory in folders resolving found absent."""
     text = os.fspath(path)
     if "\x00" in text:
         raise ValueError("path contains a NUL byte")
@@ -33,7 +42,7 @@ def resolve_text(path: str | os.PathLike[str], root: Path | str) -> tuple[str, b
         text = os.path.expanduser(text)
     if not text.startswith(os.sep) and not os.path.isabs(text):
         text = os.path.join(os.fspath(root), text)
-    return _resolve(text)
+    return _resolve_counted(text)
 
 
 # The C library's realpath(3) gives the same answer as os.path.realpath for a
@@ -81,11 +90,23 @@ def _realpath(path: str) -> str:
 def _resolve(path: str) -> tuple[str, bool]:
     """``os.path.realpath(path)`` for an absolute path, and whether nothing
     is there (see ``resolve_text``)."""
+    real, missing = _resolve_counted(path)
+    return real, missing > 0
+
+
+def _reference_counted(path: str) -> tuple[str, int]:
+    real, missing = _reference(path)
+    return real, int(missing)  # how many names were missing is not known here: the last one at least
+
+
+def _resolve_counted(path: str) -> tuple[str, int]:
+    """``os.path.realpath(path)`` for an absolute path, and how many of its
+    last names are missing (see ``resolve_counted``)."""
     if _libc_realpath is None:
-        return _reference(path)
+        return _reference_counted(path)
     if os.access(path, os.F_OK, follow_symlinks=False):
         found = _libc(path)
-        return (found, False) if found is not None else _reference(path)
+        return (found, 0) if found is not None else _reference_counted(path)
     # Nothing at ``path``: a file about to be written, maybe in a folder
     # about to be made. Up to the nearest ancestor that exists, each name
     # is missing (not even a dangling symlink, which a write would follow),
@@ -99,17 +120,17 @@ def _resolve(path: str) -> tuple[str, bool]:
         cut = current.rfind("/")
         tail = current[cut + 1:]
         if not tail or tail == "." or tail == ".." or cut < 0:
-            return _reference(path)
+            return _reference_counted(path)
         missing.append(tail)
         current = current[:cut].rstrip("/") or "/"
         if os.access(current, os.F_OK, follow_symlinks=False):
             break
     folder = _libc(current)
     if folder is None:
-        return _reference(path)
+        return _reference_counted(path)
     if folder != "/":
         folder += "/"
-    return folder + ("/".join(reversed(missing)) if len(missing) > 1 else tail), True
+    return folder + ("/".join(reversed(missing)) if len(missing) > 1 else tail), len(missing)
 
 
 def is_within(path: Path, directory: Path) -> bool:

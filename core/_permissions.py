@@ -472,14 +472,17 @@ class PermissionEngine:
 
     # --- paths -------------------------------------------------------------
 
-    def is_protected(self, path: Path | str, session: Session, *, git_dirs: bool = True) -> bool:
+    def is_protected(self, path: Path | str, session: Session, *, git_dirs: bool = True, absent: int = 0) -> bool:
         """Whether ``path`` (resolved) is protected: pegboard's own config,
         a ``protected_paths`` pattern relative to a working directory, the
         home directory, or ``/`` (so ``.git`` is protected anywhere), or, with
         ``git_dirs``, a git directory under another name or anything in one
-        (a bare mirror's ``hooks/``, a ``--separate-git-dir``'s ``config``)."""
+        (a bare mirror's ``hooks/``, a ``--separate-git-dir``'s ``config``);
+        none is looked for in the last ``absent`` names, which the caller
+        found missing."""
         text = str(path)
-        if (text + "/").startswith(self._own_prefixes):
+        slashed = text + "/"
+        if slashed.startswith(self._own_prefixes):
             return True
         inside, bases = self._prefixes(session.working_dirs)
         if self._protected.matches_under(text, bases):
@@ -488,8 +491,11 @@ class PermissionEngine:
             return False
         # Up to the working directory the path lies in (a write vote's usual
         # case: a few looks), else to "/".
-        stop = max((p for p in inside if (text + "/").startswith(p)), key=len, default="/")
-        return enclosing_git_dir(text, stop) is not None
+        stop = "/"
+        for prefix in inside:
+            if len(prefix) > len(stop) and slashed.startswith(prefix):
+                stop = prefix
+        return enclosing_git_dir(text, stop, absent=absent) is not None
 
     def inside(self, path: str, session: Session) -> bool:
         """Whether the resolved ``path`` is a working directory of ``session`` or lies within one."""

@@ -280,13 +280,15 @@ class Session:
         """Every ``behavior`` rule written for ``tool`` by name (config layers, then this session's grants)."""
         return self.toolbox.permissions.rules_for(behavior, tool, self)
 
-    def is_protected(self, path: str, *, git_dirs: bool = True) -> bool:
+    def is_protected(self, path: str, *, git_dirs: bool = True, absent: int = 0) -> bool:
         """Whether the resolved ``path`` is protected (``[permissions] protected_paths``, pegboard's own config,
         and with ``git_dirs`` a git directory under any name or a path in one: a bare mirror, a
         ``--separate-git-dir``). A plugin that walks folders itself may pass ``git_dirs=False`` and look
         for git directories with ``pegboard.paths.looks_like_git_dir`` as it lists them (one look
-        per folder rather than one per entry and folder above it)."""
-        return self.toolbox.permissions.is_protected(path, self, git_dirs=git_dirs)
+        per folder rather than one per entry and folder above it). ``absent``: how many of ``path``'s
+        last names the caller has just found missing (``PermissionRequest.path_vote`` knows from
+        resolving): no git directory is looked for in folders that are not there."""
+        return self.toolbox.permissions.is_protected(path, self, git_dirs=git_dirs, absent=absent)
 
     def protected_patterns(self) -> tuple[str, ...]:
         """The ``[permissions] protected_paths`` patterns in force (the

@@ -306,7 +306,7 @@ class ToolContext:
     Events the handler emits carry it."""
     uncapped: bool = False
     """True when the caller set ``scratchpad`` on a tool that lifts its caps."""
-    _resolved: Mapping[str, tuple[str, bool]] = field(default_factory=dict, repr=False)
+    _resolved: Mapping[str, tuple[str, int]] = field(default_factory=dict, repr=False)
 
     @property
     def root(self) -> Path:

@@ -410,6 +410,34 @@ def test_a_git_directory_whose_head_is_a_dangling_link_is_still_found(project: P
                   "acceptEdits").decision == "allow"
 
 
+def test_a_git_directory_is_found_above_folders_a_write_would_make(project: Project) -> None:
+    """Folders that are not there yet hold no HEAD, so the walk skips them
+    (resolving found them missing), but not the folder they would be made
+    in: new folders inside a bare repository's hooks, or inside a working
+    directory that is itself one, are still protected."""
+    import subprocess
+
+    from pegboard._paths import resolve_counted
+
+    bare = project.root / "bare.git"
+    subprocess.run(["git", "init", "-q", "--bare", str(bare)], check=True)
+    toolbox = project.load()
+    for path in (bare / "hooks" / "new" / "deeper" / "pre-commit", bare / "new" / "x", bare / "hooks" / "x"):
+        decision = decide(toolbox, "Write", {"file_path": str(path), "content": "x"}, "acceptEdits")
+        assert decision.decision == "ask" and decision.firm and "protected" in decision.reason, (path, decision.reason)
+    assert decide(toolbox, "Write", {"file_path": str(project.root / "a" / "b" / "c"), "content": "x"},
+                  "acceptEdits").decision == "allow"
+    # the working directory itself a git directory: the walk's last look
+    session = toolbox.session("acceptEdits").child(working_dirs=[bare])
+    from pegboard import PermissionRequest
+
+    request = PermissionRequest(tool=toolbox.tools["Write"], input={"file_path": str(bare / "n" / "m" / "x")},
+                                session=session, policy=session.policy)
+    assert request.path_vote(str(bare / "n" / "m" / "x"), write=True).firm
+    assert resolve_counted(bare / "n" / "m" / "x", project.root) == (str(bare / "n" / "m" / "x"), 3)
+    assert resolve_counted(bare / "HEAD", project.root) == (str(bare / "HEAD"), 0)
+
+
 def test_protected_paths_are_configurable_but_a_project_cannot_shrink_them(project: Project) -> None:
     project.project_config('[permissions]\nprotected_paths = ["secrets/**"]\n')
     toolbox = project.load()
