@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import stat
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -397,6 +398,7 @@ class PermissionRequest:
     # per path as given: the real path, and how many of its last names were missing (0: something is there)
     _resolved: dict[str, tuple[str, int]] = field(default_factory=dict, repr=False, compare=False)
     _paths: dict[str, Path] = field(default_factory=dict, repr=False, compare=False)
+    _stats: dict[str, os.stat_result | None] = field(default_factory=dict, repr=False, compare=False)
 
     @property
     def working_dirs(self) -> tuple[Path, ...]:
@@ -437,13 +439,21 @@ class PermissionRequest:
     def lstat(self, path: str | os.PathLike[str]) -> os.stat_result | None:
         """``os.lstat`` of the resolved path, None when nothing is there.
         A path that resolving found missing (a file about to be created)
-        is not looked up again."""
-        if not self.exists(path):
+        is not looked up again; like the resolution, the answer is
+        remembered for this decision (``path_vote`` then knows a file is no
+        git directory without looking)."""
+        key = os.fspath(path)
+        if key in self._stats:
+            return self._stats[key]
+        real, missing = self._resolution(path)
+        if missing:
             return None
         try:
-            return os.lstat(self.resolve_str(path))
+            found: os.stat_result | None = os.lstat(real)
         except FileNotFoundError:
-            return None
+            found = None
+        self._stats[key] = found
+        return found
 
     def inside_working_dirs(self, path: str | os.PathLike[str]) -> bool:
         """Whether ``path`` resolves inside one of the session's working directories."""
@@ -484,7 +494,7 @@ class PermissionRequest:
         # Writing a protected path asks everywhere; reading one only outside
         # the working dirs (reading the project's own .git is ordinary work).
         # No git directory is looked for in the folders resolving found missing.
-        if (write or not inside) and session.is_protected(real, absent=absent):
+        if (write or not inside) and session.is_protected(real, absent=absent or self._not_a_folder(path)):
             return Vote.ask(f"{real} is a protected path", firm=True)
         tool = self.tool.name
         if write:
@@ -505,6 +515,14 @@ class PermissionRequest:
         if write and inside:
             return Vote("ask", f"{tool} writes {real}", False, suggest)
         return Vote("ask", f"{real} is outside the working directories", False, suggest)
+
+
+    def _not_a_folder(self, path: str | os.PathLike[str]) -> int:
+        """1 when this decision's ``lstat`` found a file (not a folder) at
+        ``path``, which is then no git directory: the walk need not look in
+        it; else 0 (not asked: no system call is made for it here)."""
+        st = self._stats.get(os.fspath(path))
+        return 1 if st is not None and not stat.S_ISDIR(st.st_mode) else 0
 
 
 # Votes are immutable: the common ones are made once, not per decision.

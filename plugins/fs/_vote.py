@@ -68,23 +68,29 @@ def vote(request: PermissionRequest) -> Vote | None:
     except (ValueError, OSError) as exc:
         return Vote.deny(f"{raw!r} is not a usable path: {exc}")
     write = name in WRITERS
-    base = request.path_vote(raw, write=write)
     if not write:
+        base = request.path_vote(raw, write=False)
         # the core spills long results there and tells the model to Read them;
         # asked only when the path's own vote does not allow the read already
         # (locating the folder costs more than the rest of the vote)
         if base.decision != "allow" and _is_session_output(real, request):
             return Vote.allow("the session's own saved output")
         return base
+    # The stat before the path's vote, which then knows a file holds no git
+    # directory without a look of its own (the request remembers it).
+    try:
+        st = request.lstat(raw)
+        unstatable = False
+    except OSError:
+        st, unstatable = None, True
+    base = request.path_vote(raw, write=True)
     state = request.session.plugin_state(request.tool.plugin)
     cleared: set[str] | None = state.get(HARDLINK_OK)
     if cleared is None:
         cleared = state[HARDLINK_OK] = set()
     if cleared:
         cleared.discard(real)
-    try:
-        st = request.lstat(raw)
-    except OSError:
+    if unstatable:
         return base
     if st is None or not (stat.S_ISREG(st.st_mode) and st.st_nlink > 1) or base.decision == "deny":
         return base
