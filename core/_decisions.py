@@ -425,7 +425,7 @@ class PermissionRequest:
 
     def _resolution(self, path: str | os.PathLike[str]) -> tuple[str, int]:
         """The real path, and how many of its last names were missing, remembered per path as given."""
-        key = os.fspath(path)
+        key = path if type(path) is str else os.fspath(path)
         found = self._resolved.get(key)
         if found is None:
             found = self._resolved[key] = resolve_counted(key, self.session.root)

@@ -145,12 +145,13 @@ class Hooks:
         for hooks on the hot path (permission votes), where building the
         arguments per call would cost more than the vote. Bound again when
         an implementation is registered or unregistered."""
-        impls = self.implementations(name)
+        caller = getattr(self._pm.hook, name, None)
+        registered = [] if caller is None else caller.get_hookimpls()  # a copy, in pluggy's order
         cached = self._bound.get(name)
-        if cached is not None and cached[0] == impls:
+        if cached is not None and cached[0] == registered:
             return cached[1]
-        calls = [(impl.plugin_name, _bind(impl, argument, fixed(impl.plugin_name))) for impl in impls]
-        self._bound[name] = (impls, calls)
+        calls = [(impl.plugin_name, _bind(impl, argument, fixed(impl.plugin_name))) for impl in registered[::-1]]
+        self._bound[name] = (registered, calls)
         return calls
 
 
@@ -164,4 +165,11 @@ def _bind(impl: Any, argument: str, fixed: Mapping[str, Any]) -> Callable[[Any],
     at = names.index(argument)
     before = tuple(fixed[name] for name in names[:at])
     after = tuple(fixed[name] for name in names[at + 1:])
+    # the usual shapes without unpacking: a vote runs for every plugin at every decision
+    if not before and len(after) == 1:
+        only = after[0]
+        return lambda value: function(value, only)
+    if not before and len(after) == 2:
+        first, second = after
+        return lambda value: function(value, first, second)
     return lambda value: function(*before, value, *after)
