@@ -28,12 +28,14 @@ _MOVED = {"CLIState": "pegboard.cli.CLIState"}
 class _PegboardGroup(click.Group):
     """Built-in commands plus those plugins add through ``pegboard_register_commands``."""
 
-    _plugin_group: click.Group | None = None
-
     def _plugins(self, ctx: click.Context) -> click.Group:
-        if self._plugin_group is None:
+        # Kept for one invocation (its root context), not for the process: an
+        # embedding or a test may run the command line again with other plugins.
+        meta = ctx.find_root().meta
+        cached: click.Group | None = meta.get("pegboard.plugin_commands")
+        if cached is None:
             group = click.Group()
-            self._plugin_group = group
+            meta["pegboard.plugin_commands"] = group
             try:
                 toolbox = ctx.ensure_object(_CLIState).toolbox(listing=True)
                 for outcome in toolbox.hooks.each("pegboard_register_commands", cli=group,
@@ -45,7 +47,8 @@ class _PegboardGroup(click.Group):
                 pass
             for command in group.commands.values():
                 accept_global_options(command)
-        return self._plugin_group
+            cached = group
+        return cached
 
     def list_commands(self, ctx: click.Context) -> list[str]:
         return sorted({*super().list_commands(ctx), *self._plugins(ctx).list_commands(ctx)})
