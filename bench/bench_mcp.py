@@ -95,7 +95,7 @@ async def _bench_client(work: Path, calls: int) -> dict[str, Any]:
     from pegboard.plugins.mcp._config import collect_servers
     from pegboard.plugins.mcp._pool import ServerPool
 
-    specs, _ = collect_servers(toolbox.plugin_config("mcp"), toolbox.settings.root, toolbox.settings)
+    specs, _ = collect_servers(toolbox.plugin_config("mcp"), toolbox.settings.root, toolbox.settings, plugin="mcp")
     pool = ServerPool(specs, data_dir=data_dir(), log_dir=work)
     await pool.connection("ks").ensure_started()
     await pool.aclose()

@@ -33,7 +33,7 @@ def _record(home: Path, project: Path) -> Path:
     cfg.write_text('[plugins.mcp.servers.big]\ncommand = "unused-never-started"\n')
     toolbox = Toolbox.load(cwd=project, config=cfg, listing=True)
     context = toolbox.context_for("mcp")
-    (spec,) = collect_servers(toolbox.plugin_config("mcp"), context.root, context.settings)[0]
+    (spec,) = collect_servers(toolbox.plugin_config("mcp"), context.root, context.settings, plugin="mcp")[0]
     schema = {"type": "object", "properties": {"id": {"type": "string", "description": "The record's id."},
                                                "fields": {"type": "array", "items": {"type": "string"}}},
               "required": ["id"]}

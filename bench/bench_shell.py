@@ -128,10 +128,10 @@ def bench_guard(entries: int, rounds: int) -> tuple[float, float, float]:
             plain.append(time.perf_counter() - t)
             session = tb.session(mode="acceptEdits")
             t = time.perf_counter()
-            _guard.guard(session, (root,))
+            _guard.guard(session, session.plugin_state("shell"), (root,))
             first.append(time.perf_counter() - t)
             t = time.perf_counter()
-            found = _guard.guard(session, (root,))
+            found = _guard.guard(session, session.plugin_state("shell"), (root,))
             kept.append(time.perf_counter() - t)
             assert root / "vendor" / "lib" / ".git" in found.paths
         _guard._RACY_NS = racy
