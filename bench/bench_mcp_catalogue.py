@@ -26,7 +26,7 @@ TOOLS = 1000
 def _record(home: Path, project: Path) -> Path:
     """A user config naming one server whose 1,000-tool list is recorded, as after its first session."""
     from pegboard import Toolbox
-    from pegboard.plugins.mcp._config import collect_servers
+    from pegboard.plugins.mcp._config import collect_servers, own_folder
     from pegboard.plugins.mcp._store import ToolCache
 
     cfg = home / "big.toml"
@@ -37,7 +37,7 @@ def _record(home: Path, project: Path) -> Path:
     schema = {"type": "object", "properties": {"id": {"type": "string", "description": "The record's id."},
                                                "fields": {"type": "array", "items": {"type": "string"}}},
               "required": ["id"]}
-    ToolCache(context.data_dir).update(spec, [(f"records_op_{n:04d}", f"Operation {n} on the records store: "
+    ToolCache(own_folder(context)).update(spec, [(f"records_op_{n:04d}", f"Operation {n} on the records store: "
                                                "reads or changes the records it names. " * 3, schema)
                                               for n in range(TOOLS)])
     return cfg
@@ -70,10 +70,17 @@ def main(rounds: int, per_round: int) -> None:
             for label, cfg in (("big", big), ("none", none)):
                 start = time.perf_counter()
                 for _ in range(per_round):
-                    listing = _first_catalogue(project, cfg)
+                    _first_catalogue(project, cfg)
                 times[label] = (time.perf_counter() - start) / per_round
             ratios.append(times["big"] / times["none"])
-        one_by_one = sum(len(line) + 1 for line in _one_by_one(project, big))
+        listing = _first_catalogue(project, big)
+        lines = _one_by_one(project, big)
+        # A record the plugin does not find would measure a catalogue without the server: refuse to report it.
+        mcp_tools = [line for line in lines if "records_op_" in line]
+        if len(mcp_tools) != TOOLS:
+            raise SystemExit(f"bench_mcp_catalogue: the catalogue holds {len(mcp_tools)} of the server's "
+                             f"{TOOLS} recorded tools; the record was not found")
+        one_by_one = sum(len(line) + 1 for line in lines)
         print(f"Toolbox.load + first catalogue, {TOOLS:,}-tool server recorded vs none "
               f"({rounds} rounds of {per_round}); deferred listing {len(listing):,} characters "
               f"(one line per tool would be {one_by_one:,})")
