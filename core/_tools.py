@@ -267,13 +267,18 @@ class Tool:
             return fn
         return self.handler
 
+    @cached_property
+    def _awaited(self) -> bool:
+        # asked once per tool, not per call (inspect's test costs a tenth of a small Read's handler)
+        return inspect.iscoroutinefunction(self.function)
+
     async def invoke(self, args: Any, ctx: ToolContext) -> HandlerResult:
         """Run the handler: awaited when it is a coroutine function, else in a worker thread.
         The pipeline calls this after validation and the permission decision; a plugin calls
         ``session.call`` instead, which does all of that."""
         fn = self.function
-        if inspect.iscoroutinefunction(fn):
-            return await fn(args, ctx)
+        if self._awaited:
+            return await fn(args, ctx)  # type: ignore[misc]
         import asyncio  # here, not at the top: start-up never needs it (about 40 ms with ssl)
 
         result = await asyncio.to_thread(fn, args, ctx)
@@ -350,6 +355,12 @@ class ToolContext:
         rather than resolving again and trusting the answer."""
         found = self._resolved.get(os.fspath(path))
         return Path(found[0]) if found is not None else None
+
+    def resolved_str(self, path: str | os.PathLike[str]) -> str | None:
+        """``resolved`` as a string, without building a ``Path`` (for a
+        handler that opens the path at once)."""
+        found = self._resolved.get(path if type(path) is str else os.fspath(path))
+        return found[0] if found is not None else None
 
     def rule_for(self, behavior: Literal["allow", "ask", "deny"], tool: str,
                  input: Mapping[str, Any]) -> CompiledRule | None:

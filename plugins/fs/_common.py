@@ -15,7 +15,7 @@ from ._tracking import tracker
 if TYPE_CHECKING:
     from pegboard import ToolContext
 
-__all__ = ["HARDLINK_OK", "PathError", "bind_checked", "config_of", "finish"]
+__all__ = ["HARDLINK_OK", "PathError", "bind_checked", "config_of", "finish", "opened_as_checked"]
 
 # state key: resolved paths whose extra hard links the permission check saw and cleared
 HARDLINK_OK = "hardlink_ok"
@@ -54,7 +54,23 @@ def bind_checked(ctx: ToolContext, raw: str) -> Path:
     return real
 
 
-def finish(ctx: ToolContext, result: ToolResult | str, *, skip: Path | None = None) -> ToolResult:
+def opened_as_checked(ctx: ToolContext, raw: str) -> str:
+    """The real path the permission check decided on, for a handler that
+    opens it through ``_safeio`` at once.
+
+    No second resolve: ``_safeio`` opens this very path with no symlink
+    followed in any component, so a symlink swapped in since the check makes
+    the open fail, and what is opened is what was decided on whatever
+    ``raw`` has come to mean meanwhile (a retargeted link in it leads
+    nowhere new). Where the decision resolved nothing, as ``bind_checked``.
+    """
+    checked = ctx.resolved_str(raw)
+    if checked is None:
+        return str(bind_checked(ctx, raw))
+    return checked
+
+
+def finish(ctx: ToolContext, result: ToolResult | str, *, skip: str | Path | None = None) -> ToolResult:
     """Append notes about files read earlier that changed since, once per change."""
     if isinstance(result, str):
         result = ToolResult.text(result)

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import base64
+import errno
+import io
 import os
 import stat
 from pathlib import Path
@@ -11,7 +13,7 @@ from typing import TYPE_CHECKING, BinaryIO
 from pegboard import ImageContent, TextContent, ToolResult
 
 from . import _safeio
-from ._common import PathError, bind_checked, config_of, finish
+from ._common import PathError, config_of, finish, opened_as_checked
 from ._models import ReadInput
 from ._text import SNIFF_BYTES, read_window, sniff
 from ._tracking import tracker
@@ -21,87 +23,119 @@ if TYPE_CHECKING:
 
 __all__ = ["read"]
 
-# A file this small is read on the event loop: handing it to a worker thread
-# and back costs ten times what reading it does, and the path was resolved on
-# the loop already, so a disk that hangs would have hung there first.
+# A file this small is read whole on the event loop: handing it to a worker
+# thread and back costs ten times what reading it does, and the path was
+# resolved and opened on the loop already, so a disk that hangs would have
+# hung there first.
 INLINE_BYTES = 64 * 1024
 
 
 async def read(args: ReadInput, ctx: ToolContext) -> ToolResult:
     try:
-        real = bind_checked(ctx, args.file_path)
+        real = opened_as_checked(ctx, args.file_path)
     except PathError as exc:
         return ToolResult.error(str(exc))
     try:
-        small = os.stat(real).st_size <= INLINE_BYTES
-    except OSError:
-        small = True  # _read_file words the error
-    if small:
-        result, st = _read_sync(args, ctx, real)
+        fd, st = _safeio.open_read_stat(real)
+    except OSError as exc:
+        return ToolResult.error(_open_failed(real, exc, ctx))
+    try:
+        data = _small_file(fd, st.st_size)
+    except OSError as exc:
+        os.close(fd)
+        return ToolResult.error(f"Cannot read {real}: {exc.strerror or exc}. Nothing was read.")
+    if data is not None:
+        os.close(fd)
+        # in memory: every kind below reads it as a file, with no system call
+        result = _read_file(args, ctx, real, io.BytesIO(data), st)
     else:
         # file work is blocking; reading a large file must not stall other calls of the batch
         import anyio
 
-        result, st = await anyio.to_thread.run_sync(_read_sync, args, ctx, real)
-    if st is not None:
+        f = os.fdopen(fd, "rb")
+        try:
+            result = await anyio.to_thread.run_sync(_read_file, args, ctx, real, f, st)
+        finally:
+            f.close()
+    if not result.is_error:
         # recorded here, on the event loop: calls of one batch run their threads side by side
         tracker(ctx.state).record(real, st)
     return finish(ctx, result, skip=real)
 
 
-def _read_sync(args: ReadInput, ctx: ToolContext, real: Path) -> tuple[ToolResult, os.stat_result | None]:
-    result = _read_file(args, ctx, real)
-    return result if isinstance(result, tuple) else (result, None)
+def _small_file(fd: int, size: int) -> bytes | None:
+    """The whole file when it holds at most INLINE_BYTES (one read when its
+    size is what fstat said); None, the fd back at its start, when it holds more."""
+    if size > INLINE_BYTES:
+        return None
+    got = os.read(fd, size + 1)
+    if len(got) == size:
+        return got  # a read of a regular file returns less than asked for only at its end
+    # it changed size since fstat (or, like /proc, has no size): read on to its end or the limit
+    parts, total = [got], len(got)
+    while got and total <= INLINE_BYTES:
+        got = os.read(fd, INLINE_BYTES + 1 - total)
+        parts.append(got)
+        total += len(got)
+    if total > INLINE_BYTES:
+        os.lseek(fd, 0, os.SEEK_SET)
+        return None
+    return b"".join(parts)
 
 
-def _read_file(args: ReadInput, ctx: ToolContext, real: Path) -> ToolResult | tuple[ToolResult, os.stat_result]:
-    cfg = config_of(ctx)
+def _open_failed(real: str, exc: OSError, ctx: ToolContext) -> str:
+    """What a failed open means, for the model: worded from a stat of the
+    path, as a Read that looked before it opened would word it."""
     try:
         st = os.stat(real)
     except FileNotFoundError:
-        return ToolResult.error(_missing(real, ctx))
-    except OSError as exc:
-        return ToolResult.error(f"Cannot read {real}: {exc.strerror}.")
-    if stat.S_ISDIR(st.st_mode):
-        return ToolResult.error(f"{real} is a directory, not a file. Use Glob (e.g. pattern '*' with this path) "
-                                f"to list it, then Read a file in it.")
-    try:
-        fd = _safeio.open_read(real)
-    except _safeio.NotRegular:
-        return ToolResult.error(f"{real} is not a regular file (a device, socket or fifo); Read only shows files.")
-    except PermissionError:
-        return ToolResult.error(f"Permission denied by the operating system reading {real}.")
-    except OSError as exc:
-        return ToolResult.error(f"Cannot open {real}: {exc.strerror or exc}. Nothing was read.")
-    with os.fdopen(fd, "rb") as f:
-        st = os.fstat(f.fileno())
-        head = f.read(SNIFF_BYTES)
-        kind = sniff(head)
-        if real.suffix.lower() == ".ipynb" and kind.kind == "text":
-            from ._notebook import render_notebook
-
-            result = render_notebook(f, st.st_size, cfg, allow_large=args.allow_large)
-        elif kind.kind == "empty":
-            result = ToolResult.text(f"{real} exists but is empty (0 bytes).")
-        elif kind.kind == "binary":
-            return ToolResult.error(
-                f"{real} is a binary file ({st.st_size:,} bytes) that is not text, an image, a PDF or a notebook, "
-                f"so Read cannot show it. Inspect it with a shell tool (e.g. `file`, `xxd | head`) if needed."
-            )
-        elif kind.kind == "image":
-            result = _image(f, real, kind.mime_type, st.st_size, cfg.max_image_bytes)
-        elif kind.kind == "pdf":
-            from ._pdf import render_pdf
-
-            result = render_pdf(f, real, args.pages, cfg.max_pdf_pages)
-        else:
-            result = _text(f, real, kind.encoding, st.st_size, args, ctx)
-    if result.is_error:
-        return result
-    return result, st
+        return _missing(Path(real), ctx)
+    except OSError as err:
+        return f"Cannot read {real}: {err.strerror}."
+    if stat.S_ISDIR(st.st_mode) or (isinstance(exc, _safeio.NotRegular) and exc.errno == errno.EISDIR):
+        return (f"{real} is a directory, not a file. Use Glob (e.g. pattern '*' with this path) "
+                f"to list it, then Read a file in it.")
+    if isinstance(exc, _safeio.NotRegular):
+        return f"{real} is not a regular file (a device, socket or fifo); Read only shows files."
+    if isinstance(exc, PermissionError):
+        return f"Permission denied by the operating system reading {real}."
+    if isinstance(exc, FileNotFoundError):
+        return _missing(Path(real), ctx)
+    return f"Cannot open {real}: {exc.strerror or exc}. Nothing was read."
 
 
-def _text(f: BinaryIO, real: Path, encoding: str, size: int, args: ReadInput, ctx: ToolContext) -> ToolResult:
+def _read_file(args: ReadInput, ctx: ToolContext, real: str, f: BinaryIO, st: os.stat_result) -> ToolResult:
+    """The open file ``f`` (``real``, as fstat found it) shown by its kind."""
+    cfg = config_of(ctx)
+    head = f.read(SNIFF_BYTES)
+    kind = sniff(head)
+    if kind.kind == "text" and os.path.splitext(real)[1].lower() == ".ipynb":
+        from ._notebook import render_notebook
+
+        return render_notebook(f, st.st_size, cfg, allow_large=args.allow_large)
+    if kind.kind == "empty":
+        return _text_result(f"{real} exists but is empty (0 bytes).")
+    if kind.kind == "binary":
+        return ToolResult.error(
+            f"{real} is a binary file ({st.st_size:,} bytes) that is not text, an image, a PDF or a notebook, "
+            f"so Read cannot show it. Inspect it with a shell tool (e.g. `file`, `xxd | head`) if needed."
+        )
+    if kind.kind == "image":
+        return _image(f, real, kind.mime_type, st.st_size, cfg.max_image_bytes)
+    if kind.kind == "pdf":
+        from ._pdf import render_pdf
+
+        return render_pdf(f, Path(real), args.pages, cfg.max_pdf_pages)
+    return _text(f, real, kind.encoding, st.st_size, args, ctx)
+
+
+def _text_result(text: str) -> ToolResult:
+    # the text is a str by construction: validating the content union again
+    # costs a tenth of a small Read
+    return ToolResult.model_construct(content=[TextContent.model_construct(text=text)])
+
+
+def _text(f: BinaryIO, real: str, encoding: str, size: int, args: ReadInput, ctx: ToolContext) -> ToolResult:
     cfg = config_of(ctx)
     ranged = args.offset is not None or args.limit is not None
     if args.pages is not None:
@@ -136,14 +170,14 @@ def _text(f: BinaryIO, real: Path, encoding: str, size: int, args: ReadInput, ct
     if win.cut_lines:
         parts.append(f"[{win.cut_lines} line(s) longer than {cfg.max_line_chars:,} characters were cut; "
                      f"use Grep or a shell tool to see them whole.]")
-    return ToolResult.text("\n".join(p for p in parts if p))
+    return _text_result("\n".join(p for p in parts if p))
 
 
 def _core_cap(ctx: ToolContext) -> int:
     return ctx.result_limit
 
 
-def _image(f: BinaryIO, real: Path, mime: str, size: int, limit: int) -> ToolResult:
+def _image(f: BinaryIO, real: str, mime: str, size: int, limit: int) -> ToolResult:
     if size > limit:
         return ToolResult.error(f"{real} is a {size:,}-byte image, over the {limit:,}-byte limit for Read. "
                                 f"Shrink it first (e.g. with ImageMagick's `convert -resize`).")

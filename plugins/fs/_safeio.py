@@ -29,6 +29,7 @@ __all__ = [
     "open_dir",
     "open_dir_readable",
     "open_read",
+    "open_read_stat",
     "stat_nofollow",
 ]
 
@@ -103,28 +104,37 @@ def stat_nofollow(real: Path) -> os.stat_result | None:
         os.close(dfd)
 
 
-def open_read(real: Path) -> int:
+def open_read(real: str | os.PathLike[str]) -> int:
     """A read-only fd on the regular file ``real``; raises PathChanged/NotRegular/OSError."""
+    return open_read_stat(real)[0]
+
+
+def open_read_stat(real: str | os.PathLike[str]) -> tuple[int, os.stat_result]:
+    """``open_read``, with the ``fstat`` of the fd it checked the file by
+    (a handler needs no stat of its own). ``NotRegular`` has errno EISDIR
+    for a directory."""
     # O_NONBLOCK: opening a fifo must not hang the tool; cleared below for regular files
     flags = os.O_RDONLY | os.O_NOFOLLOW | os.O_CLOEXEC | os.O_NONBLOCK
+    text = os.fspath(real)
     try:
-        fd = _openat2_no_symlinks(os.fspath(real), flags)
+        fd = _openat2_no_symlinks(text, flags)
     except OSError as exc:
-        raise walk_error(real, exc) from None
+        raise walk_error(Path(text), exc) from None
     if fd is None:
-        dfd = open_dir(real.parent)
+        path = Path(text)
+        dfd = open_dir(path.parent)
         try:
             try:
-                fd = os.open(real.name, flags, dir_fd=dfd)
+                fd = os.open(path.name, flags, dir_fd=dfd)
             except OSError as exc:
-                raise walk_error(real, exc) from None
+                raise walk_error(path, exc) from None
         finally:
             os.close(dfd)
     st = os.fstat(fd)
     if not stat.S_ISREG(st.st_mode):
         os.close(fd)
-        raise NotRegular(errno.EINVAL, f"{real} is not a regular file")
+        if stat.S_ISDIR(st.st_mode):
+            raise NotRegular(errno.EISDIR, f"{text} is a directory")
+        raise NotRegular(errno.EINVAL, f"{text} is not a regular file")
     os.set_blocking(fd, True)
-    return fd
-
-
+    return fd, st

@@ -11,9 +11,7 @@ from __future__ import annotations
 
 import os
 from collections import OrderedDict
-from dataclasses import dataclass
-from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 __all__ = ["ReadTracker", "Stamp", "tracker"]
 
@@ -21,12 +19,12 @@ __all__ = ["ReadTracker", "Stamp", "tracker"]
 _MAX_WATCHED = 256
 
 
-@dataclass(frozen=True)
-class Stamp:
+class Stamp(NamedTuple):
     """What identifies one version of a file without reading it.
 
     mtime_ns and size catch edits; the inode catches an atomic replace
-    (rename over) that kept both.
+    (rename over) that kept both. A tuple: made on every Read, and a
+    frozen dataclass costs four ``object.__setattr__`` calls to make.
     """
 
     mtime_ns: int
@@ -39,7 +37,7 @@ class Stamp:
         return cls(st.st_mtime_ns, st.st_size, st.st_ino, st.st_dev)
 
 
-def _stat(path: Path) -> os.stat_result | None:
+def _stat(path: str) -> os.stat_result | None:
     try:
         return os.stat(path)
     except OSError:
@@ -47,32 +45,38 @@ def _stat(path: Path) -> os.stat_result | None:
 
 
 class ReadTracker:
-    def __init__(self) -> None:
-        self._reads: OrderedDict[Path, Stamp] = OrderedDict()
-        self._noted: dict[Path, Stamp | None] = {}
+    """Resolved paths shown to the model, each with its stamp then. Keyed by
+    the path's text, so a handler holding a ``str`` and one holding a
+    ``Path`` find the same entry (and a str hashes without pathlib)."""
 
-    def record(self, path: Path, st: os.stat_result | None = None) -> None:
+    def __init__(self) -> None:
+        self._reads: OrderedDict[str, Stamp] = OrderedDict()
+        self._noted: dict[str, Stamp | None] = {}
+
+    def record(self, path: str | os.PathLike[str], st: os.stat_result | None = None) -> None:
         """``path`` (resolved) was shown to the model as it is now."""
-        st = st if st is not None else _stat(path)
+        key = os.fspath(path)
+        st = st if st is not None else _stat(key)
         if st is None:
             return
-        self._reads[path] = Stamp.of(st)
-        self._reads.move_to_end(path)
-        self._noted.pop(path, None)
+        self._reads[key] = Stamp.of(st)
+        self._reads.move_to_end(key)
+        self._noted.pop(key, None)
         while len(self._reads) > _MAX_WATCHED:
             old, _ = self._reads.popitem(last=False)
             self._noted.pop(old, None)
 
-    def forget(self, path: Path) -> None:
-        self._reads.pop(path, None)
-        self._noted.pop(path, None)
+    def forget(self, path: str | os.PathLike[str]) -> None:
+        key = os.fspath(path)
+        self._reads.pop(key, None)
+        self._noted.pop(key, None)
 
-    def was_read(self, path: Path) -> bool:
-        return path in self._reads
+    def was_read(self, path: str | os.PathLike[str]) -> bool:
+        return os.fspath(path) in self._reads
 
-    def refusal(self, path: Path, st: os.stat_result | None, tool: str) -> str | None:
+    def refusal(self, path: str | os.PathLike[str], st: os.stat_result | None, tool: str) -> str | None:
         """Why ``tool`` may not write ``path`` now, or None when it may."""
-        stamp = self._reads.get(path)
+        stamp = self._reads.get(os.fspath(path))
         if stamp is None:
             return (f"{tool} refused: you have not read {path} in this session. Read it first "
                     f"(the Read tool), then retry; this keeps you from overwriting content you have not seen.")
@@ -83,11 +87,12 @@ class ReadTracker:
                     f"edited it). Read it again, then redo your change against the current content.")
         return None
 
-    def changes(self, skip: Path | None = None) -> list[str]:
+    def changes(self, skip: str | os.PathLike[str] | None = None) -> list[str]:
         """One note per change of a file read earlier, each said once."""
         notes: list[str] = []
+        skipped = os.fspath(skip) if skip is not None else None
         for path, stamp in list(self._reads.items()):
-            if path == skip:
+            if path == skipped:
                 continue
             st = _stat(path)
             now = Stamp.of(st) if st is not None else None
