@@ -113,6 +113,37 @@ async def test_engines_agree_on_files_with_odd_endings(tmp_path: Path, pattern: 
 
 
 @needs_rg
+@pytest.mark.parametrize("pattern", ["handler", r"handler\b", "dler", "caf", r"(?i)HANDLER", "handler|kept",
+                                     r"(?x) h a n d l e r", r"han\w*r"])
+@pytest.mark.parametrize("mode", ["files_with_matches", "content"])
+async def test_engines_agree_where_bytes_are_not_utf8(tmp_path: Path, pattern: str, mode: str) -> None:
+    # The Python engine passes over a file whose bytes lack the text every
+    # match starts with, before decoding it: invalid bytes next to that text
+    # must not change which files and lines are found.
+    files = {"lead.txt": b"\xff\x80handler\xc3\n", "cut.txt": b"\xe2handler\n", "split.txt": b"han\xffdler\n",
+             "latin.txt": "caf\u00e9 handler\n".encode("latin-1"), "kept.txt": b"\x80kept\n",
+             "plain.txt": b"handler\n"}
+    for name, data in files.items():
+        (tmp_path / name).write_bytes(data)
+    assert RG is not None
+    q = GrepQuery(pattern=pattern, root=tmp_path, mode=mode)  # type: ignore[arg-type]
+    assert grep_python(q, None) == await grep_rg(RG, q, None)
+
+
+@pytest.mark.parametrize(("pattern", "required"), [
+    (r"def __init__\(self", b"def __init__(self"), (r"import\s+os", b"import"), ("(?x) h e l l o", b"hello"),
+    ("caf\u00e9 x", b"caf"), ("abc|abd", None), ("(?i)hello", None), ("ab*c", None), ("^import", None),
+    ("fo", None),
+])
+def test_the_text_a_match_must_start_with(pattern: str, required: bytes | None) -> None:
+    import re
+
+    from pegboard.plugins.fs._grep import _required_bytes
+
+    assert _required_bytes(re.compile(pattern)) == required
+
+
+@needs_rg
 async def test_engines_agree_on_a_single_file_root(tree: Path) -> None:
     assert RG is not None
     q = GrepQuery(pattern="handler", root=tree / "app.log", mode="content")  # ignored, but named explicitly

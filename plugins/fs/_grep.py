@@ -168,7 +168,7 @@ def _files(q: GrepQuery) -> Generator[Found | _NamedRoot, None, None]:
         types = TYPES[q.type]
     excluded = set(q.exclude)
     for found in walk(q.root, filters=Filters(q.root, q.glob, types)):
-        if found.path not in excluded:
+        if not excluded or found.path not in excluded:
             yield found
 
 
@@ -196,6 +196,30 @@ def _whole_file(q: GrepQuery, rx: re.Pattern[str]) -> re.Pattern[str] | None:
     return re.compile(rx.pattern, rx.flags | re.MULTILINE)
 
 
+def _required_bytes(rx: re.Pattern[str]) -> bytes | None:
+    """The ASCII text every match of ``rx`` starts with, as bytes, when it is
+    long enough to rule most files out; None when there is none to use.
+
+    ASCII bytes decode one to one in UTF-8, invalid bytes around them
+    included, so a file whose bytes lack it has no match: it is passed over
+    without decoding or running the expression.
+    """
+    if rx.flags & re.IGNORECASE:
+        return None
+    try:
+        from re import _constants, _parser
+
+        items = list(_parser.parse(rx.pattern, rx.flags & ~re.UNICODE))
+    except Exception:  # another Python's parser: go without the shortcut
+        return None
+    prefix: list[str] = []
+    for op, value in items:
+        if op is not _constants.LITERAL or value >= 128:
+            break
+        prefix.append(chr(value))
+    return "".join(prefix).encode("ascii") if len(prefix) >= 3 else None
+
+
 def _lines_hit(whole: re.Pattern[str], text: str, first_only: bool) -> list[int] | None:
     """The numbers (from 0) of the lines ``whole`` matches, found without
     splitting ``text``; None when a match ran across a line end, where only a
@@ -204,6 +228,8 @@ def _lines_hit(whole: re.Pattern[str], text: str, first_only: bool) -> list[int]
 
     Exact otherwise: each search starts at the line after the last hit and
     finds the leftmost match, so a line it passes over has no match in it.
+    ``first_only``: stop at the first hit, returned as ``[-1]`` (its line is
+    not counted).
     """
     hits: list[int] = []
     line = counted = pos = 0
@@ -216,13 +242,15 @@ def _lines_hit(whole: re.Pattern[str], text: str, first_only: bool) -> list[int]
             return None
         if start == len(text) and (not text or text.endswith("\n")):
             return hits  # an empty match after the final newline: no line there
+        if first_only:
+            return [-1]  # that some line matches is all that is asked: no need to count to it
         line += text.count("\n", counted, start)
         counted = start
         hits.append(line)
         if len(hits) >= 16 and line < 8 * len(hits):
             return None  # hits on most lines: one search per line is cheaper than this loop
         pos = text.find("\n", start) + 1
-        if first_only or pos == 0:
+        if pos == 0:
             return hits
 
 
@@ -244,6 +272,7 @@ def grep_python(q: GrepQuery, limit: int | None, stop: threading.Event | None = 
     """The Python engine. ``stop``: set when the call is cancelled, since a thread cannot be killed."""
     rx = _compile(q)
     whole = _whole_file(q, rx)
+    required = _required_bytes(rx)
     out: list[str] = []
     files = _files(q)
     for found in files:
@@ -254,6 +283,8 @@ def grep_python(q: GrepQuery, limit: int | None, stop: threading.Event | None = 
         try:
             data = found.read()
         except OSError:
+            continue
+        if required is not None and required not in data:
             continue
         if b"\x00" in data:
             continue  # ripgrep skips binary files it finds while walking

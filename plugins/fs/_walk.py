@@ -122,7 +122,6 @@ def _parent_layers(root: Path) -> list[_Layer]:
     return layers
 
 
-@dataclass(frozen=True)
 class Found:
     """A file the walk found, with the fd of the folder it was found in.
 
@@ -130,16 +129,37 @@ class Found:
     symlink after the folder was listed fails instead of being followed.
     """
 
-    path: Path
-    dir_fd: int
-    name: str
+    __slots__ = ("directory", "dir_fd", "name")
+
+    def __init__(self, directory: Path, dir_fd: int, name: str) -> None:
+        self.directory = directory
+        self.dir_fd = dir_fd
+        self.name = name
+
+    @property
+    def path(self) -> Path:
+        # Built on demand: most files a search visits have no match, and a
+        # Path per file was a seventh of the Python engine's time.
+        return self.directory / self.name
 
     def read(self) -> bytes:
         fd = os.open(self.name, os.O_RDONLY | os.O_NOFOLLOW | os.O_CLOEXEC | os.O_NONBLOCK, dir_fd=self.dir_fd)
-        with os.fdopen(fd, "rb") as f:
-            if not stat.S_ISREG(os.fstat(f.fileno()).st_mode):
+        try:
+            info = os.fstat(fd)
+            if not stat.S_ISREG(info.st_mode):
                 raise OSError(f"{self.path} is no longer a regular file")
-            return f.read()
+            # Reads until end of file, the first one of the size fstat gave
+            # (the file may have grown since): no buffered file object.
+            data = os.read(fd, info.st_size + 1)
+            rest = os.read(fd, 1 << 20) if data else b""
+            if not rest:
+                return data
+            chunks = [data, rest]
+            while chunk := os.read(fd, 1 << 20):
+                chunks.append(chunk)
+            return b"".join(chunks)
+        finally:
+            os.close(fd)
 
 
 def walk(root: Path, *, hidden: bool = False, filters: Filters | None = None) -> Iterator[Found]:
@@ -174,27 +194,38 @@ def _walk(dfd: int, directory: Path, layers: list[_Layer], hidden: bool, filters
             entries = sorted(it, key=lambda e: e.name)
     except OSError:
         return  # unreadable folders are skipped, as ripgrep does (it only warns)
+    # Nothing to match a path against: the name alone decides.
+    plain = not layers and (filters is None or (filters.glob is None and filters.types is None))
     for entry in entries:
-        if entry.name == ".git":
+        name = entry.name
+        if name == ".git":
             continue
         try:
-            mode = entry.stat(follow_symlinks=False).st_mode
+            # The folder listing's file type (no system call where the file
+            # system reports one); a symlink is neither a folder nor a file.
+            is_dir = entry.is_dir(follow_symlinks=False)
+            is_file = not is_dir and entry.is_file(follow_symlinks=False)
         except OSError:
             continue
-        path = directory / entry.name
-        if stat.S_ISDIR(mode):
-            if _skip(path, True, layers, hidden, filters):
+        if not (is_dir or is_file):
+            continue
+        if plain:
+            if not hidden and name.startswith("."):
                 continue
+        elif _skip(directory / name, is_dir, layers, hidden, filters):
+            continue
+        if is_dir:
             try:
-                nfd = os.open(entry.name, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC, dir_fd=dfd)
+                nfd = os.open(name, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC, dir_fd=dfd)
             except OSError:
                 continue  # gone, unreadable, or swapped for a symlink since it was listed
             try:
+                path = directory / name
                 yield from _walk(nfd, path, layers + _load(path, nfd), hidden, filters)
             finally:
                 os.close(nfd)
-        elif stat.S_ISREG(mode) and not _skip(path, False, layers, hidden, filters):
-            yield Found(path, dfd, entry.name)
+        else:
+            yield Found(directory, dfd, name)
 
 
 def brace_expand(pattern: str) -> list[str]:
