@@ -19,7 +19,10 @@ Then a batch of one WebFetch of that page and nine Reads of a 100 KB file,
 through a session, against the nine Reads alone: the conversion runs in a
 worker thread and releases the GIL, so the Reads must finish about as fast
 as they do alone (target: at most 1.5x), and the batch must take about as
-long as the WebFetch alone (target: at most 1.25x).
+long as the WebFetch alone (target: at most 1.25x). That last row
+assumes the WebFetch is the long pole: since it converts only as far as its
+window, its Python parts (fetch, block scan) and the Reads take turns on the
+GIL, and the batch costs about the two one after another.
 
     python bench/bench_web.py [--runs N] [--size-kb K]
 """

@@ -114,6 +114,61 @@ async def test_long_page_is_windowed_and_offset_continues(serve: Callable[..., S
     assert srv.hits("/long") == 1  # the later windows came from the cache
 
 
+def _long_html(sections: int) -> str:
+    parts = [f"<section><h2>Section {i}</h2><p>Text {i} with <a href='page/{i}'>a relative link</a> and "
+             f"<b>bold</b>.</p><ul><li>item {i}a</li><li>item {i}b</li></ul>"
+             f"<table><tr><th>key</th></tr><tr><td>row {i}</td></tr></table></section>" for i in range(sections)]
+    return "<!doctype html><html><head><title>Long</title></head><body><main>" + "".join(parts) + "</main></body></html>"
+
+
+async def test_a_long_html_page_is_converted_only_as_far_as_it_is_read(serve: Callable[..., Server]) -> None:
+    from pegboard.plugins.web._convert import convert
+
+    html = _long_html(3000)  # about 600 KB of HTML
+    srv = serve({"/long": static(html, "text/html; charset=utf-8")})
+    whole = convert(html.encode(), "text/html", srv.url("/long")).text
+    config = WebConfig(window_chars=40_000)
+    cache = PageCache()
+    first = (await go(srv.url("/long"), config=config, cache=cache)).text_content()
+    # Honest about what it does not know yet: the total is not stated as if it were.
+    assert "converted as far as it is read" in first and "and the page goes on" in first
+    assert "This shows characters 0–40,000 of the" in first and "converted so far" in first
+    assert "call WebFetch again with offset=40000" in first
+    assert f"{len(whole):,} characters" not in first
+    page = cache.get(srv.url("/long"))
+    assert page is not None and not page.text.complete and len(page.text.known) < len(whole) / 4
+    # Each later window converts as far as it needs and matches the whole page exactly.
+    windows, offset = [], 0
+    while True:
+        text = (await go(srv.url("/long"), config=config, cache=cache, offset=offset)).text_content()
+        window = text.split("----- page text -----\n", 1)[1].rsplit("\n----- end of page text -----", 1)[0]
+        windows.append(window)
+        if "(the end)" in text:
+            break
+        offset = int(text.split("call WebFetch again with offset=", 1)[1].split(" ", 1)[0])
+    assert "".join(windows) == whole
+    assert page.text.complete and f"of {len(whole):,} (the end)" in text
+    assert f"[a relative link](http://127.0.0.1:{srv.port}/page/2999)" in whole  # links absolute in every piece
+    past = await go(srv.url("/long"), config=config, cache=cache, offset=len(whole))
+    assert past.is_error and f"its text has {len(whole):,} characters" in past.text_content()
+    assert srv.hits("/long") == 1
+
+
+async def test_an_offset_far_into_an_unread_page_converts_far_enough_to_serve_it(
+        serve: Callable[..., Server]) -> None:
+    from pegboard.plugins.web._convert import convert
+
+    html = _long_html(3000)
+    srv = serve({"/long": static(html, "text/html; charset=utf-8")})
+    whole = convert(html.encode(), "text/html", srv.url("/long")).text
+    config = WebConfig(window_chars=10_000)
+    text = (await go(srv.url("/long"), config=config, offset=200_000)).text_content()
+    window = text.split("----- page text -----\n", 1)[1].rsplit("\n----- end of page text -----", 1)[0]
+    assert window == whole[200_000:210_000]
+    beyond = await go(srv.url("/long"), config=config, offset=len(whole) + 5)
+    assert beyond.is_error and "past the end" in beyond.text_content()
+
+
 # --- caps ----------------------------------------------------------------------------------
 
 

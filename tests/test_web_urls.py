@@ -11,6 +11,7 @@ import pytest
 
 from pegboard.plugins.web._addresses import blocked_reason, canonical_host, numeric_host_problem
 from pegboard.plugins.web._cache import CachedPage, PageCache
+from pegboard.plugins.web._convert import PageText
 from pegboard.plugins.web._convert import convert
 from pegboard.plugins.web._rules import DomainMatcher, explicitly_allowed_hosts, operator_rules, parse_domain_specifier
 from pegboard.plugins.web._urls import BadURL, check_url
@@ -279,7 +280,7 @@ def test_binary_bodies_are_recognised(body: bytes, ctype: str) -> None:
 
 
 def _page(url: str, text: str = "x") -> CachedPage:
-    return CachedPage(url, 200, "text/plain", "text", None, text, len(text), False)
+    return CachedPage(url, 200, "text/plain", "text", None, PageText.whole(text), len(text), False)
 
 
 def test_cache_expires_by_ttl_and_finds_pages_by_requested_or_final_url() -> None:

@@ -14,6 +14,8 @@ from collections import OrderedDict
 from collections.abc import Callable
 from dataclasses import dataclass
 
+from ._convert import PageText
+
 __all__ = ["CachedPage", "PageCache", "shared_cache"]
 
 
@@ -24,7 +26,7 @@ class CachedPage:
     content_type: str
     kind: str  # "html" | "text"
     title: str | None
-    text: str
+    text: PageText  # converted as far as calls have read it
     downloaded_bytes: int
     truncated: bool  # the download stopped at the size cap
 
@@ -43,7 +45,8 @@ class PageCache:
         self.max_entries = max_entries
         self.max_chars = max_chars
         self._clock = clock
-        self._pages: OrderedDict[str, tuple[float, CachedPage]] = OrderedDict()
+        # url -> (stored at, page, the characters it was charged when stored)
+        self._pages: OrderedDict[str, tuple[float, CachedPage, int]] = OrderedDict()
         self._aliases: dict[str, str] = {}  # requested URL -> final URL
         self._chars = 0
         # Sessions may live on different threads' event loops.
@@ -56,7 +59,7 @@ class PageCache:
             item = self._pages.get(key)
             if item is None:
                 return None
-            stored, page = item
+            stored, page, _ = item
             if now - stored >= self.ttl_s:
                 self._drop(key)
                 return None
@@ -64,14 +67,15 @@ class PageCache:
             return page
 
     def put(self, requested_url: str, page: CachedPage) -> None:
-        if self.ttl_s <= 0 or len(page.text) > self.max_chars:
+        chars = page.text.cache_chars
+        if self.ttl_s <= 0 or chars > self.max_chars:
             return
         with self._lock:
             key = page.final_url
             if key in self._pages:
                 self._drop(key)
-            self._pages[key] = (self._clock(), page)
-            self._chars += len(page.text)
+            self._pages[key] = (self._clock(), page, chars)
+            self._chars += chars
             if requested_url != key:
                 self._aliases[requested_url] = key
             while self._pages and (len(self._pages) > self.max_entries or self._chars > self.max_chars):
@@ -92,8 +96,8 @@ class PageCache:
         return True
 
     def _drop(self, key: str) -> None:
-        _, page = self._pages.pop(key)
-        self._chars -= len(page.text)
+        _, _, chars = self._pages.pop(key)
+        self._chars -= chars
         for alias in [a for a, k in self._aliases.items() if k == key]:
             del self._aliases[alias]
 

@@ -10,10 +10,14 @@ from __future__ import annotations
 
 import codecs
 import re
+import threading
 from dataclasses import dataclass
-from typing import Literal
+from typing import TYPE_CHECKING, Any, Literal
 
-__all__ = ["Converted", "convert", "media_type"]
+if TYPE_CHECKING:
+    from ._blocks import BlockScanner
+
+__all__ = ["Converted", "Opened", "PageText", "convert", "media_type", "open_and_read", "open_body"]
 
 Kind = Literal["html", "text", "binary"]
 
@@ -123,16 +127,10 @@ def _decode(body: bytes, charset: str | None, kind: Kind) -> str:
     return body.decode("utf-8", errors="replace")  # pragma: no cover - utf-8 always exists
 
 
-def html_to_markdown(html: str, base_url: str) -> tuple[str, str | None]:
-    """Markdown and the page title; links are made absolute so the model can fetch them.
-
-    Raises NotConverted when the converter fails or reports that it skipped
-    part of the page, so the caller can fall back instead of showing less.
-    """
+def _options(base_url: str) -> Any:
     from html_to_markdown import ConversionOptions, PreprocessingOptions
-    from html_to_markdown import convert as convert_html
 
-    options = ConversionOptions(
+    return ConversionOptions(
         heading_style="atx",
         bullets="-",
         compact_tables=True,
@@ -152,29 +150,154 @@ def html_to_markdown(html: str, base_url: str) -> tuple[str, str | None]:
         inline_data_media="alt_text_only",
         base_url=base_url,
     )
-    html = _PRE_BLOCK.sub(lambda m: _ANCHOR_TAG.sub("", m.group(0)), _cut_unterminated_raw_text(html))
+
+
+def html_to_markdown(html: str, base_url: str) -> str:
+    """Markdown of ``html`` (a page, or a piece of one cut by BlockScanner), links made absolute.
+
+    Raises NotConverted when the converter fails or reports that it skipped
+    part of the page, so the caller can fall back instead of showing less.
+    """
+    from html_to_markdown import convert as convert_html
+
+    html = _PRE_BLOCK.sub(lambda m: _ANCHOR_TAG.sub("", m.group(0)), html)
     try:
-        result = convert_html(html, options)
+        result = convert_html(html, _options(base_url))
     except Exception as exc:  # the binding's errors, and a Rust panic raised as PanicError
         raise NotConverted(f"the Markdown converter failed ({type(exc).__name__}: {exc})") from exc
     if any(str(w.kind).rsplit(".", 1)[-1].lower() == "depth_limit_exceeded" for w in result.warnings):
         raise NotConverted("it nests its elements too deeply for the Markdown converter")
-    return (result.content or "").strip(), _title(html)
+    return (result.content or "").strip()
 
 
-def _cut_unterminated_raw_text(html: str) -> str:
-    """The page up to a <script> or <style> that is never closed.
+# Pieces of HTML are sized to what a read still needs, from the characters of
+# HTML each character of Markdown took so far (at first a guess: documentation
+# pages take 1.2-2); never smaller than this, and a page's last piece is never
+# smaller than this either.
+_MIN_PIECE_CHARS = 16_384
+_FIRST_HTML_PER_CHAR = 1.3
 
-    A browser treats the rest of such a page as script and shows none of
-    it; the converter would show it as text.
+
+class PageText:
+    """A page's text, converted as far as it has been read.
+
+    HTML is converted piece by piece (cut where BlockScanner finds it safe),
+    only as far as a caller asks: WebFetch shows one window of a long page, and
+    converting a whole megabyte to show its first 40,000 characters cost 95%
+    of a call. What was converted never changes, so offsets stay exact.
+    Thread-safe: a cached page may be read from several sessions' threads.
     """
-    lowered = html.lower()
-    for tag in ("<script", "<style"):
-        start = lowered.rfind(tag)
-        after = lowered[start + len(tag) : start + len(tag) + 1]
-        if start >= 0 and after in (">", "/", " ", "\t", "\n", "\r", "\f") and lowered.find("</" + tag[1:], start) < 0:
-            html, lowered = html[:start], lowered[:start]
-    return html
+
+    def __init__(self, known: str, html: str | None = None, base_url: str = "") -> None:
+        self._known = known
+        self._html = html
+        self._scanner: BlockScanner | None = None
+        self._base_url = base_url
+        self._piece_start = 0
+        self._pieces = 0
+        self._lock = threading.Lock()
+        if html is not None:
+            from ._blocks import BlockScanner
+
+            self._scanner = BlockScanner(html, base_url)
+
+    @classmethod
+    def whole(cls, text: str) -> PageText:
+        return cls(text)
+
+    @classmethod
+    def of_html(cls, html: str, base_url: str) -> PageText:
+        return cls("", html, base_url)
+
+    @property
+    def known(self) -> str:
+        """The text converted so far (all of it once ``complete``)."""
+        return self._known
+
+    @property
+    def complete(self) -> bool:
+        return self._scanner is None
+
+    @property
+    def cache_chars(self) -> int:
+        """What the page holds in memory, in characters (the HTML is kept until all of it is converted)."""
+        return len(self._known) + (len(self._html) if self._html is not None else 0)
+
+    def needs(self, chars: int) -> bool:
+        """Whether ``read(chars)`` would have to convert more (and should run in a thread)."""
+        return self._scanner is not None and len(self._known) < chars
+
+    def read(self, chars: int | None = None) -> str:
+        """The text, converted until it is at least ``chars`` long or complete. CPU-bound."""
+        with self._lock:
+            while self._scanner is not None and (chars is None or len(self._known) < chars):
+                self._convert_next(chars)
+            return self._known
+
+    def _convert_next(self, chars: int | None) -> None:
+        scanner, html = self._scanner, self._html
+        assert scanner is not None and html is not None
+        start = self._piece_start
+        if chars is None:
+            size = len(html)  # all the rest, in one piece
+        else:
+            per_char = start / len(self._known) if self._known else _FIRST_HTML_PER_CHAR
+            size = max(_MIN_PIECE_CHARS, int((chars - len(self._known)) * per_char * 1.1))
+        cut = scanner.next_cut(start + size)
+        if cut is not None and scanner.end - cut < _MIN_PIECE_CHARS:
+            cut = scanner.next_cut(scanner.end)  # too little left to be worth a piece: to the end
+        end = scanner.end if cut is None else cut
+        # The first piece holds the page's <base>, which the converter reads itself.
+        base_url = self._base_url if start == 0 else scanner.base_url
+        try:
+            text = html_to_markdown(html[start:end], base_url)
+        except NotConverted as why:
+            # The converter skips what lies past its depth limit (a hostile
+            # or generated page): showing less than the page without saying
+            # so is worse than showing all of it plainly. Plain text has no
+            # depth limit; the rest of the page goes with this piece.
+            end, cut = scanner.end, None
+            plain, _ = _plain_text(html[start:end])
+            what = "this page is" if start == 0 else "the rest of this page is"
+            text = f"[WebFetch: {what} shown as plain text, not Markdown: {why}.]\n\n{plain}"
+        if text:
+            self._known = f"{self._known}\n\n{text}" if self._known else text
+        self._pieces += 1
+        self._piece_start = end
+        if cut is None:
+            self._scanner = self._html = None
+
+
+@dataclass(frozen=True)
+class Opened:
+    """A body classified and decoded, its text converted only as far as it is read."""
+
+    kind: Kind
+    text: PageText
+    title: str | None = None
+
+
+def open_body(body: bytes, content_type: str | None, url: str) -> Opened:
+    """Classify and decode one body; HTML is converted later, as ``text.read`` asks."""
+    mtype, charset = media_type(content_type)
+    kind = _kind_for(mtype, body)
+    if kind == "binary":
+        return Opened("binary", PageText.whole(""))
+    text = _decode(body, charset, kind)
+    if kind == "html":
+        return Opened("html", PageText.of_html(text, url), _title(text))
+    return Opened("text", PageText.whole(text))
+
+
+def open_and_read(body: bytes, content_type: str | None, url: str, chars: int) -> Opened:
+    """``open_body``, with its first ``chars`` characters converted. Pure and CPU-bound: run it in a thread.
+
+    The Markdown converter is native code and releases the GIL, so the other
+    calls of a batch go on while a large page converts.
+    """
+    opened = open_body(body, content_type, url)
+    opened.text.read(chars)
+    return opened
 
 
 def _title(html: str) -> str | None:
@@ -187,29 +310,9 @@ def _title(html: str) -> str | None:
 
 
 def convert(body: bytes, content_type: str | None, url: str) -> Converted:
-    """Classify and convert one body. Pure and CPU-bound: run it in a thread.
-
-    The Markdown converter is native code and releases the GIL, so the other
-    calls of a batch go on while a large page converts.
-    """
-    mtype, charset = media_type(content_type)
-    kind = _kind_for(mtype, body)
-    if kind == "binary":
-        return Converted("binary", "")
-    text = _decode(body, charset, kind)
-    if kind == "html":
-        try:
-            markdown, title = html_to_markdown(text, url)
-        except NotConverted as why:
-            # The converter skips what lies past its depth limit (a hostile
-            # or generated page): showing less than the page without saying
-            # so is worse than showing all of it plainly. Plain text has no
-            # depth limit.
-            plain, title = _plain_text(text)
-            note = f"[WebFetch: this page is shown as plain text, not Markdown: {why}.]"
-            return Converted("html", f"{note}\n\n{plain}", title)
-        return Converted("html", markdown, title)
-    return Converted("text", text)
+    """Classify and convert one whole body. Pure and CPU-bound: run it in a thread."""
+    opened = open_body(body, content_type, url)
+    return Converted(opened.kind, opened.text.read(), opened.title)
 
 
 _BLOCKS = frozenset({"p", "div", "br", "li", "tr", "h1", "h2", "h3", "h4", "h5", "h6", "section", "article",

@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING, Any
 import anyio
 
 from ._cache import CachedPage, PageCache, shared_cache
-from ._convert import convert, media_type
+from ._convert import media_type, open_and_read
 from ._fetch import CrossHostRedirect, FetchError, FetchLimits, fetch
 from ._models import WebConfig, WebFetchInput
 from ._rules import explicitly_allowed_hosts, operator_rules
@@ -97,14 +97,18 @@ async def run_fetch(
                 "again with that URL (it may need its own permission)."
             )
         mtype, _ = media_type(got.content_type)
-        converted = await anyio.to_thread.run_sync(convert, got.body, got.content_type, got.url)
+        ok = 200 <= got.status < 300
+        # Only as much of the page is converted as this call shows (and one
+        # character more, to know whether the page goes on).
+        need = args.offset + config.window_chars + 1 if ok else _ERROR_BODY_CHARS + 1
+        converted = await anyio.to_thread.run_sync(open_and_read, got.body, got.content_type, got.url, need)
         if converted.kind == "binary":
             return ToolResult.error(
                 f"{got.url} returned {mtype or 'content without a type'} ({len(got.body):,} bytes"
                 f"{' or more' if got.truncated else ''}), which is not text. WebFetch shows HTML and text only."
             )
-        if not 200 <= got.status < 300:
-            body = converted.text.strip()[:_ERROR_BODY_CHARS]
+        if not ok:
+            body = converted.text.known.strip()[:_ERROR_BODY_CHARS]
             return ToolResult.error(
                 f"{got.url} answered HTTP {got.status} {got.reason}.".rstrip()
                 + (f"\nThe error page says:\n{body}" if body else "")
@@ -143,23 +147,31 @@ async def _answer(
 ) -> ToolResult:
     from pegboard import ToolResult
 
-    total = len(page.text)
-    if args.offset and args.offset >= total:
-        return ToolResult.error(
-            f"offset {args.offset:,} is past the end of {page.final_url}: its text has {total:,} characters."
-        )
     start = args.offset
+    need = start + config.window_chars + 1
+    if page.text.needs(need):
+        # A later window of a page converted only as far as earlier calls read.
+        text = await anyio.to_thread.run_sync(page.text.read, need)
+    else:
+        text = page.text.known
+    complete = page.text.complete
+    total = len(text)
+    if start and start >= total:
+        return ToolResult.error(
+            f"offset {start:,} is past the end of {page.final_url}: its text has {total:,} characters."
+        )
     end = min(total, start + config.window_chars)
-    window = page.text[start:end]
+    window = text[start:end]
 
     head = [f"URL: {page.final_url}"]
     if page.title:
         head.append(f"Title: {page.title}")
     what = "Markdown converted from HTML" if page.kind == "html" else "text"
     cached = f"; served from cache (pages are kept {config.cache_ttl_s / 60:g} min)" if from_cache else ""
+    size = f"{total:,} characters of {what}" if complete else (
+        f"{what}, converted as far as it is read: {total:,} characters so far, and the page goes on")
     head.append(
-        f"Fetched {page.downloaded_bytes:,} bytes of {page.content_type or 'untyped content'}"
-        f" ({total:,} characters of {what}){cached}."
+        f"Fetched {page.downloaded_bytes:,} bytes of {page.content_type or 'untyped content'} ({size}){cached}."
     )
     head.append(_limits_line(config))
     if page.truncated:
@@ -167,7 +179,8 @@ async def _answer(
     head.extend(notes)
     more = ""
     if start > 0 or end < total:
-        more = f"This shows characters {start:,}–{end:,} of {total:,}" + (
+        of = f"{total:,}" if complete else f"the {total:,} converted so far"
+        more = f"This shows characters {start:,}–{end:,} of {of}" + (
             f"; call WebFetch again with offset={end} for the rest." if end < total else " (the end)."
         )
 

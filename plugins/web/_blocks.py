@@ -1,0 +1,226 @@
+"""Where a long HTML page may be cut so that each piece converts alone as it does in the whole.
+
+WebFetch shows a window of a page's Markdown, so it converts a long page piece
+by piece, only as far as the window asked for reaches. A cut is safe only
+between blocks whose Markdown does not depend on what encloses them: before
+the start tag of a block (a paragraph, heading, list, table...) while every
+open element is a plain container (body, div, section, main...). Inside a
+list, a table, a quote, a <pre>, a link or any element the scanner does not
+know, it never cuts, and after markup it cannot follow (a formatting element
+closed by another's end tag, which a parser may reopen later; an end tag that
+skips a table cell) it stops cutting for the rest of the page: the rest then
+converts in one piece, as the whole page used to.
+
+The scanner also finds where a browser stops showing the page: after a
+<script> or <style> that is never closed, everything is script.
+"""
+
+from __future__ import annotations
+
+import re
+from urllib.parse import urljoin
+
+__all__ = ["BlockScanner"]
+
+# One token at a "<": a comment, a bogus comment or doctype, or a tag (with
+# attributes whose quoted values may hold ">"). Possessive quantifiers keep a
+# tag that never ends from backtracking.
+_TOKEN_TEMPLATE = (
+    r"<(?:"
+    r"(?P<comment>!--(?:>|->|.*?--!?>))"
+    r"|(?P<open_comment>!--)"
+    r"|(?P<bogus>[!?]|/(?![A-Za-z]))[^>]*+>"
+    r"|(?P<end>/)?{skip}(?P<name>[A-Za-z][^\t\n\f\r />]*+)"
+    r"(?P<attrs>(?:[^>\"'=]|=[\t\n\f\r ]*+(?:\"[^\"]*+\"|'[^']*+'|[^\t\n\f\r >]*+)|[\"'])*+)>"
+    r")"
+)
+# Inline elements, void ones and the parts of lists and tables: inside a block
+# (a paragraph, a list, a table), where no cut can fall, the scanner does not
+# even stop at them. What it still sees there is what can end the block: its
+# own end tag, a nested block, an end tag that skips over open elements.
+_SKIPPABLE = frozenset({
+    "li", "dt", "dd", "tr", "td", "th", "tbody", "thead", "tfoot", "caption", "colgroup", "option", "optgroup",
+    "a", "abbr", "b", "bdi", "bdo", "big", "cite", "code", "data", "del", "dfn", "em", "font", "i", "ins", "kbd",
+    "mark", "nobr", "q", "s", "samp", "small", "span", "strike", "strong", "sub", "sup", "time", "tt", "u", "var",
+    "img", "br", "wbr", "input", "label", "area", "col", "embed", "hr", "link", "meta", "param", "source", "track",
+    "keygen",
+})
+_TOKEN = re.compile(_TOKEN_TEMPLATE.format(skip=""), re.DOTALL)
+_BLOCK_TOKEN = re.compile(
+    _TOKEN_TEMPLATE.format(skip=r"(?!(?i:" + "|".join(sorted(_SKIPPABLE)) + r")[\t\n\f\r />])"), re.DOTALL
+)
+# Formatting elements: one left open in a block is reopened in the next ones
+# (a browser does it, and so does the converter), so a cut after it would end it early.
+_FORMATTING = r"(a|b|big|code|em|font|i|nobr|s|small|strike|strong|tt|u)(?=[\t\n\f\r />])"
+_FORMATTING_OPEN = re.compile(r"<" + _FORMATTING, re.IGNORECASE)
+_FORMATTING_CLOSE = re.compile(r"</" + _FORMATTING, re.IGNORECASE)
+_BASE_HREF = re.compile(r"""\bhref[\t\n\f\r ]*=[\t\n\f\r ]*(?:"([^"]*)"|'([^']*)'|([^\t\n\f\r >]+))""", re.IGNORECASE)
+# Elements whose content is text up to their end tag, not markup.
+_RAW_TEXT = frozenset({"script", "style", "xmp", "iframe", "noembed", "noframes", "noscript", "textarea", "title"})
+# Raw text a browser never shows: unclosed, it hides the rest of the page.
+_HIDES_REST = frozenset({"script", "style"})
+_VOID = frozenset({"area", "base", "br", "col", "embed", "hr", "img", "input", "link", "meta", "param", "source",
+                   "track", "wbr", "keygen"})
+# Containers that add nothing to the Markdown of what they hold.
+_PLAIN_CONTAINERS = frozenset({"html", "body", "div", "main", "section", "article", "header", "footer", "aside",
+                               "nav"})
+# Start tags a cut may precede: each begins a new Markdown block.
+_BLOCK_STARTS = frozenset({"p", "div", "h1", "h2", "h3", "h4", "h5", "h6", "ul", "ol", "dl", "table", "pre",
+                           "blockquote", "section", "article", "header", "footer", "aside", "nav", "main",
+                           "figure", "hr", "details", "form", "fieldset", "address", "hgroup", "menu"})
+# Elements an end tag may close on the way to its own (their end tag is optional).
+_IMPLIED_END = frozenset({"p", "li", "dt", "dd", "option", "optgroup", "rb", "rp", "rt", "rtc"})
+_TABLE_PARTS = frozenset({"tbody", "thead", "tfoot", "tr", "td", "th", "colgroup", "caption"})
+# Markup inside these (SVG, MathML) closes itself with "/>", and their end tag closes all of it.
+_FOREIGN = frozenset({"svg", "math"})
+_TABLE_ENDS = frozenset({"table", "tbody", "thead", "tfoot", "tr"})
+_RAW_END: dict[str, re.Pattern[str]] = {
+    name: re.compile(rf"</{name}[\t\n\f\r />]", re.IGNORECASE) for name in _RAW_TEXT
+}
+
+
+class BlockScanner:
+    """Walks one page forward, once, handing out safe cut positions.
+
+    ``end`` is where the page's visible markup stops (its length, or the start
+    of an unclosed <script> or <style>); ``base_url`` follows the page's
+    <base href> once the scanner has passed it.
+    """
+
+    def __init__(self, html: str, base_url: str) -> None:
+        self.html = html
+        self.end = len(html)
+        self.base_url = base_url
+        self._pos = 0
+        self._stack: list[str] = []
+        self._enclosed = 0  # open elements that are not plain containers
+        self._inline = 0  # open elements the block scan skips (an <a> at the top level)
+        self._foreign = 0  # open <svg> and <math>
+        self._block_from = -1  # where the enclosing block began, while one is open
+        self._can_cut = True
+        self._seen_base = False
+
+    def next_cut(self, not_before: int) -> int | None:
+        """The first safe cut at or after ``not_before``, or None if the page ends first."""
+        # The loop over tags is the scanner's whole cost (a tag every 10-40
+        # characters), so inside a block, where no cut can fall, the regex
+        # passes over inline tags itself. A stretch of tokens ends when that
+        # changes, and after the text of a <script> or <style>.
+        stack = self._stack
+        while self._pos < self.end:
+            in_block = self._enclosed > 0 and not self._inline
+            pattern = _BLOCK_TOKEN if in_block else _TOKEN
+            resume = -1
+            for m in pattern.finditer(self.html, self._pos, self.end):
+                end_slash, name, attrs = m.group("end", "name", "attrs")
+                if name is None:
+                    if m.group("open_comment"):
+                        self._pos = self.end  # the rest of the page is a comment
+                        return None
+                    continue
+                kind = _KINDS.get(name)
+                if kind is None:
+                    name = name.lower()
+                    kind = _KINDS.get(name, _OTHER)
+                if end_slash:
+                    if name not in stack:
+                        continue  # a stray end tag: parsers ignore it
+                    self._close(name)
+                    if not self._enclosed and self._block_from >= 0:
+                        self._block_ended(m.end())
+                    if in_block != (self._enclosed > 0 and not self._inline):
+                        resume = m.end()
+                        break
+                    continue
+                if kind & _VOIDED:
+                    if kind & _RAW or name == "plaintext" or name == "base":
+                        self._pos = m.end()
+                        self._special(name, attrs, m.start())
+                        resume = self._pos
+                        break
+                    continue
+                if self._foreign and attrs.endswith("/"):
+                    continue  # self-closing, as <path/> in an <svg> is (in HTML, "/>" closes nothing)
+                start = m.start()
+                cut = kind & _BLOCK and not self._enclosed and self._can_cut and start >= not_before
+                if name == "p" and stack and stack[-1] == "p":
+                    stack.pop()
+                    self._enclosed -= 1
+                stack.append(name)
+                if not kind & _PLAIN:
+                    if not self._enclosed:
+                        self._block_from = start
+                    self._enclosed += 1
+                    if kind & _FOREIGN_KIND:
+                        self._foreign += 1
+                    if name in _SKIPPABLE:
+                        self._inline += 1
+                if cut:
+                    self._pos = m.end()
+                    return start
+                if in_block != (self._enclosed > 0 and not self._inline):
+                    resume = m.end()
+                    break
+            self._pos = self.end if resume < 0 else resume
+        return None
+
+    def _block_ended(self, at: int) -> None:
+        """A block closed: if it left a formatting element open, cutting after it would end that early."""
+        opened = _FORMATTING_OPEN.findall(self.html, self._block_from, at)
+        if opened:
+            closed = _FORMATTING_CLOSE.findall(self.html, self._block_from, at)
+            if sorted(n.lower() for n in opened) != sorted(n.lower() for n in closed):
+                self._can_cut = False
+        self._block_from = -1
+
+    def _special(self, name: str, attrs: str, start: int) -> None:
+        """Raw text (skipped to its end tag), <plaintext>, or <base>."""
+        if name == "base":
+            href = _BASE_HREF.search(attrs)
+            if href is not None and not self._seen_base:
+                self._seen_base = True
+                value = next(v for v in href.groups() if v is not None)
+                self.base_url = urljoin(self.base_url, value.strip())
+            return
+        close = _RAW_END[name].search(self.html, self._pos, self.end) if name in _RAW_END else None
+        if close is None:
+            if name in _HIDES_REST:
+                self.end = start
+            # Otherwise the rest is that element's text: one last piece.
+            self._pos = self.end
+            self._can_cut = False
+            return
+        after = self.html.find(">", close.end() - 1, self.end)
+        self._pos = self.end if after < 0 else after + 1
+
+    def _close(self, name: str) -> None:
+        stack = self._stack
+        allowed = _IMPLIED_END | (_TABLE_PARTS if name in _TABLE_ENDS else frozenset())
+        while True:
+            top = stack.pop()
+            kind = _KINDS.get(top, _OTHER)
+            if not kind & _PLAIN:
+                self._enclosed -= 1
+                if kind & _FOREIGN_KIND:
+                    self._foreign -= 1
+                if top in _SKIPPABLE:
+                    self._inline -= 1
+            if top == name:
+                return
+            if top not in allowed and name not in _FOREIGN:
+                # A parser may keep or reopen what this end tag skipped over.
+                self._can_cut = False
+
+
+_OTHER, _PLAIN, _BLOCK, _VOIDED, _RAW, _FOREIGN_KIND = 0, 1, 2, 4, 8, 16
+_KINDS: dict[str, int] = {}
+for _name in _BLOCK_STARTS:
+    _KINDS[_name] = _KINDS.get(_name, 0) | _BLOCK
+for _name in _PLAIN_CONTAINERS:
+    _KINDS[_name] = _KINDS.get(_name, 0) | _PLAIN
+for _name in _VOID | {"plaintext"}:
+    _KINDS[_name] = _VOIDED
+for _name in _RAW_TEXT:
+    _KINDS[_name] = _VOIDED | _RAW
+for _name in _FOREIGN:
+    _KINDS[_name] = _FOREIGN_KIND
