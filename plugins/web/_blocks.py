@@ -74,6 +74,7 @@ _TABLE_PARTS = frozenset({"tbody", "thead", "tfoot", "tr", "td", "th", "colgroup
 # Markup inside these (SVG, MathML) closes itself with "/>", and their end tag closes all of it.
 _FOREIGN = frozenset({"svg", "math"})
 _TABLE_ENDS = frozenset({"table", "tbody", "thead", "tfoot", "tr"})
+_PRE_END = re.compile(r"</pre[\t\n\f\r />]", re.IGNORECASE)
 _RAW_END: dict[str, re.Pattern[str]] = {
     name: re.compile(rf"</{name}[\t\n\f\r />]", re.IGNORECASE) for name in _RAW_TEXT
 }
@@ -155,11 +156,19 @@ class BlockScanner:
                         self._foreign += 1
                     if name in _SKIPPABLE:
                         self._inline += 1
+                resume_at = m.end()
+                if name == "pre":
+                    # Code: thousands of highlighting spans, and no block can
+                    # start inside. What it leaves open is still checked
+                    # when it ends (_block_ended).
+                    close = _PRE_END.search(self.html, resume_at, self.end)
+                    if close is not None:
+                        resume_at = close.start()
                 if cut:
-                    self._pos = m.end()
+                    self._pos = resume_at
                     return start
-                if in_block != (self._enclosed > 0 and not self._inline):
-                    resume = m.end()
+                if resume_at != m.end() or in_block != (self._enclosed > 0 and not self._inline):
+                    resume = resume_at
                     break
             self._pos = self.end if resume < 0 else resume
         return None
