@@ -18,6 +18,7 @@ The scanner also finds where a browser stops showing the page: after a
 from __future__ import annotations
 
 import re
+from functools import lru_cache
 from urllib.parse import urljoin
 
 __all__ = ["BlockScanner"]
@@ -74,7 +75,6 @@ _TABLE_PARTS = frozenset({"tbody", "thead", "tfoot", "tr", "td", "th", "colgroup
 # Markup inside these (SVG, MathML) closes itself with "/>", and their end tag closes all of it.
 _FOREIGN = frozenset({"svg", "math"})
 _TABLE_ENDS = frozenset({"table", "tbody", "thead", "tfoot", "tr"})
-_PRE_END = re.compile(r"</pre[\t\n\f\r />]", re.IGNORECASE)
 _RAW_END: dict[str, re.Pattern[str]] = {
     name: re.compile(rf"</{name}[\t\n\f\r />]", re.IGNORECASE) for name in _RAW_TEXT
 }
@@ -161,9 +161,11 @@ class BlockScanner:
                     # Code: thousands of highlighting spans, and no block can
                     # start inside. What it leaves open is still checked
                     # when it ends (_block_ended).
-                    close = _PRE_END.search(self.html, resume_at, self.end)
+                    close = _end_tag(name).search(self.html, resume_at, self.end)
                     if close is not None:
                         resume_at = close.start()
+                elif self._enclosed == 1 and not self._inline and not self._foreign:
+                    resume_at = self._past_simple_block(name, resume_at)
                 if cut:
                     self._pos = resume_at
                     return start
@@ -172,6 +174,31 @@ class BlockScanner:
                     break
             self._pos = self.end if resume < 0 else resume
         return None
+
+    def _past_simple_block(self, name: str, inside: int) -> int:
+        """Where the scan goes on after a top-level block that holds only text and skippable tags.
+
+        One search finds the block's end tag and one more checks that the
+        scan would stop at nothing before it (the same pattern block mode
+        uses): then the block is closed at once, as the scan would have
+        closed it, and the scan jumps past it. Most blocks of a page are
+        such (a paragraph, a heading, a list or table of plain items).
+        """
+        html = self.html
+        close = html.find("</" + name, inside, self.end)  # plain find: most pages are lower case
+        if close < 0 or html[close + 2 + len(name): close + 3 + len(name)] not in _TAG_NAME_ENDS:
+            return inside
+        # A differently spelt end tag before it, a comment or any tag but a
+        # skippable one, and the block is scanned tag by tag.
+        names = set(_REGION_TAG.findall(html, inside, close))
+        if not names <= _SKIPPABLE and not {n.lower() for n in names} <= _SKIPPABLE:
+            return inside
+        after = html.find(">", close, self.end)
+        if after < 0:
+            return inside
+        self._close(name)
+        self._block_ended(after + 1)
+        return after + 1
 
     def _block_ended(self, at: int) -> None:
         """A block closed: if it left a formatting element open, cutting after it would end that early."""
@@ -233,3 +260,13 @@ for _name in _RAW_TEXT:
     _KINDS[_name] = _VOIDED | _RAW
 for _name in _FOREIGN:
     _KINDS[_name] = _FOREIGN_KIND
+
+
+# The names of the tags in a stretch ("" for a comment, a doctype or a bogus end tag).
+_REGION_TAG = re.compile(r"<(?:/?([A-Za-z][^\t\n\f\r />]*)|[!?/])")
+_TAG_NAME_ENDS = frozenset(("\t", "\n", "\f", "\r", " ", "/", ">"))
+
+
+@lru_cache(maxsize=256)
+def _end_tag(name: str) -> re.Pattern[str]:
+    return re.compile(rf"</{re.escape(name)}[\t\n\f\r />]", re.IGNORECASE)
