@@ -331,11 +331,21 @@ class Plugins:
         given in code, which load whatever ``only`` says and take the place
         of an installed plugin of the same name."""
         found: dict[str, Source] = {}
+        # A distribution's name and version, read once for all its entry
+        # points: each ``dist.metadata`` (and ``dist.version``) reads and
+        # parses its METADATA file again, fourteen parses for the built-ins.
+        names: dict[int, tuple[str | None, str | None]] = {}
         for ep in sorted(entry_points(group=ENTRY_POINT_GROUP), key=lambda ep: ep.name):
             if ep.name not in found:
                 dist = ep.dist
-                found[ep.name] = Source(ep.name, ep.value.partition(":")[0], ep.load,
-                                        dist.metadata["Name"] if dist else None, dist.version if dist else None)
+                if dist is None:
+                    name, version = None, None
+                elif id(dist) in names:
+                    name, version = names[id(dist)]
+                else:
+                    metadata = dist.metadata
+                    name, version = names[id(dist)] = metadata["Name"], metadata["Version"]
+                found[ep.name] = Source(ep.name, ep.value.partition(":")[0], ep.load, name, version)
         for source in local_sources(config_dir(), self.settings):
             if source.name in found:
                 self.settings.problems.append(
