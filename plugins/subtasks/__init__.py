@@ -63,7 +63,7 @@ def pegboard_config_model() -> type[SubtasksConfig]:
 
 @hookimpl
 def pegboard_register_tools(register: Callable[[Tool], None], config: SubtasksConfig, context: PluginContext) -> None:
-    from ._definitions import sources_for
+    from ._sources import sources_for
 
     if config.max_depth == 0:
         return  # no sub-agents: nothing to start, nor to message, list or delete

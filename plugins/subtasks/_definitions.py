@@ -33,12 +33,13 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from ._sources import BUILT_IN_DIR, Source, sources_for
+
 __all__ = ["AgentDefinition", "Broken", "DefinitionError", "Definitions", "Shadowed", "Source", "load_definitions",
            "parse_definition", "sources_for"]
 
 MAX_FILE_BYTES = 256 * 1024
 NAME_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$")
-BUILT_IN_DIR = Path(__file__).parent / "agents"
 KNOWN_KEYS = frozenset({"name", "description", "tools", "disallowedTools", "model", "permissionMode", "maxTurns",
                         "skills", "isolation", "background"})
 # Claude Code keys pegboard reads but does not act on: listed, never silently dropped.
@@ -87,14 +88,6 @@ class AgentDefinition:
 
 
 @dataclass(frozen=True)
-class Source:
-    kind: str
-    folder: Path
-    readable: bool = True
-    why_not: str = ""
-
-
-@dataclass(frozen=True)
 class Broken:
     path: Path | None
     source: str
@@ -139,18 +132,6 @@ class Definitions:
                 "shadowed": [s.to_json() for s in self.shadowed],
                 "broken": [b.to_json() for b in self.broken],
                 "not_read": [{"folder": str(s.folder), "source": s.kind, "why": s.why_not} for s in self.skipped]}
-
-
-def sources_for(config_dir: Path, root: Path, trusted: bool,
-                plugin_dirs: Iterable[tuple[str, Path]] = ()) -> list[Source]:
-    """The sources in precedence order (highest first)."""
-    project = root / ".pegboard" / "agents"
-    sources = [Source("project", project, trusted,
-                      "" if trusted else "the project is not trusted (pegboard trust), so its agents are not read"),
-               Source("user", config_dir / "agents")]
-    sources += [Source(f"plugin:{name}", Path(folder)) for name, folder in plugin_dirs]
-    sources.append(Source("built-in", BUILT_IN_DIR))
-    return sources
 
 
 def load_definitions(sources: Iterable[Source]) -> Definitions:

@@ -10,15 +10,15 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
-from pegboard import Check, Tool, Vote, hookimpl
+from pegboard import Tool, Vote, hookimpl
 
-from ._models import WebConfig
+from ._models import WebConfig, api_key
 
 if TYPE_CHECKING:
     from pegboard import RuleSamples
     from pydantic import BaseModel
 
-    from pegboard import PermissionRequest, PluginContext, Rule, RuleMatcher
+    from pegboard import Check, PermissionRequest, PluginContext, Rule, RuleMatcher
 
 __all__ = ["WebConfig"]
 
@@ -43,8 +43,6 @@ def pegboard_config_model() -> type[BaseModel]:
 
 @hookimpl
 def pegboard_register_tools(register: Callable[[Tool], None], config: Any) -> None:
-    from ._websearch import api_key
-
     cfg = config if isinstance(config, WebConfig) else WebConfig()
     register(
         Tool(
@@ -91,10 +89,10 @@ def pegboard_permission(request: PermissionRequest, context: PluginContext) -> V
 def pegboard_doctor(config: Any, context: PluginContext) -> list[Check]:
     import importlib.util
 
-    from pegboard import Rule
+    from pegboard import Check, Rule
 
+    from ._models import ENV_KEY
     from ._rules import PERSON_LAYERS, explicitly_allowed_hosts
-    from ._websearch import ENV_KEY, api_key
 
     cfg = config if isinstance(config, WebConfig) else WebConfig()
     checks: list[Check] = []

@@ -3,13 +3,16 @@ listing tools (which needs their schemas) stays cheap."""
 
 from __future__ import annotations
 
+import os
 from typing import Annotated, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, SecretStr, field_validator
 
 from pegboard import UserScope
 
-__all__ = ["WebConfig", "WebFetchInput", "WebSearchInput"]
+__all__ = ["ENV_KEY", "WebConfig", "WebFetchInput", "WebSearchInput", "api_key"]
+
+ENV_KEY = "PEGBOARD_WEB_SEARCH_API_KEY"
 
 
 class WebConfig(BaseModel):
@@ -39,6 +42,18 @@ class WebConfig(BaseModel):
         if parts.scheme not in ("http", "https") or not parts.hostname or "@" in parts.netloc:
             raise ValueError("must be an http(s) URL such as https://api.tavily.com, without credentials")
         return value.rstrip("/")
+
+
+def api_key(config: WebConfig | None) -> str | None:
+    """The search key: the environment variable, else ``[plugins.web] search_api_key``.
+    Beside the config it reads: registering the tools asks it at every start."""
+    env = os.environ.get(ENV_KEY, "").strip()
+    if env:
+        return env
+    if config is not None and config.search_api_key is not None:
+        value = config.search_api_key.get_secret_value().strip()
+        return value or None
+    return None
 
 
 class WebFetchInput(BaseModel):

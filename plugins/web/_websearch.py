@@ -9,11 +9,10 @@ used, as for WebFetch.
 
 from __future__ import annotations
 
-import os
 from typing import TYPE_CHECKING, Any
 
 from ._addresses import canonical_host
-from ._models import WebConfig, WebSearchInput
+from ._models import ENV_KEY, WebConfig, WebSearchInput, api_key
 from ._urls import host_of
 
 if TYPE_CHECKING:
@@ -21,19 +20,7 @@ if TYPE_CHECKING:
 
 __all__ = ["ENV_KEY", "api_key", "run_search", "web_search"]
 
-ENV_KEY = "PEGBOARD_WEB_SEARCH_API_KEY"
 _SNIPPET_CHARS = 600
-
-
-def api_key(config: WebConfig | None) -> str | None:
-    """The search key: the environment variable, else ``[plugins.web] search_api_key``."""
-    env = os.environ.get(ENV_KEY, "").strip()
-    if env:
-        return env
-    if config is not None and config.search_api_key is not None:
-        value = config.search_api_key.get_secret_value().strip()
-        return value or None
-    return None
 
 
 async def web_search(args: WebSearchInput, ctx: ToolContext) -> ToolResult:
