@@ -221,6 +221,10 @@ READ_CHECK = ["permissions", "check", "Read", "--input", '{"file_path": "x"}']
     # Protected paths and path rules compile when a write or a path rule is
     # first decided: a read with no path rule needs no pathspec.
     (READ_CHECK, ("pathspec",), "allow"),
+    # Registering tools reads no agent definition and runs no search: neither the
+    # definitions' parser nor WebSearch's handler (with its address checks) is imported.
+    (READ_CHECK, ("pegboard.plugins.subtasks._definitions", "pegboard.plugins.web._websearch",
+                  "pegboard.plugins.web._addresses"), "allow"),
     # With no skill to parse and no file missing, no YAML (about 20 ms) and no difflib.
     (["tools", "list"], ("yaml", "difflib"), "Read"),
 ])

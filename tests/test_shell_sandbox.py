@@ -6,6 +6,7 @@ import contextlib
 import os
 import socket
 import subprocess
+import sys
 import threading
 from collections.abc import Iterator
 from pathlib import Path
@@ -276,3 +277,23 @@ def test_landlock_box_has_no_capabilities_and_cannot_signal_out(layout: tuple[Pa
     finally:
         victim.kill()
         victim.wait()
+
+
+@pytest.mark.parametrize("preference", ["auto", "bubblewrap", "landlock", "off"])
+def test_can_confine_answers_as_backend_for(preference: str) -> None:
+    from pegboard.plugins.shell._sandbox import backend_for, can_confine
+
+    assert can_confine(preference) is (backend_for(preference) != "none")
+
+
+@needs_landlock
+def test_registering_bash_runs_no_trial_sandbox_where_landlock_answers(tmp_path: Path) -> None:
+    """Bash's level is known from Landlock by one system call: a start-up that
+    registers the shell's tools must not spawn bubblewrap's trial sandbox."""
+    code = ("import sys\nfrom pegboard import Toolbox\nfrom pegboard.plugins.shell import _sandbox\n"
+            f"toolbox = Toolbox.load(cwd={str(tmp_path)!r}, plugins=['shell'])\n"
+            "print(toolbox.tools['Bash'].permission, _sandbox.bwrap_works.cache_info().misses)\n")
+    env = {**os.environ, "XDG_CONFIG_HOME": str(tmp_path / "c"), "XDG_DATA_HOME": str(tmp_path / "d"),
+           "XDG_CACHE_HOME": str(tmp_path / "k"), "PEGBOARD_POLICY": str(tmp_path / "none.toml")}
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env, check=True)
+    assert out.stdout.split() == ["read", "0"]

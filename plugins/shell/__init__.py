@@ -33,12 +33,12 @@ def pegboard_config_model() -> type[ShellConfig]:
 
 @hookimpl
 def pegboard_register_tools(register: Callable[[Tool], None], config: Any) -> None:
-    from ._sandbox import backend_for
+    from ._sandbox import can_confine
 
     cfg = config if isinstance(config, ShellConfig) else ShellConfig()
     # With a working sandbox, any command can be confined to reading: Bash
     # belongs at the read level. Without one it can do anything the user can.
-    level = "read" if backend_for(cfg.sandbox) != "none" else "unrestricted"
+    level = "read" if can_confine(cfg.sandbox) else "unrestricted"
     register(Tool(name="Bash", handler=f"{_P}._bash:bash", input_model=f"{_P}._models:BashInput",
                   loading="always", permission=level))  # type: ignore[arg-type]
     register(Tool(name="Monitor", handler=f"{_P}._bash:monitor", input_model=f"{_P}._models:MonitorInput",

@@ -36,7 +36,7 @@ from pegboard.paths import is_within
 
 from ._landlock import unix_socket_filter
 
-__all__ = ["Backend", "Box", "backend_for", "bwrap_works", "landlock_abi", "protects_inside", "wrap"]
+__all__ = ["Backend", "Box", "backend_for", "bwrap_works", "can_confine", "landlock_abi", "protects_inside", "wrap"]
 
 Backend = Literal["bubblewrap", "landlock", "none"]
 
@@ -115,6 +115,16 @@ def backend_for(preference: str) -> Backend:
     if preference in ("auto", "landlock") and landlock_abi() >= 1:
         return "landlock"
     return "none"
+
+
+def can_confine(preference: str) -> bool:
+    """``backend_for(preference) != "none"``, asked the cheap way first:
+    with "auto", a kernel with Landlock answers it by one system call, so
+    registering the tools at every start does not run bubblewrap's trial
+    sandbox (a process, tens of milliseconds) only to learn the same yes."""
+    if preference == "auto" and landlock_abi() >= 1:
+        return True
+    return backend_for(preference) != "none"
 
 
 def _bwrap_base(*, network: bool) -> list[str]:
