@@ -6,6 +6,7 @@ the classifier and the runner are imported only by the hooks that need them.
 
 from __future__ import annotations
 
+import functools
 from typing import TYPE_CHECKING, Any
 
 from pegboard import Tool, hookimpl
@@ -57,13 +58,21 @@ def pegboard_permission(request: PermissionRequest, config: ShellConfig | None,
                         context: PluginContext) -> Vote | None:
     if request.tool.plugin != context.name:
         return None
-    from pegboard import Vote
-
     if request.tool.name in _ALLOWED:
+        from pegboard import Vote
+
         return Vote.allow(f"{request.tool.name} is always allowed")
+    return _voter()(request, config if isinstance(config, ShellConfig) else ShellConfig(), context.settings.layers)
+
+
+@functools.cache
+def _voter() -> Callable[[PermissionRequest, ShellConfig, Iterable[Any]], Vote]:
+    # imported on the first vote, not with the plugin (the classifier and
+    # tree-sitter are heavy); cached, since an import statement costs a
+    # few thousand instructions of every Bash decision
     from ._permission import vote
 
-    return vote(request, config if isinstance(config, ShellConfig) else ShellConfig(), context.settings.layers)
+    return vote
 
 
 @hookimpl

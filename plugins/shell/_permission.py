@@ -78,9 +78,23 @@ def shell_cwd(session: Session, state: dict[str, Any]) -> Path:
 
 
 @lru_cache(maxsize=16)
-def _home(env_home: str | None) -> Path:
+def _home(env_home: str | bytes | None) -> Path:
     """The home directory, per value of ``$HOME`` (the cache key)."""
     return Path(os.path.expanduser("~"))
+
+
+# ``$HOME`` as the environment holds it: os.environ keeps the process's
+# environment in ``_data`` (bytes on POSIX, kept up to date by every change
+# made through os.environ), and reading it there spares the str decoding
+# os.environ.get does in Python at every Bash decision.
+_ENVIRON: Any = getattr(os.environ, "_data", None)
+_HOME_KEY: Any = os.environ.encodekey("HOME") if _ENVIRON is not None else None
+
+
+def _env_home() -> str | bytes | None:
+    if _ENVIRON is None:
+        return os.environ.get("HOME")
+    return _ENVIRON.get(_HOME_KEY)
 
 
 def _request_cwd(request: PermissionRequest) -> Path:
@@ -305,7 +319,7 @@ class _Analysis:
     def verdict(self, cwd: Path) -> Verdict:
         verdict = self._verdicts.get(cwd)
         if verdict is None:
-            verdict = self._verdicts[cwd] = classify(self.command, cwd, _home(os.environ.get("HOME")))
+            verdict = self._verdicts[cwd] = classify(self.command, cwd, _home(_env_home()))
         return verdict
 
     def read_ok(self, request: PermissionRequest, i: int) -> bool:
