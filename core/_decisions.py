@@ -490,11 +490,14 @@ class PermissionRequest:
         except ValueError as exc:
             return Vote.deny(str(exc))
         session = self.session
-        inside = session.inside_working_dirs(real)
+        # The engine asked directly: Session.inside_working_dirs and
+        # Session.is_protected only pass the question on to it.
+        engine = session.toolbox.permissions
+        inside = engine.inside(real, session)
         # Writing a protected path asks everywhere; reading one only outside
         # the working dirs (reading the project's own .git is ordinary work).
         # No git directory is looked for in the folders resolving found missing.
-        if (write or not inside) and session.is_protected(real, absent=absent or self._not_a_folder(path)):
+        if (write or not inside) and engine.is_protected(real, session, absent=absent or self._not_a_folder(path)):
             return Vote.ask(f"{real} is a protected path", firm=True)
         tool = self.tool.name
         if write:

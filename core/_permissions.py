@@ -182,6 +182,7 @@ class PermissionEngine:
         else:
             self.audit = None
         self._prefix_cache: dict[tuple[Path, ...], tuple[tuple[str, ...], tuple[str, ...]]] = {}
+        self._last_prefixes: tuple[tuple[Path, ...] | None, tuple[tuple[str, ...], tuple[str, ...]]] = (None, ((), ()))
 
     def _compile_layer(self, layer: Layer) -> list[str]:
         """Parse, check and compile one layer's rules now; the problems found."""
@@ -505,11 +506,18 @@ class PermissionEngine:
         """The working dirs, and the folders protected patterns are relative
         to, as prefixes ending in "/" (string checks: this runs for every
         path's vote)."""
+        # The last answer first, by identity: a session keeps its tuple, and
+        # hashing a tuple of Paths calls pathlib's __hash__ in Python for
+        # each (this runs twice in every path vote).
+        last = self._last_prefixes
+        if last[0] is working_dirs:
+            return last[1]
         found = self._prefix_cache.get(working_dirs)
         if found is None:
             inside = tuple(dict.fromkeys(str(p).rstrip("/") + "/" for p in working_dirs))
             bases = tuple(dict.fromkeys((*inside, str(self._home).rstrip("/") + "/", "/")))
             found = self._prefix_cache[working_dirs] = (inside, bases)
+        self._last_prefixes = (working_dirs, found)  # one assignment: another thread sees the old pair or this one
         return found
 
     # --- deciding ----------------------------------------------------------
