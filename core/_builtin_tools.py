@@ -14,7 +14,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import TYPE_CHECKING
 
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, ConfigDict, Field
 
 from ._decisions import PermissionRequest, Vote
 from ._descriptions import clip_summary
@@ -29,7 +29,13 @@ __all__ = ["CorePlugin", "core_tools"]
 MAX_LOADED_PER_CALL = 10
 
 
-class ToolSearchInput(BaseModel):
+class _Input(BaseModel):
+    # Built when first validated (or its schema asked for), not at import:
+    # a start-up that never calls these tools never builds their validators.
+    model_config = ConfigDict(defer_build=True)
+
+
+class ToolSearchInput(_Input):
     query: str = Field(description='"select:A,B" loads those tools; otherwise words to search names and '
                                    'descriptions, "+word" required.')
     max_results: int = Field(default=5, ge=1, le=MAX_LOADED_PER_CALL,
@@ -93,7 +99,7 @@ async def tool_search(args: ToolSearchInput, ctx: ToolContext) -> ToolResult:
     return ToolResult.text(text)
 
 
-class ScratchpadReadInput(BaseModel):
+class ScratchpadReadInput(_Input):
     name: str = Field(description="The entry's name.")
     offset: int = Field(default=0, ge=0, description="First character to return.")
     limit: int = Field(default=20_000, ge=1, le=100_000, description="How many characters to return.")
@@ -114,7 +120,7 @@ async def scratchpad_read(args: ScratchpadReadInput, ctx: ToolContext) -> ToolRe
     return ToolResult.text(part)
 
 
-class NoInput(BaseModel):
+class NoInput(_Input):
     pass
 
 
@@ -133,7 +139,7 @@ async def task_list(args: NoInput, ctx: ToolContext) -> ToolResult:
         f"{t.id}\t{t.status}\t{t.runtime_s:g} s\t{t.kind}\t{t.description}" for t in tasks))
 
 
-class TaskOutputInput(BaseModel):
+class TaskOutputInput(_Input):
     task_id: str = Field(description="The task id, as returned when the task started.")
     wait_s: float = Field(default=0, ge=0, le=600,
                           description="Wait up to this many seconds for a running task to finish.")
@@ -155,7 +161,7 @@ async def task_output(args: TaskOutputInput, ctx: ToolContext) -> ToolResult:
     return ToolResult.text(f"{task.id} {task.status}." + (f"\n{task.result}" if task.result is not None else ""))
 
 
-class TaskStopInput(BaseModel):
+class TaskStopInput(_Input):
     task_id: str | None = Field(default=None, description="The task to stop.")
     # Models trained on Claude Code's schema send its older name for the
     # same field: accepted as that, whatever kind of task it names.

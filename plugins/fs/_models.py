@@ -17,7 +17,9 @@ __all__ = [
 
 
 class _Input(BaseModel):
-    model_config = ConfigDict(extra="forbid", populate_by_name=True)
+    # Built when first validated (or its schema asked for), not at import:
+    # a start-up that never calls the tool never builds its validator.
+    model_config = ConfigDict(extra="forbid", populate_by_name=True, defer_build=True)
 
 
 class ReadInput(_Input):

@@ -14,7 +14,7 @@ from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
-from pydantic import BaseModel, Field, ValidationError
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from pegboard.paths import atomic_write, resolve_path
 
@@ -73,6 +73,10 @@ class Approvals:
 
 
 class CachedTool(BaseModel):
+    # Built when a recorded tool list is first read, not at import: a start-up
+    # with no MCP server configured never builds it.
+    model_config = ConfigDict(defer_build=True)
+
     name: str
     title: str | None = None
     description: str | None = None
@@ -88,6 +92,8 @@ class CachedTool(BaseModel):
 
 
 class ToolListing(BaseModel):
+    model_config = ConfigDict(defer_build=True)
+
     server: str
     def_hash: str
     updated: float

@@ -57,7 +57,9 @@ def api_key(config: WebConfig | None) -> str | None:
 
 
 class WebFetchInput(BaseModel):
-    model_config = ConfigDict(extra="forbid")
+    # Built when first validated (or its schema asked for), not at import:
+    # a start-up that never calls the tool never builds its validator.
+    model_config = ConfigDict(extra="forbid", defer_build=True)
 
     url: str = Field(description="The full http(s) URL to fetch. http is upgraded to https except for localhost.")
     prompt: str = Field(description="What you want to find out from the page.")
@@ -67,7 +69,7 @@ class WebFetchInput(BaseModel):
 
 
 class WebSearchInput(BaseModel):
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(extra="forbid", defer_build=True)
 
     query: str = Field(min_length=2, max_length=400, description="What to search for.")
     allowed_domains: list[str] | None = Field(
