@@ -234,10 +234,10 @@ def drop_unset_nulls(schema: Mapping[str, Any], value: Any) -> Any:
 
 
 def _has_null(value: Any) -> bool:
-    if isinstance(value, dict):
-        return any(v is None or isinstance(v, (dict, list)) and _has_null(v) for v in value.values())
-    if isinstance(value, list):
-        return any(v is None or isinstance(v, (dict, list)) and _has_null(v) for v in value)
+    # loops rather than any(generator): this runs for every call's arguments
+    for v in value.values() if isinstance(value, dict) else value if isinstance(value, list) else ():
+        if v is None or isinstance(v, (dict, list)) and _has_null(v):
+            return True
     return False
 
 
@@ -331,6 +331,8 @@ def parse_arguments(name: str, arguments: Any) -> dict[str, Any]:
             arguments = json.loads(arguments) if arguments.strip() else {}
         except json.JSONDecodeError as exc:
             raise Refusal(f"The arguments for {name} are not valid JSON ({exc}); nothing was run.") from None
+    if type(arguments) is dict:  # the common case, before the ABC check (a Python-level isinstance)
+        return dict(arguments)
     if arguments is None:
         return {}
     if not isinstance(arguments, Mapping):

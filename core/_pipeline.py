@@ -124,13 +124,13 @@ async def _call_hook(impl: Any, kwargs: Mapping[str, Any]) -> Any:
     return outcome
 
 
-async def _run_before_hooks(info: CallInfo) -> tuple[bool, list[str]]:
+async def _run_before_hooks(info: CallInfo, impls: list[Any]) -> tuple[bool, list[str]]:
     """Run every pre-call hook in order; each sees the input as the ones before
     it left it. Returns (rewritten?, context texts). A hook that fails or
     answers nonsense blocks the call: such hooks are often guards, and a
     broken guard must not wave calls through."""
     rewritten, context = False, []
-    for impl in info.session.toolbox.hooks.implementations("pegboard_before_call"):
+    for impl in impls:
         try:
             verdict = await _call_hook(impl, {"call": info})
         except Exception as exc:
@@ -151,11 +151,11 @@ async def _run_before_hooks(info: CallInfo) -> tuple[bool, list[str]]:
     return rewritten, context
 
 
-async def _run_after_hooks(info: CallInfo, result: ToolResult) -> ToolResult:
+async def _run_after_hooks(info: CallInfo, result: ToolResult, impls: list[Any]) -> ToolResult:
     """Each post-call hook sees the result as the ones before it left it. A
     failing hook cannot undo the call that already ran, so its failure is
     reported on the result and the remaining hooks still run."""
-    for impl in info.session.toolbox.hooks.implementations("pegboard_after_call"):
+    for impl in impls:
         try:
             replaced = await _call_hook(impl, {"call": info, "result": result})
         except Exception as exc:
@@ -228,12 +228,20 @@ class _Watchdog:
 
 
 _watchdogs: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, _Watchdog] = weakref.WeakKeyDictionary()
+# The last loop asked about (weakly) and its watchdog: nearly every call
+# runs on the loop the one before it ran on, and WeakKeyDictionary.get is a
+# Python-level call that makes a weak reference each time.
+_last_watchdog: list[Any] = [None, None]
 
 
 def _watchdog(loop: asyncio.AbstractEventLoop) -> _Watchdog:
+    ref, dog = _last_watchdog
+    if ref is not None and ref() is loop:
+        return dog
     dog = _watchdogs.get(loop)
     if dog is None:
         dog = _watchdogs[loop] = _Watchdog()
+    _last_watchdog[:] = [weakref.ref(loop), dog]
     return dog
 
 
@@ -242,16 +250,23 @@ async def _execute(session: Session, tool: Tool, validated: Any, call_id: str, u
     ctx = ToolContext(session=session, tool=tool, config=session.toolbox.plugin_config(tool.plugin),
                       call_id=call_id, uncapped=uncapped, _resolved=request._resolved)
     timeout = tool.timeout_s or DEFAULT_TIMEOUT_S
-    task = asyncio.current_task()
+    loop = asyncio.get_running_loop()
+    task = asyncio.current_task(loop)
     assert task is not None  # run_call is always awaited inside a task
     cancelling = task.cancelling()
-    loop = asyncio.get_running_loop()
     dog = _watchdog(loop)
     token = dog.add(loop, timeout, task)
+    expired = False
     try:
-        outcome = await tool.invoke(validated, ctx)
+        try:
+            # a coroutine handler directly (Tool.invoke would add a coroutine of its own)
+            outcome = await (tool.function(validated, ctx) if tool._awaited  # type: ignore[misc]
+                             else tool.invoke(validated, ctx))
+        finally:
+            # Whatever left (KeyboardInterrupt too), the watchdog must not keep a
+            # task it could cancel later in the middle of something else.
+            expired = dog.remove(token)
     except asyncio.CancelledError:
-        expired = dog.remove(token)
         # Ours only if the watchdog cancelled and nobody else did as well (as
         # asyncio.timeout decides); an outer cancellation passes through.
         if expired and task.uncancel() <= cancelling:
@@ -263,24 +278,18 @@ async def _execute(session: Session, tool: Tool, validated: Any, call_id: str, u
             raise  # our caller is being cancelled: that is not the tool's failure
         return ToolResult.error(f"{tool.name} failed: it was cancelled from inside (CancelledError).")
     except (Exception, SystemExit) as exc:  # SystemExit too: a tool calling sys.exit must not end the agent
-        if dog.remove(token):
+        if expired:
             task.uncancel()  # the deadline passed as it failed: the failure is the news
         return ToolResult.error(f"{tool.name} failed: {type(exc).__name__}: {exc}")
-    else:
-        if dog.remove(token):
-            # The deadline passed just as the tool returned (or it swallowed
-            # the cancellation): take back the cancel, keep the result.
-            task.uncancel()
-    finally:
-        # Whatever left (KeyboardInterrupt too), the watchdog must not keep a
-        # task it could cancel later in the middle of something else.
-        dog.remove(token)
+    if expired:
+        # The deadline passed just as the tool returned (or it swallowed
+        # the cancellation): take back the cancel, keep the result.
+        task.uncancel()
     if isinstance(outcome, ToolResult):
         return outcome
     if isinstance(outcome, str):
-        # model_construct: the text is known to be a str, and validating the
-        # content union again costs more than the permission decision.
-        return ToolResult.model_construct(content=[TextContent.model_construct(text=str(outcome))])
+        # (not model_construct: its Python loop over the fields costs twice this validation)
+        return ToolResult.text(outcome)
     return ToolResult.error(f"{tool.name} returned {_garbage(outcome)} instead of a ToolResult or a string; "
                             f"this is a bug in the plugin {tool.plugin!r}, not in your arguments.")
 
@@ -400,7 +409,8 @@ async def _run_call(session: Session, name: str, arguments: Any, call_id: str,
         waiting = session.pending.hold(tool.name, parse_arguments(name, arguments), call_id, held.decision)
         return _append_notes(ToolResult.error(waiting.message()), notes)
     info = CallInfo(session=session, tool=tool, input=mapping, call_id=call_id)
-    rewritten, context = await _run_before_hooks(info)
+    befores = session.toolbox.hooks.implementations("pegboard_before_call")
+    rewritten, context = await _run_before_hooks(info, befores) if befores else (False, [])
     if rewritten:
         # A rewritten input is a new call: validate it and decide again, so a
         # hook cannot smuggle a call past the permission rules.
@@ -416,7 +426,8 @@ async def _run_call(session: Session, name: str, arguments: Any, call_id: str,
     if background:
         async def work() -> ToolResult:
             outcome = await _execute(session, tool, validated, call_id, uncapped, request)
-            result = await _run_after_hooks(info, outcome)
+            afters = session.toolbox.hooks.implementations("pegboard_after_call")
+            result = await _run_after_hooks(info, outcome, afters) if afters else outcome
             return _shape(session, tool, result, scratchpad, call_id)
 
         task_id = session.tasks.start(work(), kind="tool", description=f"{tool.name} (call {call_id})")
@@ -425,7 +436,10 @@ async def _run_call(session: Session, name: str, arguments: Any, call_id: str,
                                   f"TaskStop stops it.")
         return _append_notes(started, notes)
     result = await _execute(session, tool, validated, call_id, uncapped, request)
-    result = await _run_after_hooks(info, result)
+    # (hooks looked up now, not before the call: a hook registered while the call ran counts)
+    afters = session.toolbox.hooks.implementations("pegboard_after_call")
+    if afters:
+        result = await _run_after_hooks(info, result, afters)
     result = _shape(session, tool, result, scratchpad, call_id)
     return _append_notes(result, notes)
 

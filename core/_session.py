@@ -478,8 +478,7 @@ class Session:
         "ask" and a framework's approval step or a UI got the answer); it
         settles an ask instead of ``pegboard_ask``, and cannot turn a deny
         into an allow."""
-        from ._pipeline import run_call
-
+        run_call = _PIPELINE[0] if _PIPELINE else _pipeline()[0]
         return await run_call(self, name, arguments, call_id or self.next_call_id(), approval)
 
     @property
@@ -514,8 +513,7 @@ class Session:
         ``(name, arguments, call_id)``: read-only ones side by side (at most
         10 at once, 32 for tools that proved cheap), the rest alone and in
         order; results in call order."""
-        from ._pipeline import run_batch
-
+        run_batch = _PIPELINE[1] if _PIPELINE else _pipeline()[1]
         return await run_batch(self, list(calls))
 
     async def aclose(self) -> None:
@@ -545,6 +543,19 @@ class Session:
 
     async def __aexit__(self, *exc: object) -> None:
         await self.aclose()
+
+
+# (run_call, run_batch), imported at the first call, not with the session
+# (the pipeline brings asyncio), and kept: an import statement run at every
+# call costs more than a ToolContext.
+_PIPELINE: list[Any] = []
+
+
+def _pipeline() -> list[Any]:
+    from ._pipeline import run_batch, run_call
+
+    _PIPELINE[:] = [run_call, run_batch]
+    return _PIPELINE
 
 
 def _delete_spilled(folder: Path) -> None:

@@ -114,7 +114,7 @@ def _read_file(args: ReadInput, ctx: ToolContext, real: str, f: BinaryIO, st: os
 
         return render_notebook(f, st.st_size, cfg, allow_large=args.allow_large)
     if kind.kind == "empty":
-        return _text_result(f"{real} exists but is empty (0 bytes).")
+        return ToolResult.text(f"{real} exists but is empty (0 bytes).")
     if kind.kind == "binary":
         return ToolResult.error(
             f"{real} is a binary file ({st.st_size:,} bytes) that is not text, an image, a PDF or a notebook, "
@@ -127,12 +127,6 @@ def _read_file(args: ReadInput, ctx: ToolContext, real: str, f: BinaryIO, st: os
 
         return render_pdf(f, Path(real), args.pages, cfg.max_pdf_pages)
     return _text(f, real, kind.encoding, st.st_size, args, ctx)
-
-
-def _text_result(text: str) -> ToolResult:
-    # the text is a str by construction: validating the content union again
-    # costs a tenth of a small Read
-    return ToolResult.model_construct(content=[TextContent.model_construct(text=text)])
 
 
 def _text(f: BinaryIO, real: str, encoding: str, size: int, args: ReadInput, ctx: ToolContext) -> ToolResult:
@@ -170,7 +164,7 @@ def _text(f: BinaryIO, real: str, encoding: str, size: int, args: ReadInput, ctx
     if win.cut_lines:
         parts.append(f"[{win.cut_lines} line(s) longer than {cfg.max_line_chars:,} characters were cut; "
                      f"use Grep or a shell tool to see them whole.]")
-    return _text_result("\n".join(p for p in parts if p))
+    return ToolResult.text("\n".join(p for p in parts if p))
 
 
 def _core_cap(ctx: ToolContext) -> int:

@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import codecs
 import io
-import operator
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from typing import BinaryIO, Literal
@@ -83,16 +82,29 @@ _BOM_LEN = {"utf-8-sig": 3, "utf-16-le": 2, "utf-16-be": 2, "utf-32": 4}
 class Window:
     """The lines shown and what was left out, so the result can say so."""
 
-    lines: list[str] = field(default_factory=list)
     first: int = 0
     last: int = 0
     more: bool = False
     cut_lines: int = 0
     capped: bool = False
     lines_in_file: int | None = None
+    # Either the numbered lines, or (a small file's common case) them already
+    # joined: splitting the text again is only for a caller that wants lines.
+    _lines: list[str] | None = field(default=None, repr=False)
+    _text: str | None = field(default=None, repr=False)
+
+    @property
+    def lines(self) -> list[str]:
+        """The numbered lines shown (``"     7\tits text"``)."""
+        if self._lines is None:
+            self._lines = self._text.split("\n") if self._text else []
+        return self._lines
 
     @property
     def text(self) -> str:
+        """The numbered lines shown, one text."""
+        if self._text is not None and self._lines is None:
+            return self._text
         return "\n".join(self.lines)
 
 
@@ -236,14 +248,23 @@ def _window_in_memory(win: Window, text: str, limit: int, max_line_chars: int, m
     lines = text.split("\n")
     if lines[-1] == "":
         lines.pop()  # the final newline ends the last line; it does not start one
-    shown = lines[:limit]
+    shown = lines[:limit] if len(lines) > limit else lines
     if "\r" in text:
         shown = [line.rstrip("\r") for line in shown]
-    if shown and max(map(len, shown)) <= max_line_chars:
-        numbered = list(map(operator.add, _prefixes(win.first, len(shown)), shown))
-        if sum(map(len, numbered)) + len(numbered) <= max_output_chars:
-            win.lines = numbered  # no line cut and no cap: the common case, without the loop below
-            return _finish(win, win.first + len(numbered), more=len(lines) > limit)
+    count = len(shown)
+    # No line can be longer than the whole text, and the shown lines with
+    # their prefixes and newlines take at most the text plus a prefix per line.
+    if count and (len(text) <= max_line_chars or max(map(len, shown)) <= max_line_chars):
+        prefixes = _prefixes(win.first, count)
+        if len(text) + len(prefixes[-1]) * count + 1 <= max_output_chars or \
+                sum(map(len, prefixes)) + sum(map(len, shown)) + count <= max_output_chars:
+            # no line cut and no cap: the common case, without the loop below; one join
+            # of prefix, line, newline, prefix... (no string made per line)
+            parts = ["\n"] * (3 * count - 1)
+            parts[0::3] = prefixes
+            parts[1::3] = shown
+            win._text = "".join(parts)
+            return _finish(win, win.first + count, more=len(lines) > limit)
     number = _add_lines(win, lines[:limit], max_line_chars, max_output_chars)
     return _finish(win, number, more=win.capped or len(lines) > limit)
 
