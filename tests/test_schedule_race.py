@@ -151,3 +151,29 @@ def test_a_worker_killed_mid_delivery_has_its_firing_delivered_again_with_the_sa
     second = [d for d in got if d["firing_id"] == again][1]
     assert (second["job_id"], second["session_id"], second["attempt"]) == \
         (handed[0]["job_id"], handed[0]["session_id"], 2)
+
+
+@pytest.mark.parametrize("store_url", ["sqlite"], indirect=True)
+def test_a_worker_whose_stderr_reader_is_gone_still_stops_on_sigterm(store_url: str, tmp_path: Path) -> None:
+    """A supervisor killed without its worker leaves the worker's stderr a pipe
+    nobody reads: the note SIGTERM prints fails, and the worker must stop anyway."""
+    project = tmp_path / "project"
+    project.mkdir()
+    store = schedule_store(project)
+    store.ready()
+    read_end, write_end = os.pipe()
+    proc = subprocess.Popen([PEGBOARD, "--cwd", str(project), "schedule", "worker", "--exec", "true", "--poll", "0.1"],
+                            stdout=subprocess.DEVNULL, stderr=write_end, env=os.environ, start_new_session=True)
+    os.close(write_end)
+    try:
+        wait_for(lambda: workers_alive(store) == 1, "the worker to start", [])
+        os.close(read_end)  # the reader is gone: the worker's next write to stderr fails
+        read_end = -1
+        os.killpg(proc.pid, signal.SIGTERM)
+        assert proc.wait(timeout=20) == 0
+    finally:
+        if read_end >= 0:
+            os.close(read_end)
+        if proc.poll() is None:
+            os.killpg(proc.pid, signal.SIGKILL)
+            proc.wait()

@@ -59,6 +59,7 @@ def worker(command: str | None, timeout: float, lease: float, poll: float, concu
     finishes the deliveries under way (a second one stops at once).
     """
     import asyncio
+    import contextlib
     import signal
 
     from ._delivery import ExecDelivery
@@ -85,9 +86,13 @@ def worker(command: str | None, timeout: float, lease: float, poll: float, concu
             nonlocal signals
             signals += 1
             if signals == 1:
-                click.echo("schedule worker: stopping after the deliveries under way (again to stop now)",
-                           err=True)
+                # Stop first: the note below goes to a stderr whose reader may
+                # be gone (a killed supervisor), and a failed write must not
+                # leave the worker claiming.
                 scheduler.stop()
+                with contextlib.suppress(OSError):
+                    click.echo("schedule worker: stopping after the deliveries under way (again to stop now)",
+                               err=True)
             elif task is not None:
                 task.cancel()
 

@@ -334,5 +334,10 @@ def schedule_context(toolbox: Toolbox) -> Any:
 
 
 def _report(text: str) -> None:
-    print(f"pegboard: {text}", file=sys.stderr, flush=True)
+    # A stderr nobody reads any more (its supervisor was killed) must not stop
+    # a delivery or its record halfway: the note is lost, the work is not.
+    try:
+        print(f"pegboard: {text}", file=sys.stderr, flush=True)
+    except OSError:
+        pass
 
