@@ -242,3 +242,34 @@ def test_glob_regex(pattern: str, path: str, expected: bool) -> None:
 def test_paths_are_fspath_compatible(tmp_path: Path) -> None:
     # PathRule takes Path objects and strings for the base alike
     assert PathRule("a", os.fspath(tmp_path)).matches(tmp_path.resolve() / "a")
+
+
+def test_a_small_reads_one_join_equals_the_line_by_line_window() -> None:
+    """Read's fast path for a small file (one join of prefixes and lines) must
+    give exactly what numbering the lines one by one gives, caps included."""
+    import random
+
+    from pegboard.plugins.fs._text import Window, _add_lines, _finish, _window_in_memory
+
+    rng = random.Random(21)
+    fast_taken = 0
+    for _ in range(1500):
+        lines = ["".join(rng.choice("ab \t\r\u00e9") for _ in range(rng.randrange(0, 30)))
+                 for _ in range(rng.randrange(1, 40))]
+        text = "\n".join(lines) + ("\n" if rng.random() < 0.5 else "")
+        first = rng.choice([1, 7, 99_990, 999_995])
+        limit = rng.randrange(1, 50)
+        max_line = rng.randrange(1, 40)
+        max_output = rng.randrange(1, 2000)
+        got = _window_in_memory(Window(first=first), text, limit, max_line, max_output)
+        fast_taken += got._text is not None
+        split = text.split("\n")
+        if split[-1] == "":
+            split.pop()
+        want = Window(first=first)
+        number = _add_lines(want, split[:limit], max_line, max_output)
+        _finish(want, number, more=want.capped or len(split) > limit)
+        assert (got.text, got.first, got.last, got.more, got.cut_lines, got.capped) == \
+            (want.text, want.first, want.last, want.more, want.cut_lines, want.capped), (text, first, limit)
+        assert got.lines == want.lines
+    assert fast_taken > 250  # the one-join path was exercised, not only the loop
