@@ -50,11 +50,20 @@ _TOKEN = re.compile(_TOKEN_TEMPLATE.format(skip=""), re.DOTALL)
 _BLOCK_TOKEN = re.compile(
     _TOKEN_TEMPLATE.format(skip=r"(?!(?i:" + "|".join(sorted(_SKIPPABLE)) + r")[\t\n\f\r />])"), re.DOTALL
 )
-# Formatting elements: one left open in a block is reopened in the next ones
-# (a browser does it, and so does the converter), so a cut after it would end it early.
-_FORMATTING = r"(a|b|big|code|em|font|i|nobr|s|small|strike|strong|tt|u)(?=[\t\n\f\r />])"
-_FORMATTING_OPEN = re.compile(r"<" + _FORMATTING, re.IGNORECASE)
-_FORMATTING_CLOSE = re.compile(r"</" + _FORMATTING, re.IGNORECASE)
+# Elements that hold text: one left open in a block is carried into the next
+# ones (a browser reopens the formatting ones; the converter keeps any of
+# them open), so a cut after it would end it early.
+_PAIRED_INLINE = frozenset({
+    "a", "abbr", "b", "bdi", "bdo", "big", "cite", "code", "data", "del", "dfn", "em", "font", "i", "ins", "kbd",
+    "label", "mark", "nobr", "q", "s", "samp", "small", "span", "strike", "strong", "sub", "sup", "time", "tt", "u",
+    "var",
+})
+_PAIRED_INLINE_NAME = "(" + "|".join(sorted(_PAIRED_INLINE)) + r")(?=[\t\n\f\r />])"
+_INLINE_OPEN = re.compile(r"<" + _PAIRED_INLINE_NAME, re.IGNORECASE)
+_INLINE_CLOSE = re.compile(r"</" + _PAIRED_INLINE_NAME, re.IGNORECASE)
+_PRE_START = re.compile(r"<pre[\t\n\f\r />]", re.IGNORECASE)
+# Text or markup between two blocks (anything but blanks).
+_NOT_BLANK = re.compile(r"[^\t\n\f\r ]")
 _BASE_HREF = re.compile(r"""\bhref[\t\n\f\r ]*=[\t\n\f\r ]*(?:"([^"]*)"|'([^']*)'|([^\t\n\f\r >]+))""", re.IGNORECASE)
 # Elements whose content is text up to their end tag, not markup.
 _RAW_TEXT = frozenset({"script", "style", "xmp", "iframe", "noembed", "noframes", "noscript", "textarea", "title"})
@@ -85,7 +94,11 @@ class BlockScanner:
 
     ``end`` is where the page's visible markup stops (its length, or the start
     of an unclosed <script> or <style>); ``base_url`` follows the page's
-    <base href> once the scanner has passed it.
+    <base href> once the scanner has passed it; ``cut_context`` is the start
+    tags of the containers open at the last cut handed out, to put before the
+    piece that begins there: their end tags in that piece then close what they
+    close in the whole page (a paragraph left open, a heading), and still end
+    a block between two runs of text.
     """
 
     def __init__(self, html: str, base_url: str) -> None:
@@ -94,10 +107,18 @@ class BlockScanner:
         self.base_url = base_url
         self._pos = 0
         self._stack: list[str] = []
+        self._containers: list[str] = []  # the start tags of the open plain containers
+        self.cut_context = ""
         self._enclosed = 0  # open elements that are not plain containers
         self._inline = 0  # open elements the block scan skips (an <a> at the top level)
         self._foreign = 0  # open <svg> and <math>
         self._block_from = -1  # where the enclosing block began, while one is open
+        self._block_is_block = False  # whether that is a block (a paragraph), not inline (a link)
+        # Where the last block, container tag or <hr> ended. A cut falls only
+        # where nothing but blanks lies between there and the block it
+        # precedes: text before an empty block (the converter writes nothing
+        # for it) runs on into the text after it, which a cut would split.
+        self._edge = 0
         self._can_cut = True
         self._seen_base = False
 
@@ -118,6 +139,7 @@ class BlockScanner:
                     if m.group("open_comment"):
                         self._pos = self.end  # the rest of the page is a comment
                         return None
+                    self._pass_between_blocks(m.start(), m.end())
                     continue
                 kind = _KINDS.get(name)
                 if kind is None:
@@ -125,10 +147,17 @@ class BlockScanner:
                     kind = _KINDS.get(name, _OTHER)
                 if end_slash:
                     if name not in stack:
-                        continue  # a stray end tag: parsers ignore it
+                        # A stray end tag: parsers differ on it (the converter's
+                        # may match it to an element closed long before, or
+                        # start a paragraph), so from here the rest converts whole.
+                        self._can_cut = False
+                        continue
                     self._close(name)
-                    if not self._enclosed and self._block_from >= 0:
-                        self._block_ended(m.end())
+                    if not self._enclosed:
+                        if self._block_from >= 0:
+                            self._block_ended(m.end())
+                        elif _KINDS.get(name, _OTHER) & _PLAIN:
+                            self._pass_between_blocks(m.start(), m.end())
                     if in_block != (self._enclosed > 0 and not self._inline):
                         resume = m.end()
                         break
@@ -137,20 +166,30 @@ class BlockScanner:
                     if kind & _RAW or name == "plaintext" or name == "base":
                         self._pos = m.end()
                         self._special(name, attrs, m.start())
+                        self._pass_between_blocks(m.start(), self._pos)
                         resume = self._pos
                         break
+                    if name == "hr" and not self._enclosed:
+                        self._edge = m.end()
                     continue
                 if self._foreign and attrs.endswith("/"):
                     continue  # self-closing, as <path/> in an <svg> is (in HTML, "/>" closes nothing)
                 start = m.start()
-                cut = kind & _BLOCK and not self._enclosed and self._can_cut and start >= not_before
+                cut = (kind & _BLOCK and not self._enclosed and self._can_cut and start >= not_before
+                       and (self._edge == start or _NOT_BLANK.search(self.html, self._edge, start) is None))
                 if name == "p" and stack and stack[-1] == "p":
                     stack.pop()
                     self._enclosed -= 1
+                if cut:
+                    self.cut_context = "".join(self._containers)
                 stack.append(name)
-                if not kind & _PLAIN:
+                if kind & _PLAIN:
+                    self._containers.append(self.html[start:m.end()])
+                    self._pass_between_blocks(start, m.end())
+                else:
                     if not self._enclosed:
                         self._block_from = start
+                        self._block_is_block = bool(kind & _BLOCK)
                     self._enclosed += 1
                     if kind & _FOREIGN_KIND:
                         self._foreign += 1
@@ -162,7 +201,8 @@ class BlockScanner:
                     # start inside. What it leaves open is still checked
                     # when it ends (_block_ended).
                     close = _end_tag(name).search(self.html, resume_at, self.end)
-                    if close is not None:
+                    # A <pre> inside it would make that end tag the inner one's.
+                    if close is not None and _PRE_START.search(self.html, resume_at, close.start()) is None:
                         resume_at = close.start()
                 elif self._enclosed == 1 and not self._inline and not self._foreign:
                     resume_at = self._past_simple_block(name, resume_at)
@@ -201,13 +241,20 @@ class BlockScanner:
         return after + 1
 
     def _block_ended(self, at: int) -> None:
-        """A block closed: if it left a formatting element open, cutting after it would end that early."""
-        opened = _FORMATTING_OPEN.findall(self.html, self._block_from, at)
+        """A block closed: if it left an inline element open, cutting after it would end that early."""
+        opened = _INLINE_OPEN.findall(self.html, self._block_from, at)
         if opened:
-            closed = _FORMATTING_CLOSE.findall(self.html, self._block_from, at)
+            closed = _INLINE_CLOSE.findall(self.html, self._block_from, at)
             if sorted(n.lower() for n in opened) != sorted(n.lower() for n in closed):
                 self._can_cut = False
         self._block_from = -1
+        if self._block_is_block:
+            self._edge = at
+
+    def _pass_between_blocks(self, start: int, end: int) -> None:
+        """Markup between two blocks (a container's tag, a comment, a script) does not stop a cut after it."""
+        if not self._enclosed and (self._edge == start or _NOT_BLANK.search(self.html, self._edge, start) is None):
+            self._edge = end
 
     def _special(self, name: str, attrs: str, start: int) -> None:
         """Raw text (skipped to its end tag), <plaintext>, or <base>."""
@@ -231,11 +278,16 @@ class BlockScanner:
 
     def _close(self, name: str) -> None:
         stack = self._stack
-        allowed = _IMPLIED_END | (_TABLE_PARTS if name in _TABLE_ENDS else frozenset())
+        # An inline element's end tag closes nothing on the way (a parser
+        # ignores one that would close a paragraph opened inside it).
+        allowed = (frozenset() if name in _PAIRED_INLINE
+                   else _IMPLIED_END | (_TABLE_PARTS if name in _TABLE_ENDS else frozenset()))
         while True:
             top = stack.pop()
             kind = _KINDS.get(top, _OTHER)
-            if not kind & _PLAIN:
+            if kind & _PLAIN:
+                self._containers.pop()
+            else:
                 self._enclosed -= 1
                 if kind & _FOREIGN_KIND:
                     self._foreign -= 1

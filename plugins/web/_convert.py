@@ -196,6 +196,7 @@ class PageText:
         self._scanner: BlockScanner | None = None
         self._base_url = base_url
         self._piece_start = 0
+        self._piece_context = ""
         self._pieces = 0
         self._lock = threading.Lock()
         if html is not None:
@@ -252,7 +253,7 @@ class PageText:
         # The first piece holds the page's <base>, which the converter reads itself.
         base_url = self._base_url if start == 0 else scanner.base_url
         try:
-            text = html_to_markdown(html[start:end], base_url)
+            text = html_to_markdown(self._piece_context + html[start:end], base_url)
         except NotConverted as why:
             # The converter skips what lies past its depth limit (a hostile
             # or generated page): showing less than the page without saying
@@ -266,6 +267,7 @@ class PageText:
             self._known = f"{self._known}\n\n{text}" if self._known else text
         self._pieces += 1
         self._piece_start = end
+        self._piece_context = scanner.cut_context
         if cut is None:
             self._scanner = self._html = None
 
