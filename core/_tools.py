@@ -44,11 +44,15 @@ Loading = Literal["always", "deferred"]
 # the core's name, not a plugin's.
 CORE_PLUGIN = "core"
 
+# The result models are built on their first validation, not at import
+# (defer_build): a permissions check, a tool listing and loading a toolbox
+# make no result.
+
 
 class TextContent(BaseModel):
     """Text for the model."""
 
-    model_config = ConfigDict(frozen=True)
+    model_config = ConfigDict(frozen=True, defer_build=True)
     type: Literal["text"] = "text"
     """The part's kind, which tells the three apart in ``Content``."""
     text: str
@@ -60,7 +64,7 @@ class TextContent(BaseModel):
 class ImageContent(BaseModel):
     """An image, base64-encoded."""
 
-    model_config = ConfigDict(frozen=True)
+    model_config = ConfigDict(frozen=True, defer_build=True)
     type: Literal["image"] = "image"
     """The part's kind, which tells the three apart in ``Content``."""
     data: str
@@ -74,7 +78,7 @@ class ImageContent(BaseModel):
 class ResourceContent(BaseModel):
     """An embedded resource: text or a base64 blob, named by URI."""
 
-    model_config = ConfigDict(frozen=True)
+    model_config = ConfigDict(frozen=True, defer_build=True)
     type: Literal["resource"] = "resource"
     """The part's kind, which tells the three apart in ``Content``."""
     uri: str
@@ -99,6 +103,8 @@ class ToolResult(BaseModel):
     ``ToolResult.text(string)``. Text longer than ``ctx.result_limit`` is
     saved to a file by the pipeline and the model shown its start.
     """
+
+    model_config = ConfigDict(defer_build=True)
 
     content: list[Content] = Field(default_factory=list)
     """The parts the model reads, in order: text, images, embedded resources."""

@@ -239,3 +239,26 @@ def test_a_cold_command_imports_only_what_it_uses(tmp_path: Path, argv: list[str
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env, check=True)
     assert shown in out.stdout
     assert out.stderr.strip().splitlines()[-1] == "[]"
+
+
+def _run_cold(tmp_path: Path, code: str) -> subprocess.CompletedProcess[str]:
+    env = {**os.environ, "XDG_CONFIG_HOME": str(tmp_path / "c"), "XDG_DATA_HOME": str(tmp_path / "d"),
+           "XDG_CACHE_HOME": str(tmp_path / "k"), "PEGBOARD_POLICY": str(tmp_path / "none.toml")}
+    return subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env, check=True)
+
+
+def test_a_cold_check_builds_no_result_model(tmp_path: Path) -> None:
+    """A decision makes no ToolResult: its models (and their content parts)
+    are built on first use, not at import (defer_build)."""
+    out = _run_cold(tmp_path, (
+        "import sys\nfrom pegboard._cli import main\n"
+        f"sys.argv = ['pegboard', '--cwd', {str(tmp_path)!r}, *{READ_CHECK!r}]\n"
+        "try:\n    main()\nexcept SystemExit:\n    pass\n"
+        "from pegboard import _tools as t\n"
+        "print([m.__name__ for m in (t.ToolResult, t.TextContent, t.ImageContent, t.ResourceContent) "
+        "if m.__pydantic_complete__], file=sys.stderr)\n"
+        "result = t.ToolResult.text('built on first use')\n"
+        "print(result.content[0].text, t.ToolResult.__pydantic_complete__, file=sys.stderr)\n"))
+    assert "allow" in out.stdout
+    assert out.stderr.strip().splitlines()[-2:] == ["[]", "built on first use True"]
+
