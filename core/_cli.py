@@ -584,7 +584,8 @@ cli.add_command(trust_command)
 
 
 def main() -> None:
-    cli(prog_name="pegboard")
+    """The console script: the command line of a process that ends with the command."""
+    cli(prog_name="pegboard", obj=_CLIState(_freeze_after_load=True))
 
 
 def __getattr__(name: str) -> Any:

@@ -42,6 +42,9 @@ class CLIState:
     # installed plugins: Toolbox.load's extra_plugins and plugins.
     _given: Mapping[str, object] | None = None
     _only: list[str] | None = None
+    # Set by the console script only (``main``), never in a process that
+    # goes on after the command (a test, an embedding): see ``toolbox``.
+    _freeze_after_load: bool = False
 
     def toolbox(self, *, inventory: bool = False, host: object | None = None, listing: bool = False) -> Toolbox:
         """The toolbox for ``--cwd`` and ``--config``, loaded once; a config
@@ -65,6 +68,14 @@ class CLIState:
                                                     extra_plugins=self._given)
             except ConfigError as exc:
                 fail_config(exc)
+            if self._freeze_after_load:
+                # What a load makes (modules, classes, schemas, the toolbox)
+                # lives until the process ends: the collector need not walk it
+                # again, neither in the command's collections nor in the full
+                # ones at exit (about 5% of a permissions check's instructions).
+                import gc
+
+                gc.freeze()
         return self._toolboxes[key]
 
 

@@ -262,3 +262,18 @@ def test_a_cold_check_builds_no_result_model(tmp_path: Path) -> None:
     assert "allow" in out.stdout
     assert out.stderr.strip().splitlines()[-2:] == ["[]", "built on first use True"]
 
+
+@pytest.mark.parametrize(("how", "frozen"), [("main", True), ("runner", False)])
+def test_only_the_console_script_freezes_what_a_load_made(tmp_path: Path, how: str, frozen: bool) -> None:
+    """The console script (``main``) ends with its command, so what the
+    toolbox load made is frozen out of the collector's walks; the CLI run in a
+    process that goes on (a test's runner, an embedding) leaves the collector alone."""
+    run_it = ("from pegboard._cli import main\n"
+              f"sys.argv = ['pegboard', '--cwd', {str(tmp_path)!r}, *{READ_CHECK!r}]\n"
+              "try:\n    main()\nexcept SystemExit:\n    pass\n") if how == "main" else (
+              "from click.testing import CliRunner\nfrom pegboard._cli import cli\n"
+              f"print(CliRunner().invoke(cli, ['--cwd', {str(tmp_path)!r}, *{READ_CHECK!r}]).output)\n")
+    out = _run_cold(tmp_path, "import gc, sys\n" + run_it + "print(gc.get_freeze_count(), file=sys.stderr)\n")
+    assert "allow" in out.stdout
+    count = int(out.stderr.strip().splitlines()[-1])
+    assert (count > 10_000) if frozen else (count == 0)
