@@ -10,7 +10,6 @@ that sets it, and ``Settings.source_of`` says which file that was.
 from __future__ import annotations
 
 import os
-import tomllib
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -273,6 +272,10 @@ def layer_cache_dir() -> Path:
 
 
 def _read_toml(path: Path, remember: bool = True) -> dict[str, Any]:
+    # Here, not at the top: with no config file, nothing is parsed (tomllib
+    # is about 1% of a permissions check).
+    import tomllib
+
     from ._layercache import read_toml
 
     try:

@@ -5,12 +5,9 @@ pegboard keeps for the person (grants, trusted folders)."""
 from __future__ import annotations
 
 import fcntl
-import tomllib
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
-
-import tomli_w
 
 from ._atomic import atomic_write
 from ._paths import resolve_path
@@ -26,6 +23,12 @@ def update_toml(path: Path, change: Callable[[dict[str, Any]], dict[str, Any] | 
     real TOML writer. Under a lock beside the file, so that two processes
     changing it at once both keep their change. A file that does not parse
     raises ``ValueError`` naming it, and is left alone."""
+    # Imported by the writes that need them: the permission engine imports
+    # this module at every start-up, and most start-ups write no grant.
+    import tomllib
+
+    import tomli_w
+
     path.parent.mkdir(parents=True, exist_ok=True)
     with open(path.with_name(f".{path.name}.lock"), "a") as lock:
         fcntl.flock(lock, fcntl.LOCK_EX)

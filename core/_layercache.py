@@ -28,7 +28,6 @@ import hashlib
 import marshal
 import os
 import sys
-import tomllib
 from pathlib import Path
 from typing import Any
 
@@ -46,6 +45,10 @@ def read_toml(path: Path, cache_dir: Path | None) -> dict[str, Any]:
     file's bytes are the ones parsed before, else parsed (and remembered).
     ``cache_dir`` None: parse, remember nothing. Raises ``OSError``,
     ``UnicodeDecodeError`` and ``tomllib.TOMLDecodeError`` as parsing does."""
+    # Here: the permission engine imports this module, and a start-up with no
+    # config file parses nothing.
+    import tomllib
+
     with path.open("rb") as fh:
         raw = fh.read()
         owned = os.fstat(fh.fileno()).st_uid == os.geteuid()

@@ -16,7 +16,6 @@ from __future__ import annotations
 import hashlib
 import os
 import re
-import tomllib
 from dataclasses import dataclass
 from datetime import datetime, timezone
 from pathlib import Path
@@ -58,6 +57,8 @@ class TrustStore:
             return []
         except OSError as exc:
             raise ValueError(f"{self.path}: cannot read: {exc.strerror}") from None
+        import tomllib  # here: a start-up with no trusted folder parses nothing
+
         try:
             data = tomllib.loads(text)
         except tomllib.TOMLDecodeError as exc:

@@ -227,6 +227,10 @@ READ_CHECK = ["permissions", "check", "Read", "--input", '{"file_path": "x"}']
                   "pegboard.plugins.web._addresses"), "allow"),
     # With no skill to parse and no file missing, no YAML (about 20 ms) and no difflib.
     (["tools", "list"], ("yaml", "difflib"), "Read"),
+    # With no config, trust or grant file there is no TOML to read or write, and
+    # registering Bash asks Landlock before it would start bubblewrap's trial.
+    (READ_CHECK, ("tomllib", "tomli_w", "subprocess"), "allow"),
+    (["tools", "list"], ("tomllib", "tomli_w", "subprocess"), "Read"),
 ])
 def test_a_cold_command_imports_only_what_it_uses(tmp_path: Path, argv: list[str], absent: tuple[str, ...],
                                                    shown: str) -> None:

@@ -24,7 +24,6 @@ from __future__ import annotations
 
 import os
 import shutil
-import subprocess
 import sys
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -78,6 +77,8 @@ def bwrap_works() -> str | None:
     exe = _bwrap()
     if exe is None:
         return "bwrap is not installed (apt-get install bubblewrap)"
+    import subprocess  # here: registering Bash asks Landlock first and starts no process
+
     try:
         proc = subprocess.run(
             [exe, *_bwrap_base(network=False), "--tmpfs", "/tmp", "--", "/bin/sh", "-c", "true"],
