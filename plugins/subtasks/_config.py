@@ -30,6 +30,11 @@ def check_names(names: list[str]) -> list[str]:
     return names
 
 
+# Empty lists are given as `[]`, not default_factory=list: pydantic copies a
+# mutable default for each model, and building a field with default_factory=list
+# parses list's text signature (inspect), about 2M instructions a field at every start-up.
+
+
 class SubtasksConfig(BaseModel):
     """``[plugins.subtasks]``.
 
@@ -43,9 +48,9 @@ class SubtasksConfig(BaseModel):
     max_depth: int = Field(3, ge=0, le=ABSOLUTE_MAX_DEPTH, description=(
         "How many levels of sub-agents may nest below a top session (0 removes Agent, SendMessage, "
         f"ListAgents and DeleteAgent; at most {ABSOLUTE_MAX_DEPTH})."))
-    deny_tools: list[str] = Field(default_factory=list, description=(
+    deny_tools: list[str] = Field(default=[], description=(
         "Tools never offered to a sub-agent (rule names: Bash also takes Monitor)."))
-    deny_servers: list[str] = Field(default_factory=list, description="MCP servers never offered to a sub-agent.")
+    deny_servers: list[str] = Field(default=[], description="MCP servers never offered to a sub-agent.")
     background: bool = Field(True, description=(
         "Agent's default for run_in_background, when a host listens for the report (pegboard_event)."))
     runner: Annotated[Literal["anthropic", "openai"] | None,
