@@ -8,7 +8,7 @@ import re
 import pytest
 
 from pegboard.plugins.web import _convert
-from pegboard.plugins.web._convert import convert
+from _web_whole import convert
 
 DOC_PAGE = b"""<!doctype html><html lang="en"><head><meta charset="utf-8"><title>Widgets &amp; Gadgets - Docs</title>
 <link rel="stylesheet" href="/s.css"><script>window.tracking = 1</script></head><body>

@@ -122,7 +122,7 @@ def _long_html(sections: int) -> str:
 
 
 async def test_a_long_html_page_is_converted_only_as_far_as_it_is_read(serve: Callable[..., Server]) -> None:
-    from pegboard.plugins.web._convert import convert
+    from _web_whole import convert
 
     html = _long_html(3000)  # about 600 KB of HTML
     srv = serve({"/long": static(html, "text/html; charset=utf-8")})
@@ -156,7 +156,7 @@ async def test_a_long_html_page_is_converted_only_as_far_as_it_is_read(serve: Ca
 
 async def test_an_offset_far_into_an_unread_page_converts_far_enough_to_serve_it(
         serve: Callable[..., Server]) -> None:
-    from pegboard.plugins.web._convert import convert
+    from _web_whole import convert
 
     html = _long_html(3000)
     srv = serve({"/long": static(html, "text/html; charset=utf-8")})

@@ -12,7 +12,7 @@ import pytest
 from pegboard.plugins.web._addresses import blocked_reason, canonical_host, numeric_host_problem
 from pegboard.plugins.web._cache import CachedPage, PageCache
 from pegboard.plugins.web._convert import PageText
-from pegboard.plugins.web._convert import convert
+from _web_whole import convert
 from pegboard.plugins.web._rules import DomainMatcher, explicitly_allowed_hosts, operator_rules, parse_domain_specifier
 from pegboard.plugins.web._urls import BadURL, check_url
 

@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Any, Literal
 if TYPE_CHECKING:
     from ._blocks import BlockScanner
 
-__all__ = ["Converted", "Opened", "PageText", "convert", "media_type", "open_and_read", "open_body"]
+__all__ = ["Opened", "PageText", "media_type", "open_and_read", "open_body"]
 
 Kind = Literal["html", "text", "binary"]
 
@@ -60,13 +60,6 @@ _META_CHARSET = re.compile(rb"""<meta[^>]+charset\s*=\s*["']?\s*([A-Za-z0-9_.:\-
 
 class NotConverted(Exception):
     """The converter failed, or left out part of the page (nesting past its depth limit)."""
-
-
-@dataclass(frozen=True)
-class Converted:
-    kind: Kind
-    text: str
-    title: str | None = None
 
 
 def media_type(content_type: str | None) -> tuple[str, str | None]:
@@ -311,12 +304,6 @@ def _title(html: str) -> str | None:
     if m is None:
         return None
     return " ".join(entities.unescape(m.group(1)).split()) or None
-
-
-def convert(body: bytes, content_type: str | None, url: str) -> Converted:
-    """Classify and convert one whole body. Pure and CPU-bound: run it in a thread."""
-    opened = open_body(body, content_type, url)
-    return Converted(opened.kind, opened.text.read(), opened.title)
 
 
 _BLOCKS = frozenset({"p", "div", "br", "li", "tr", "h1", "h2", "h3", "h4", "h5", "h6", "section", "article",
