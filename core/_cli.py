@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import importlib
 import json
 import sys
 from pathlib import Path
@@ -13,7 +14,6 @@ from ._policy import policy_for
 from ._cli_shared import JSON, MODE, accept_global_options, fail_config, global_options, terminal_host
 from ._cli_shared import CLIState as _CLIState
 from ._cli_shared import current_state as _state
-from ._cli_trust import trust_command
 
 if TYPE_CHECKING:
     from ._decisions import Decision
@@ -25,8 +25,31 @@ __all__ = ["cli", "main"]
 _MOVED = {"CLIState": "pegboard.cli.CLIState"}
 
 
+# Built-in commands kept in modules of their own: each is imported when it is
+# asked for (or when a listing of the commands, such as --help, names them),
+# so that a permissions check or a tool listing imports none of them (about
+# 1% of either's instructions).
+_COMMAND_MODULES = {
+    "approvals": ("._cli_approvals", "approvals_group"),
+    "audit": ("._cli_audit", "audit_group"),
+    "plugins": ("._cli_plugins", "plugins_group"),
+    "sessions": ("._cli_sessions", "sessions_group"),
+    "store": ("._cli_store", "store_group"),
+    "trust": ("._cli_trust", "trust_command"),
+}
+
+
 class _PegboardGroup(click.Group):
     """Built-in commands plus those plugins add through ``pegboard_register_commands``."""
+
+    def _builtin(self, name: str) -> click.Command | None:
+        """A built-in command of its own module (``_COMMAND_MODULES``), imported now."""
+        where = _COMMAND_MODULES.get(name)
+        if where is None:
+            return None
+        command: click.Command = getattr(importlib.import_module(where[0], __package__), where[1])
+        self.add_command(command, name)
+        return command
 
     def _plugins(self, ctx: click.Context) -> click.Group:
         # Kept for one invocation (its root context), not for the process: an
@@ -51,10 +74,10 @@ class _PegboardGroup(click.Group):
         return cached
 
     def list_commands(self, ctx: click.Context) -> list[str]:
-        return sorted({*super().list_commands(ctx), *self._plugins(ctx).list_commands(ctx)})
+        return sorted({*super().list_commands(ctx), *_COMMAND_MODULES, *self._plugins(ctx).list_commands(ctx)})
 
     def get_command(self, ctx: click.Context, name: str) -> click.Command | None:
-        return super().get_command(ctx, name) or self._plugins(ctx).get_command(ctx, name)
+        return super().get_command(ctx, name) or self._builtin(name) or self._plugins(ctx).get_command(ctx, name)
 
 
 @click.group(cls=_PegboardGroup)
@@ -568,19 +591,6 @@ def completion(shell: str) -> None:
     assert cls is not None  # click ships all three
     click.echo(cls(cli, {}, "pegboard", "_PEGBOARD_COMPLETE").source())
 
-
-from ._cli_approvals import approvals_group  # noqa: E402
-from ._cli_audit import audit_group  # noqa: E402  (below the built-in commands they join)
-from ._cli_plugins import plugins_group  # noqa: E402
-from ._cli_sessions import sessions_group  # noqa: E402
-from ._cli_store import store_group  # noqa: E402
-
-cli.add_command(plugins_group)
-cli.add_command(store_group)
-cli.add_command(sessions_group)
-cli.add_command(audit_group)
-cli.add_command(approvals_group)
-cli.add_command(trust_command)
 
 
 def main() -> None:

@@ -212,6 +212,8 @@ def test_cli_module_stays_light() -> None:
 
 
 READ_CHECK = ["permissions", "check", "Read", "--input", '{"file_path": "x"}']
+OWN_MODULE_COMMANDS = tuple(f"pegboard._cli_{name}" for name in ("approvals", "audit", "plugins", "sessions", "store",
+                                                                 "trust"))
 
 
 @pytest.mark.parametrize(("argv", "absent", "shown"), [
@@ -231,6 +233,9 @@ READ_CHECK = ["permissions", "check", "Read", "--input", '{"file_path": "x"}']
     # registering Bash asks Landlock before it would start bubblewrap's trial.
     (READ_CHECK, ("tomllib", "tomli_w", "subprocess"), "allow"),
     (["tools", "list"], ("tomllib", "tomli_w", "subprocess"), "Read"),
+    # The built-in command groups of their own modules load when one of them runs.
+    (READ_CHECK, OWN_MODULE_COMMANDS, "allow"),
+    (["tools", "list"], OWN_MODULE_COMMANDS, "Read"),
 ])
 def test_a_cold_command_imports_only_what_it_uses(tmp_path: Path, argv: list[str], absent: tuple[str, ...],
                                                    shown: str) -> None:
@@ -281,3 +286,14 @@ def test_only_the_console_script_freezes_what_a_load_made(tmp_path: Path, how: s
     assert "allow" in out.stdout
     count = int(out.stderr.strip().splitlines()[-1])
     assert (count > 10_000) if frozen else (count == 0)
+
+
+def test_commands_of_their_own_modules_are_listed_and_run(tmp_path: Path) -> None:
+    """Imported when asked for, they are still listed by --help and run by name."""
+    code, out = run("--help", cwd=tmp_path)
+    listed = {line.split()[0] for line in out.split("Commands:")[1].splitlines() if line.strip()}
+    assert code == 0 and {"approvals", "audit", "plugins", "sessions", "store", "trust"} <= listed
+    code, out = run("trust", "--list", "--json", cwd=tmp_path)
+    assert code == 0 and json.loads(out) == []
+    code, out = run("plugins", "list", "--json", cwd=tmp_path)
+    assert code == 0 and "fs" in {p["name"] for p in json.loads(out)}
