@@ -218,6 +218,13 @@ def test_a_page_cut_at_every_safe_place_converts_as_the_whole(monkeypatch: pytes
     assert page._pieces >= 2  # it was cut, so this held the scanner to something
 
 
+def test_a_paragraph_closed_by_another_end_tag_ends_the_cutting() -> None:
+    # The converter keeps such a paragraph open, and a </p> much later closes
+    # it (a list after it becomes loose); cut before that list, it would not.
+    html = "<body><p>a</p><div><p>b</div><ul><li></p>x</li><li>y</li></ul><p>c</p></body>"
+    assert [html[c:c + 6] for c in _cuts(html)] == ["<p>a</", "<div><", "<p>b</"]  # none before the <ul>
+
+
 def test_a_stray_end_tag_ends_the_cutting() -> None:
     # Parsers differ on one (the converter's may pair a stray </p> with a
     # paragraph closed long before): the rest of the page is one piece.

@@ -295,8 +295,10 @@ class BlockScanner:
                     self._inline -= 1
             if top == name:
                 return
-            if top not in allowed and name not in _FOREIGN:
-                # A parser may keep or reopen what this end tag skipped over.
+            if (top not in allowed or top == "p") and name not in _FOREIGN:
+                # A parser may keep or reopen what this end tag skipped over
+                # (the converter's keeps a paragraph open past the end of the
+                # block around it, for a later </p> to close).
                 self._can_cut = False
 
 
