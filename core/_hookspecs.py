@@ -38,7 +38,8 @@ if TYPE_CHECKING:
 
     from ._decisions import Answer, Decision, PermissionRequest, Rule, RuleMatcher, RuleSamples, ToolNamespace, Vote
     from ._plugins import PluginContext
-    from ._session import CallInfo, PreCall, Session
+    from ._calls import CallInfo, PreCall
+    from ._session import Session
     from ._store import StoreSchema
     from ._tools import Tool, ToolResult
     from ._doctor import Check

@@ -7,14 +7,13 @@ import os
 import uuid
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
+from functools import cached_property
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from ._calls import RESULTS_FOLDER, CallInfo, PreCall
 from ._decisions import Answer, Decision, Rule
 from ._plugins import report_failure as _report
 from ._policy import Policy, clamp_policy
-from ._tasks import BackgroundTasks
 from ._tools import CORE_PLUGIN, Tool, ToolResult
 
 if TYPE_CHECKING:
@@ -23,9 +22,10 @@ if TYPE_CHECKING:
     from ._catalogue import Catalogue
     from ._decisions import CompiledRule, DecisionKind
     from ._pending import PendingCalls
+    from ._tasks import BackgroundTasks
     from ._toolbox import Toolbox
 
-__all__ = ["CallInfo", "Grant", "PreCall", "Session"]
+__all__ = ["Grant", "Session"]
 
 @dataclass
 class Grant:
@@ -64,8 +64,6 @@ class Session:
         """The deferred tools ToolSearch has loaded into this session's catalogue."""
         self.scratchpad: dict[str, str] = {}
         """The session's scratchpad: saved outputs by name (the ``scratchpad`` argument)."""
-        self.tasks = BackgroundTasks(self)
-        """The session's background tasks (``run_in_background`` calls; TaskOutput, TaskStop)."""
         self._notes: set[str] = set()
         self._plugin_state: dict[str, dict[str, Any]] = {}
         self._grants: dict[str, dict[str, list[CompiledRule]]] = {"allow": {}, "ask": {}, "deny": {}}
@@ -516,6 +514,15 @@ class Session:
         run_batch = _PIPELINE[1] if _PIPELINE else _pipeline()[1]
         return await run_batch(self, list(calls))
 
+    @cached_property
+    def tasks(self) -> BackgroundTasks:
+        """The session's background tasks (``run_in_background`` calls; TaskOutput, TaskStop)."""
+        # Made on first use: a session that only decides (permissions check,
+        # Session.decide) imports neither the tasks nor the calls' modules.
+        from ._tasks import BackgroundTasks
+
+        return BackgroundTasks(self)
+
     async def aclose(self) -> None:
         """Stop the session's tasks, call ``pegboard_session_closed``, and
         delete the output spilled to files (it was only for this session's
@@ -523,8 +530,11 @@ class Session:
         if self.closed:
             return
         self.closed = True
-        await self.tasks.stop_all()
+        if "tasks" in self.__dict__:  # none were started when they were never made
+            await self.tasks.stop_all()
         if self._data_dir is not None:
+            from ._calls import RESULTS_FOLDER
+
             _delete_spilled(self._data_dir / RESULTS_FOLDER)
         if self.durable:
             try:

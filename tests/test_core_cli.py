@@ -235,6 +235,8 @@ OWN_MODULE_COMMANDS = tuple(f"pegboard._cli_{name}" for name in ("approvals", "a
     (["tools", "list"], ("tomllib", "tomli_w", "subprocess"), "Read"),
     # The built-in command groups of their own modules load when one of them runs.
     (READ_CHECK, OWN_MODULE_COMMANDS, "allow"),
+    # A session that only decides makes no background tasks and runs no call.
+    (READ_CHECK, ("pegboard._tasks", "pegboard._calls"), "allow"),
     (["tools", "list"], OWN_MODULE_COMMANDS, "Read"),
 ])
 def test_a_cold_command_imports_only_what_it_uses(tmp_path: Path, argv: list[str], absent: tuple[str, ...],
