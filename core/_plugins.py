@@ -16,7 +16,7 @@ from pydantic import BaseModel, ValidationError
 
 from . import _hookspecs
 from ._hookcheck import HOOK_PREFIX, describe_validation_error, unmatched_hooks
-from ._hooks import Hooks, Outcome
+from ._hooks import Hooks, Manager, Outcome
 from ._version import API_VERSION, api_mismatch
 from ._config import Settings, config_dir, data_dir, describe_errors
 from ._localplugins import Source, given_sources, local_sources
@@ -237,7 +237,7 @@ class Plugins:
     def __init__(self, settings: Settings, only: Iterable[str] | None = None, inventory: bool = False,
                  listing: bool = False, given: Mapping[str, object] | None = None):
         self.settings = settings
-        self.pm = pluggy.PluginManager(_hookspecs.PROJECT)
+        self.pm: pluggy.PluginManager = Manager(_hookspecs.PROJECT)
         # The names hosts are registered under (Toolbox.load(host=...), add_host):
         # what PluginContext.host_implements tells from a plugin's implementations.
         self.host_names: set[str] = set()

@@ -156,3 +156,84 @@ def test_host_implements_tells_hosts_from_plugins(tmp_path) -> None:
     toolbox.add_host(Later(), name="later")
     assert context.host_implements("pegboard_event")
     assert not context.host_implements("pegboard_no_such_hook")
+
+
+def _odd_module() -> object:
+    """A module holding every kind of value pluggy's look-up tells apart."""
+    import functools
+    import types
+
+    from pegboard import hookimpl, hookspec
+
+    module = types.ModuleType("odd")
+
+    @hookimpl
+    def pegboard_marked() -> None: ...
+
+    @hookspec
+    def pegboard_spec() -> None: ...
+
+    def plain() -> None: ...
+
+    def borrows() -> None: ...
+
+    def bad_marker() -> None: ...
+
+    borrows.__func__ = pegboard_marked  # type: ignore[attr-defined]
+    bad_marker.pegboard_impl = "not a dict"  # type: ignore[attr-defined]
+
+    class Holder:
+        @hookimpl
+        def pegboard_method(self) -> None: ...
+
+        @staticmethod
+        @hookimpl
+        def pegboard_static() -> None: ...
+
+        @classmethod
+        @hookimpl
+        def pegboard_class(cls) -> None: ...
+
+    values = {"pegboard_marked": pegboard_marked, "pegboard_spec": pegboard_spec, "plain": plain,
+              "borrows": borrows, "bad_marker": bad_marker, "lambda_": hookimpl(lambda: None),
+              "partial": functools.partial(pegboard_marked), "builtin": len, "Holder": Holder,
+              "bound": Holder().pegboard_method, "static": vars(Holder)["pegboard_static"],
+              "klass": vars(Holder)["pegboard_class"], "number": 3, "__annotations__": {}}
+    vars(module).update(values)
+    return module
+
+
+def test_the_managers_module_look_up_answers_as_pluggys() -> None:
+    """pegboard's plugin manager reads a module's functions from its
+    dictionary; for every name of the built-in plugins, the hook
+    specifications and a module of odd values it answers as pluggy does."""
+    import importlib
+    import types
+
+    import pluggy
+
+    from pegboard._hooks import Manager
+
+    ours, theirs = Manager("pegboard"), pluggy.PluginManager("pegboard")
+    modules = [importlib.import_module(name) for name in (
+        "pegboard._hookspecs", "pegboard.plugins.fs", "pegboard.plugins.fs._hookspecs", "pegboard.plugins.mcp",
+        "pegboard.plugins.mcp._hookspecs", "pegboard.plugins.shell", "pegboard.plugins.skills",
+        "pegboard.plugins.skills._hookspecs", "pegboard.plugins.subtasks", "pegboard.plugins.subtasks._hookspecs",
+        "pegboard.plugins.web", "pegboard.plugins.web._hookspecs", "pegboard.plugins.schedule",
+        "pegboard.plugins.schedule._hookspecs")]
+    odd = _odd_module()
+
+    class Lazy(types.ModuleType):
+        pass
+
+    lazy = Lazy("lazy")
+    vars(lazy).update(vars(odd))
+    found = 0
+    for namespace in [*modules, odd, lazy, vars(odd)["Holder"]]:
+        for name in dir(namespace):
+            mine = ours.parse_hookimpl_opts(namespace, name)
+            assert mine == theirs.parse_hookimpl_opts(namespace, name), (namespace, name)
+            assert ours.parse_hookspec_opts(namespace, name) == theirs.parse_hookspec_opts(namespace, name), \
+                (namespace, name)
+            found += mine is not None
+    assert found > 40
