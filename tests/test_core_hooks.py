@@ -186,6 +186,10 @@ def _odd_module() -> object:
         @hookimpl
         def pegboard_method(self) -> None: ...
 
+        @hookimpl
+        def __repr__(self) -> str:  # a name the class's own type holds too
+            return "Holder"
+
         @staticmethod
         @hookimpl
         def pegboard_static() -> None: ...
@@ -228,8 +232,26 @@ def test_the_managers_module_look_up_answers_as_pluggys() -> None:
 
     lazy = Lazy("lazy")
     vars(lazy).update(vars(odd))
+    holder = vars(odd)["Holder"]
+
+    class Odd(holder):  # type: ignore[misc,valid-type]
+        __slots__ = ("slot",)
+
+        @property
+        def pegboard_property(self) -> None: ...
+
+    class Child(Odd):
+        pass
+
+    own = holder()
+    own.pegboard_own = vars(odd)["pegboard_marked"]
+    slotted = Child()
+    slotted.slot = vars(odd)["pegboard_marked"]
+    from pegboard._builtin_tools import CorePlugin
+    from pegboard._descriptions import PackageDescriptions
+
     found = 0
-    for namespace in [*modules, odd, lazy, vars(odd)["Holder"]]:
+    for namespace in [*modules, odd, lazy, holder, own, slotted, CorePlugin(), PackageDescriptions()]:
         for name in dir(namespace):
             mine = ours.parse_hookimpl_opts(namespace, name)
             assert mine == theirs.parse_hookimpl_opts(namespace, name), (namespace, name)
