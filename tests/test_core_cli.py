@@ -237,6 +237,9 @@ OWN_MODULE_COMMANDS = tuple(f"pegboard._cli_{name}" for name in ("approvals", "a
     (READ_CHECK, OWN_MODULE_COMMANDS, "allow"),
     # A session that only decides makes no background tasks and runs no call.
     (READ_CHECK, ("pegboard._tasks", "pegboard._calls"), "allow"),
+    # With no MCP server configured, neither its approvals and recorded lists nor its sign-ins.
+    (READ_CHECK, ("pegboard.plugins.mcp._store", "pegboard.plugins.mcp._tokens"), "allow"),
+    (["tools", "list"], ("pegboard.plugins.mcp._store", "pegboard.plugins.mcp._tokens"), "Read"),
     (["tools", "list"], OWN_MODULE_COMMANDS, "Read"),
 ])
 def test_a_cold_command_imports_only_what_it_uses(tmp_path: Path, argv: list[str], absent: tuple[str, ...],

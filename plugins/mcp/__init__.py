@@ -11,15 +11,16 @@ from __future__ import annotations
 import re
 from collections.abc import Callable
 from contextvars import ContextVar
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from pegboard import PermissionRequest, Rule, Tool, ToolNamespace, Vote, hookimpl
 
-from ._config import (McpConfig, ServerSpec, collect_servers, own_folder, read_mcp_json, split_tool_name,
-                      tool_name)
+from ._config import (APPROVALS_FILE, McpConfig, ServerSpec, collect_servers, own_folder, read_mcp_json,
+                      split_tool_name, tool_name)
 from ._sdk import sdk_problem
-from ._store import Approvals, ToolCache
-from ._tokens import TokenFile
+
+if TYPE_CHECKING:
+    from ._store import ToolCache
 
 __all__ = ["RESOURCE_TOOLS", "get_prompt", "list_prompts"]
 
@@ -156,6 +157,8 @@ def _list_new_servers(specs: list[ServerSpec], cache: ToolCache, context: Any) -
         failed = cache.last_failure(spec)
         if cache.needs_sign_in(spec):
             # Nothing changes until the person signs in (which writes the token file).
+            from ._tokens import TokenFile
+
             tokens = TokenFile(own_folder(context), spec).path
             context.watch(tokens)
             if failed is None or not tokens.exists() or tokens.stat().st_mtime < failed[0]:
@@ -188,14 +191,19 @@ def pegboard_register_tools(register: Callable[[Tool], None], config: McpConfig,
         found, _ = read_mcp_json(context.root / ".mcp.json")
         if found:
             context.report_ignored(context.root / ".mcp.json", f"MCP servers {', '.join(sorted(found))}")
-    approvals = Approvals(own_folder(context))
-    cache = ToolCache(own_folder(context))
     # `tools list` caches its answer; these files decide ours, so a change to
     # any of them (a refreshed tool list, an approval) must invalidate it.
     watch = getattr(context, "watch", None)
     if watch is not None:
         watch(context.root / ".mcp.json")
-        watch(approvals.path)
+        watch(own_folder(context) / APPROVALS_FILE)
+    if not specs:
+        return  # nothing else to offer, and the store's modules wait for a server
+    from ._store import Approvals, ToolCache
+
+    approvals = Approvals(own_folder(context))
+    cache = ToolCache(own_folder(context))
+    if watch is not None:
         for spec in specs:
             watch(cache.path(spec))
     runnable = [s for s in specs if s.config.enabled and approvals.is_approved(s)]
@@ -286,6 +294,8 @@ def pegboard_doctor(config: McpConfig, context: Any) -> list[Any]:
         checks.append(Check("mcp sdk", "fail" if specs else "warn",
                             f"{missing}; needed for MCP servers and `pegboard serve`"))
         return checks
+    from ._store import Approvals, ToolCache
+
     approvals, cache = Approvals(own_folder(context)), ToolCache(own_folder(context))
     for spec in specs:
         name = f"mcp server {spec.name}"

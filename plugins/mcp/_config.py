@@ -281,6 +281,10 @@ def read_mcp_json(path: Path) -> tuple[dict[str, ServerConfig], list[str]]:
     return out, problems
 
 
+# In the plugin's own folder: the projects' servers the user approved (_store.Approvals).
+APPROVALS_FILE = "approvals.json"
+
+
 def own_folder(context: Any) -> Path:
     """The plugin's folder in pegboard's data folder, named as the plugin is
     installed: approvals, recorded tool lists, sign-ins and server logs."""

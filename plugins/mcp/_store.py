@@ -18,7 +18,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from pegboard.paths import atomic_write, resolve_path
 
-from ._config import ServerSpec
+from ._config import APPROVALS_FILE, ServerSpec
 
 __all__ = ["Approvals", "CachedTool", "ToolCache", "ToolListing", "tool_hash"]
 
@@ -50,7 +50,7 @@ class Approvals:
 
     def __init__(self, folder: Path):
         """``folder``: the plugin's own folder (``own_folder(context)``)."""
-        self.path = folder / "approvals.json"
+        self.path = folder / APPROVALS_FILE
 
     def _load(self) -> dict[str, dict[str, str]]:
         data = _read_json(self.path)
