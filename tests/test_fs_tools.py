@@ -401,3 +401,39 @@ async def test_deleted_file_is_noted_once(session: Any, proj: Path) -> None:
     assert "gone.txt, which you read earlier, has been deleted" in first.text_content()
     second = await call(session, "Glob", pattern="*")
     assert "has been deleted" not in second.text_content()
+
+
+async def test_a_small_reads_shortcut_shows_what_the_general_read_shows(session: Any, proj: Path,
+                                                                        monkeypatch: pytest.MonkeyPatch) -> None:
+    """Read's shortcut for a small UTF-8 file from its first line gives the
+    result the general way (sniff, a file object, read_window) gives."""
+    from pegboard.plugins.fs import _read
+
+    bodies = {
+        "plain.py": b"import os\nprint(os)\n", "no-newline.txt": b"a\nb", "crlf.txt": b"a\r\nb\r\n",
+        "empty.txt": b"", "gif.txt": b"GIF89a and text", "bom.txt": b"\xef\xbb\xbfhi\n", "nul.bin": b"a\x00b",
+        "latin.txt": b"caf\xe9\n", "pdf.txt": b"%PDF-x", "nb.ipynb": b'{"cells": []}', "long-line.txt": b"x" * 3000,
+        "many.txt": b"".join(b"%d\n" % i for i in range(2100)), "euro.txt": "\u20ac {x} 100%\n".encode(),
+    }
+    argsets: list[dict[str, Any]] = [{}, {"offset": 1}, {"limit": 5}, {"offset": 1, "limit": 2}, {"offset": 2},
+                                     {"pages": "1"}, {"allow_large": True}]
+    taken = []
+    real_small_text = _read._small_text
+
+    def spy(*a: Any) -> Any:
+        got = real_small_text(*a)
+        taken.append(got is not None)
+        return got
+
+    shown = {}
+    monkeypatch.setattr(_read, "_small_text", spy)
+    for name, body in bodies.items():
+        (proj / name).write_bytes(body)
+        for extra in argsets:
+            shown[name, str(extra)] = await call(session, "Read", file_path=str(proj / name), **extra)
+    monkeypatch.setattr(_read, "_small_text", lambda *a: None)
+    for name in bodies:
+        for extra in argsets:
+            general = await call(session, "Read", file_path=str(proj / name), **extra)
+            assert shown[name, str(extra)] == general, (name, extra)
+    assert sum(taken) > 20 and not all(taken)

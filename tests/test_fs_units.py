@@ -273,3 +273,30 @@ def test_a_small_reads_one_join_equals_the_line_by_line_window() -> None:
             (want.text, want.first, want.last, want.more, want.cut_lines, want.capped), (text, first, limit)
         assert got.lines == want.lines
     assert fast_taken > 250  # the one-join path was exercised, not only the loop
+
+
+def test_plain_utf8_says_text_only_where_sniff_does() -> None:
+    """A small Read's shortcut (plain_utf8: one decode, no sniff) must take
+    only what sniff calls plain UTF-8 text, and show its text as decoded."""
+    import random
+
+    from pegboard.plugins.fs._text import SNIFF_BYTES, Sniffed, plain_utf8
+
+    heads = [b"", b"GIF87a", b"GIF89a", b"RIFF\x10\x00\x00\x00WEBP", b"RIFFABCDWEBP", b"RIFF....AVI ", b"%PDF-1.7", b"%PD",
+             codecs.BOM_UTF8, codecs.BOM_UTF16_LE, codecs.BOM_UTF16_BE, codecs.BOM_UTF32_LE, codecs.BOM_UTF32_BE,
+             b"\x89PNG\r\n\x1a\n", b"\xff\xd8\xff", b"GIF8", b"#!", "\u00e9".encode()]
+    alphabet = [b"a", b"\n", b"\r", b" ", b"{", b"%", b"\x00", b"\xc3\xa9", b"\xc3", b"\xe9", b"\xe2\x82\xac"]
+    rng = random.Random(21)
+    taken = 0
+    for _ in range(3000):
+        body = b"".join(rng.choice(alphabet) if rng.random() < 0.3 else b"x" for _ in range(rng.randrange(0, 60)))
+        data = rng.choice(heads) + body
+        if rng.random() < 0.05:
+            data = b"y" * (SNIFF_BYTES - 1) + "\u20ac".encode() + body  # a character across the head's end
+        text = plain_utf8(data)
+        if text is None:
+            continue
+        taken += 1
+        assert sniff(data[:SNIFF_BYTES]) == Sniffed("text", "utf-8"), data[:20]
+        assert text == data.decode("utf-8", errors="replace")
+    assert taken > 100

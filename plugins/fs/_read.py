@@ -14,8 +14,9 @@ from pegboard import ImageContent, TextContent, ToolResult
 
 from . import _safeio
 from ._common import PathError, config_of, finish, opened_as_checked
+from ._config import FsConfig
 from ._models import ReadInput
-from ._text import SNIFF_BYTES, read_window, sniff
+from ._text import SNIFF_BYTES, Window, plain_utf8, read_window, sniff, window_of_text
 from ._tracking import tracker
 
 if TYPE_CHECKING:
@@ -46,8 +47,9 @@ async def read(args: ReadInput, ctx: ToolContext) -> ToolResult:
         return ToolResult.error(f"Cannot read {real}: {exc.strerror or exc}. Nothing was read.")
     if data is not None:
         os.close(fd)
-        # in memory: every kind below reads it as a file, with no system call
-        result = _read_file(args, ctx, real, io.BytesIO(data), st)
+        small = _small_text(args, ctx, real, data, st.st_size)
+        # else in memory: every kind below reads it as a file, with no system call
+        result = small if small is not None else _read_file(args, ctx, real, io.BytesIO(data), st)
     else:
         # file work is blocking; reading a large file must not stall other calls of the batch
         import anyio
@@ -129,31 +131,70 @@ def _read_file(args: ReadInput, ctx: ToolContext, real: str, f: BinaryIO, st: os
     return _text(f, real, kind.encoding, st.st_size, args, ctx)
 
 
-def _text(f: BinaryIO, real: str, encoding: str, size: int, args: ReadInput, ctx: ToolContext) -> ToolResult:
+def _small_text(args: ReadInput, ctx: ToolContext, real: str, data: bytes, size: int) -> ToolResult | None:
+    """A small file's Read from its first line when it is plain UTF-8 text,
+    shown as ``_read_file`` shows it (sniffing and showing it take one
+    decode, with no file object); None for anything else, which
+    ``_read_file`` reads."""
+    # (a superset of the names _read_file renders as notebooks: those go there)
+    if (args.offset is not None and args.offset != 1) or real[-6:].lower() == ".ipynb":
+        return None
+    text = plain_utf8(data)
+    if text is None:
+        return None
     cfg = config_of(ctx)
-    ranged = args.offset is not None or args.limit is not None
+    refused = _refusal(real, size, args, cfg)
+    if refused is not None:
+        return refused
+    limit, cap = _bounds(args, ctx, cfg)
+    win = window_of_text(text, limit=limit, max_line_chars=cfg.max_line_chars, max_output_chars=cap)
+    return _shown(win, real, 1, cap, args, cfg)
+
+
+def _refusal(real: str, size: int, args: ReadInput, cfg: FsConfig) -> ToolResult | None:
     if args.pages is not None:
         return ToolResult.error(f"pages applies to PDFs only; {real} is a text file. Use offset and limit.")
-    if size > cfg.max_file_bytes and not ranged and not args.allow_large:
+    if size > cfg.max_file_bytes and args.offset is None and args.limit is None and not args.allow_large:
         return ToolResult.error(
             f"{real} is {size:,} bytes, more than the {cfg.max_file_bytes:,} a whole-file Read shows. "
             f"Read a part with offset and limit (e.g. offset=1, limit={cfg.max_lines}), search it with Grep, "
             f"or pass allow_large=true if you really need all of it."
         )
-    offset = args.offset or 1
+    return None
+
+
+def _bounds(args: ReadInput, ctx: ToolContext, cfg: FsConfig) -> tuple[int, int]:
+    """How many lines a text Read shows at most, and in how many characters."""
     limit = args.limit or (cfg.max_lines if not args.allow_large else 10**12)
     cap = cfg.large_output_chars if args.allow_large else cfg.max_output_chars
     if not getattr(ctx, "uncapped", False):
         # The core spills results over its cap into a file to be Read again, which for
         # Read itself would only go in circles: stop at a line boundary below it instead.
         cap = min(cap, max(_core_cap(ctx) - 600, 1000))
+    return limit, cap
+
+
+def _text(f: BinaryIO, real: str, encoding: str, size: int, args: ReadInput, ctx: ToolContext) -> ToolResult:
+    cfg = config_of(ctx)
+    refused = _refusal(real, size, args, cfg)
+    if refused is not None:
+        return refused
+    offset = args.offset or 1
+    limit, cap = _bounds(args, ctx, cfg)
     win = read_window(f, encoding, offset=offset, limit=limit,
                       max_line_chars=cfg.max_line_chars, max_output_chars=cap)
+    return _shown(win, real, offset, cap, args, cfg)
+
+
+def _shown(win: Window, real: str, offset: int, cap: int, args: ReadInput, cfg: FsConfig) -> ToolResult:
+    """The result of a text Read that showed ``win``."""
     if win.lines_in_file is not None:
         return ToolResult.error(
             f"{real} has only {win.lines_in_file:,} lines; offset {offset:,} is past the end. "
             f"Use an offset of at most {max(win.lines_in_file, 1):,}."
         )
+    if not (win.capped or win.more or win.cut_lines):
+        return ToolResult.text(win.text)  # the whole file, nothing to add
     parts = [win.text]
     if win.capped:
         parts.append(f"[Output stopped at line {win.last:,} to stay under {cap:,} characters; "

@@ -19,8 +19,10 @@ __all__ = [
     "Window",
     "decode_for_edit",
     "encode_like",
+    "plain_utf8",
     "read_window",
     "sniff",
+    "window_of_text",
 ]
 
 Kind = Literal["empty", "text", "binary", "image", "pdf"]
@@ -73,6 +75,28 @@ def sniff(head: bytes) -> Sniffed:
         # latin-1 maps every byte to one character, so an edit round-trips the bytes exactly
         return Sniffed("text", "latin-1")
     return Sniffed("text", "utf-8")
+
+
+# What sniff may take for something else although it is valid UTF-8 without
+# a NUL: magic numbers in ASCII, and the UTF-8 BOM (every other magic and BOM
+# above holds a NUL or a byte that no UTF-8 text starts with).
+_UTF8_LOOKALIKES = (b"GIF87a", b"GIF89a", b"RIFF", b"%PDF-", codecs.BOM_UTF8)
+
+
+def plain_utf8(data: bytes) -> str | None:
+    """``data`` decoded, when ``sniff`` of its head says plain UTF-8 text
+    (no BOM) and all of it is valid UTF-8; None when sniff must decide.
+
+    For a small file read whole: one decode to know it is text and to show
+    it (sniff decodes the head, the window the rest, and sniff's string
+    compares cost as much again); a test holds it to what sniff says.
+    """
+    if not data or b"\x00" in data or data.startswith(_UTF8_LOOKALIKES):
+        return None
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError:
+        return None
 
 
 _BOM_LEN = {"utf-8-sig": 3, "utf-16-le": 2, "utf-16-be": 2, "utf-32": 4}
@@ -267,6 +291,12 @@ def _window_in_memory(win: Window, text: str, limit: int, max_line_chars: int, m
             return _finish(win, win.first + count, more=len(lines) > limit)
     number = _add_lines(win, lines[:limit], max_line_chars, max_output_chars)
     return _finish(win, number, more=win.capped or len(lines) > limit)
+
+
+def window_of_text(text: str, *, limit: int, max_line_chars: int, max_output_chars: int) -> Window:
+    """``read_window`` from line 1 of a whole file already decoded (the
+    same window: read_window decodes a small file whole and goes here too)."""
+    return _window_in_memory(Window(first=1), text, limit, max_line_chars, max_output_chars)
 
 
 def _window_text(
