@@ -59,6 +59,19 @@ def _ignores_extra(tool: Tool) -> bool:
     return cached  # type: ignore[no-any-return,unused-ignore]
 
 
+def _validator_of(tool: Tool, model: type[BaseModel]) -> Any:
+    """``model.model_validate``, or, when the model keeps pydantic's own,
+    what that calls: its validator's ``validate_python`` (the classmethod's
+    checks of options no call here passes cost a fifth of a validation)."""
+    own = tool.__dict__.get("_validate")
+    if own is None or own[0] is not model:
+        plain = getattr(model.model_validate, "__func__", None) is getattr(BaseModel.model_validate, "__func__", ())
+        own = (model, plain)
+        tool.__dict__["_validate"] = own
+    # looked up at every call: a model rebuilt later gets a new validator
+    return model.__pydantic_validator__.validate_python if own[1] else model.model_validate
+
+
 class Refusal(Exception):
     """The call stops here with this message as its (error) result."""
 
@@ -291,7 +304,7 @@ def validate(tool: Tool, args: dict[str, Any], *, rewritten: bool = False) -> tu
     model = tool.model
     if model is not None:
         try:
-            validated = model.model_validate(args)
+            validated = _validator_of(tool, model)(args)
         except ValidationError as exc:
             raise Refusal(_describe_validation(tool, exc, rewritten=rewritten)) from None
         advisory = None
@@ -320,8 +333,44 @@ def as_mapping(value: Any) -> dict[str, Any]:
     the tool's schema (by alias), so it reads like what the model sent and a
     hook's rewrite of it validates again as it is."""
     if isinstance(value, BaseModel):
-        return value.model_dump(by_alias=True)
+        plain = _PLAIN_DUMP.get(type(value))
+        if plain is None:
+            plain = _PLAIN_DUMP[type(value)] = _dumps_as_fields(type(value))
+        # A model of plain fields dumps as its fields: a copy of them costs a
+        # tenth of model_dump's 13K instructions (a test holds the two equal).
+        return dict(value.__dict__) if plain else value.model_dump(by_alias=True)
     return dict(value)
+
+
+_PLAIN_DUMP: dict[type[BaseModel], bool] = {}
+_PLAIN_TYPES = (str, int, float, bool, type(None))
+
+
+def _dumps_as_fields(model: type[BaseModel]) -> bool:
+    """Whether ``model_dump(by_alias=True)`` of every instance of ``model``
+    is its fields as they are: every field a str, number, bool or None (or
+    a union of those), under its own name, with nothing that changes the
+    dump (a serializer, a computed field, extra fields, an exclusion)."""
+    import types
+    import typing
+
+    import annotated_types
+
+    decorators = model.__pydantic_decorators__
+    if (model.__pydantic_root_model__ or model.model_config.get("extra") == "allow"
+            or model.__pydantic_computed_fields__ or decorators.field_serializers or decorators.model_serializers):
+        return False
+    for name, field in model.model_fields.items():
+        if (field.alias not in (None, name) or field.serialization_alias not in (None, name) or field.exclude
+                or getattr(field, "exclude_if", None) is not None):
+            return False
+        if not all(isinstance(m, annotated_types.BaseMetadata) for m in field.metadata):
+            return False
+        kind = field.annotation
+        members = typing.get_args(kind) if typing.get_origin(kind) in (typing.Union, types.UnionType) else (kind,)
+        if not all(member in _PLAIN_TYPES for member in members):
+            return False
+    return True
 
 
 def parse_arguments(name: str, arguments: Any) -> dict[str, Any]:

@@ -115,16 +115,21 @@ class ToolResult(BaseModel):
 
     # Both validate one dict: half the instructions of building the TextContent
     # first (pydantic then checks that instance again) and a third of
-    # model_construct's Python loop over the fields.
+    # model_construct's Python loop over the fields. ToolResult's own go
+    # to the validator model_validate calls (its checks of options not
+    # passed here cost a fifth of the validation); a subclass's model_validate
+    # may be its own.
     @classmethod
     def text(cls, text: str, *, is_error: bool = False) -> ToolResult:
         """A result of one text part."""
-        return cls.model_validate({"content": [{"type": "text", "text": text}], "is_error": is_error})
+        validate = cls.__pydantic_validator__.validate_python if cls is ToolResult else cls.model_validate
+        return validate({"content": [{"type": "text", "text": text}], "is_error": is_error})
 
     @classmethod
     def error(cls, message: str) -> ToolResult:
         """A failed call: ``message`` (what went wrong and what the model can do) as its one text part."""
-        return cls.model_validate({"content": [{"type": "text", "text": message}], "is_error": True})
+        validate = cls.__pydantic_validator__.validate_python if cls is ToolResult else cls.model_validate
+        return validate({"content": [{"type": "text", "text": message}], "is_error": True})
 
     def text_content(self) -> str:
         """All text parts joined, for callers that want plain text."""

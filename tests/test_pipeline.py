@@ -424,3 +424,69 @@ async def test_refused_call_does_not_use_up_the_deferred_note(plugin_factory: Pl
     refused = await session.call("Hidden", {"query": "blocked"})
     assert refused.is_error and text(refused) == "not that query"
     assert "Note: Hidden was called without loading its schema" in text(await session.call("Hidden", {"query": "q"}))
+
+
+def test_votes_see_a_plain_models_fields_as_model_dump_gives_them() -> None:
+    """as_mapping copies the fields of a model of plain fields instead of
+    calling model_dump: only where the two are the same."""
+    from typing import Annotated
+
+    from pydantic import BaseModel, ConfigDict, Field, PlainSerializer, computed_field, field_serializer
+
+    from pegboard._arguments import _PLAIN_DUMP, as_mapping
+    from pegboard.plugins.fs._models import EditInput, GlobInput, GrepInput, ReadInput
+
+    class Inner(BaseModel):
+        a: int = 1
+
+    class Plain(BaseModel):
+        path: str
+        count: int | None = Field(default=None, ge=1)
+        ratio: float = 0.5
+        flag: bool = False
+
+    class Aliased(BaseModel):
+        before: int = Field(default=2, alias="-B")
+
+    class DumpAliased(BaseModel):
+        name: str = Field(default="x", serialization_alias="Name")
+
+    class Nested(BaseModel):
+        inner: Inner = Field(default_factory=Inner)
+
+    class Listed(BaseModel):
+        items: list[str] = Field(default_factory=lambda: ["a"])
+
+    class Serialized(BaseModel):
+        when: int = 3
+
+        @field_serializer("when")
+        def _show(self, value: int) -> str:
+            return f"at {value}"
+
+    class Computed(BaseModel):
+        x: int = 1
+
+        @computed_field  # type: ignore[prop-decorator]
+        @property
+        def double(self) -> int:
+            return self.x * 2
+
+    class Extra(BaseModel):
+        model_config = ConfigDict(extra="allow")
+        x: int = 1
+
+    class Hidden(BaseModel):
+        secret: str = Field(default="s", exclude=True)
+
+    class Annotated_(BaseModel):
+        n: Annotated[int, PlainSerializer(lambda v: v + 1)] = 1
+
+    plain = [Plain(path="/a", count=2), Plain(path="b"), ReadInput(file_path="/x", offset=3),
+             EditInput(file_path="/x", old_string="a", new_string="b"), GlobInput(pattern="*.py")]
+    others = [Aliased(), DumpAliased(), Nested(), Listed(), Serialized(), Computed(), Extra(x=1, y=2), Hidden(),
+              Annotated_(), GrepInput(pattern="x", **{"-B": 1})]
+    for model in plain + others:
+        assert as_mapping(model) == model.model_dump(by_alias=True), type(model).__name__
+    assert all(_PLAIN_DUMP[type(m)] for m in plain)
+    assert not any(_PLAIN_DUMP[type(m)] for m in others)
