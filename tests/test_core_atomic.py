@@ -60,3 +60,26 @@ def test_every_writer_uses_the_one_helper() -> None:
     offenders = [str(p.relative_to(ROOT)) for folder in ("core", "plugins") for p in (ROOT / folder).rglob("*.py")
                  if p.name != "_atomic.py" and pattern.search(p.read_text(encoding="utf-8"))]
     assert offenders == []
+
+
+def test_open_dir_reads_a_text_path_as_pathlib_does(tmp_path: Path) -> None:
+    """open_dir cuts a clean path's text at each "/"; an unclean one goes as
+    pathlib reads it, and either way the folder reached is the same."""
+    from pegboard.paths import open_dir
+
+    real = tmp_path.resolve()
+    (real / "a" / "b").mkdir(parents=True)
+    (real / "link").symlink_to(real / "a")
+    want = os.stat(real / "a" / "b")
+    for given in (real / "a" / "b", str(real / "a" / "b"), f"{real}//a/./b/", f"{real}/a/b/."):
+        fd = open_dir(given)
+        try:
+            got = os.fstat(fd)
+        finally:
+            os.close(fd)
+        assert (got.st_dev, got.st_ino) == (want.st_dev, want.st_ino), given
+    for through_link in (str(real / "link" / "b"), f"{real}//link/./b/"):
+        with pytest.raises(PathChanged):
+            open_dir(through_link)
+    with pytest.raises(ValueError):
+        open_dir("a/b")

@@ -53,11 +53,13 @@ def _openat2_no_symlinks(path: str, flags: int) -> int | None:
     ready = _openat2_state[0]
     if ready is None:
         return None
-    syscall, how_type = ready
-    how = how_type(flags, 0, _RESOLVE_NO_SYMLINKS)
-    # Typed arguments: syscall(2) is variadic, and the kernel reads the last one as a size_t.
-    fd = syscall(ctypes.c_long(_SYS_OPENAT2), ctypes.c_int(_AT_FDCWD), os.fsencode(path), ctypes.byref(how),
-                 ctypes.c_size_t(ctypes.sizeof(how)))
+    syscall, number, dirfd, hows, size = ready
+    how = hows.get(flags)
+    if how is None:
+        how = hows[flags] = ctypes.byref(_OpenHow(flags, 0, _RESOLVE_NO_SYMLINKS))
+    # The arguments are made once (only the kernel reads them): making them
+    # per call cost half of this function.
+    fd = syscall(number, dirfd, path.encode(_ENCODING, _ERRORS), how, size)
     if fd >= 0:
         return int(fd)
     err = ctypes.get_errno()
@@ -69,7 +71,16 @@ def _openat2_no_symlinks(path: str, flags: int) -> int | None:
     raise OSError(err, os.strerror(err), path)
 
 
-def _load_openat2() -> tuple[Any, Any] | None:
+class _OpenHow(ctypes.Structure):
+    _fields_ = [("flags", ctypes.c_uint64), ("mode", ctypes.c_uint64), ("resolve", ctypes.c_uint64)]
+
+
+_ENCODING, _ERRORS = sys.getfilesystemencoding(), sys.getfilesystemencodeerrors()  # os.fsencode's
+
+
+def _load_openat2() -> tuple[Any, ...] | None:
+    """syscall(2) and its fixed arguments: the call's number, AT_FDCWD,
+    struct open_how by open flags, and its size."""
     if not sys.platform.startswith("linux"):
         return None
     try:
@@ -77,11 +88,9 @@ def _load_openat2() -> tuple[Any, Any] | None:
     except (OSError, AttributeError):
         return None
     syscall.restype = ctypes.c_long
-
-    class OpenHow(ctypes.Structure):
-        _fields_ = [("flags", ctypes.c_uint64), ("mode", ctypes.c_uint64), ("resolve", ctypes.c_uint64)]
-
-    return syscall, OpenHow
+    # Typed arguments: syscall(2) is variadic, and the kernel reads the last one as a size_t.
+    return (syscall, ctypes.c_long(_SYS_OPENAT2), ctypes.c_int(_AT_FDCWD), {},
+            ctypes.c_size_t(ctypes.sizeof(_OpenHow)))
 
 
 def open_dir_readable(real_dir: Path) -> int:
@@ -121,13 +130,16 @@ def open_read_stat(real: str | os.PathLike[str]) -> tuple[int, os.stat_result]:
     except OSError as exc:
         raise walk_error(Path(text), exc) from None
     if fd is None:
-        path = Path(text)
-        dfd = open_dir(path.parent)
+        cut = text.rfind("/")
+        folder, name = text[:cut] or "/", text[cut + 1:]
+        if name in ("", ".", ".."):  # not a resolved file's path: as pathlib reads it
+            folder, name = str(Path(text).parent), Path(text).name
+        dfd = open_dir(folder)
         try:
             try:
-                fd = os.open(path.name, flags, dir_fd=dfd)
+                fd = os.open(name, flags, dir_fd=dfd)
             except OSError as exc:
-                raise walk_error(path, exc) from None
+                raise walk_error(Path(text), exc) from None
         finally:
             os.close(dfd)
     st = os.fstat(fd)
