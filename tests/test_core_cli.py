@@ -240,6 +240,9 @@ OWN_MODULE_COMMANDS = tuple(f"pegboard._cli_{name}" for name in ("approvals", "a
     # With no MCP server configured, neither its approvals and recorded lists nor its sign-ins.
     (READ_CHECK, ("pegboard.plugins.mcp._store", "pegboard.plugins.mcp._tokens"), "allow"),
     (["tools", "list"], ("pegboard.plugins.mcp._store", "pegboard.plugins.mcp._tokens"), "Read"),
+    # Bash's level is learnt from _confine; the sandbox and the Landlock launcher wait for a command.
+    (READ_CHECK, ("pegboard.plugins.shell._sandbox", "pegboard.plugins.shell._landlock"), "allow"),
+    (["tools", "list"], ("pegboard.plugins.shell._sandbox", "pegboard.plugins.shell._landlock"), "Read"),
     (["tools", "list"], OWN_MODULE_COMMANDS, "Read"),
 ])
 def test_a_cold_command_imports_only_what_it_uses(tmp_path: Path, argv: list[str], absent: tuple[str, ...],

@@ -34,7 +34,7 @@ def pegboard_config_model() -> type[ShellConfig]:
 
 @hookimpl
 def pegboard_register_tools(register: Callable[[Tool], None], config: Any) -> None:
-    from ._sandbox import can_confine
+    from ._confine import can_confine
 
     cfg = config if isinstance(config, ShellConfig) else ShellConfig()
     # With a working sandbox, any command can be confined to reading: Bash
