@@ -455,6 +455,19 @@ class PermissionEngine:
                         return hit
         return None
 
+    def _may_match(self, request: PermissionRequest) -> bool:
+        """Whether ``_match`` could find a rule of any behavior for this
+        call: a name it looks under is indexed, or the session holds grants.
+        (Deny and ask rules are looked up under every name allow rules are, and more.)"""
+        if request.session.has_grants():
+            return True
+        index = self._index
+        deny, ask, allow = index["deny"], index["ask"], index["allow"]
+        for key in self._rule_keys(request.tool, "deny"):
+            if key in deny or key in ask or key in allow:
+                return True
+        return False
+
     @staticmethod
     def _try(unit: CompiledRule | _Group, behavior: str, request: PermissionRequest) -> CompiledRule | None:
         try:
@@ -564,7 +577,11 @@ class PermissionEngine:
         if request.session.hides(tool):
             where = "sub-agent " + " > ".join(request.session.chain)
             return Decision("deny", f"{tool.name} is not offered to this sub-agent", where)
-        if (hit := self._match("deny", request)) is not None:
+        # Most calls name a tool no rule and no grant names: then none of the
+        # three lookups below can match (each looks only under these names
+        # and, with grants, in them), and they are skipped.
+        ruled = self._may_match(request)
+        if ruled and (hit := self._match("deny", request)) is not None:
             return Decision("deny", f"denied by {hit.rule.text}", hit.where)
         votes = self.votes(request)
         for plugin, vote in votes:
@@ -579,12 +596,12 @@ class PermissionEngine:
                     return Decision("deny", f"{vote.reason}; it needs a person's approval and {policy.kind} "
                                             f"{policy.name} asks no one", f"plugin {plugin}")
                 return Decision("ask", vote.reason, f"plugin {plugin}", _suggestions(votes), firm=True)
-        if (hit := self._match("ask", request)) is not None:
+        if ruled and (hit := self._match("ask", request)) is not None:
             where = f"{policy.kind} {policy.name}"
             if not policy.prompts:
                 return Decision("deny", f"{hit.rule.text} asks, and {where} asks no one", hit.where)
             return Decision("ask", f"{hit.rule.text} asks", hit.where, _suggestions(votes))
-        if (hit := self._match("allow", request)) is not None:
+        if ruled and (hit := self._match("allow", request)) is not None:
             return Decision("allow", f"allowed by {hit.rule.text}", hit.where)
         where = f"{policy.kind} {policy.name}"
         suggestions = _suggestions(votes)

@@ -251,6 +251,14 @@ class Session:
         if compiled in rules:
             rules.remove(compiled)
 
+    def has_grants(self) -> bool:
+        """Whether this session or a parent holds a grant of any behavior
+        (or held one: a revoked grant may leave its tool's empty list)."""
+        grants = self._grants
+        if grants["allow"] or grants["ask"] or grants["deny"]:
+            return True
+        return self.parent is not None and self.parent.has_grants()
+
     def grant_index(self, behavior: str) -> dict[str, list[CompiledRule]]:
         """This session's ``behavior`` grants by tool name, a parent's deny and ask grants included."""
         own = self._grants[behavior]

@@ -234,3 +234,14 @@ async def test_a_childs_copies_narrow_like_their_originals_and_never_widen(tmp_p
     # and a child made without copies does not narrow (the control)
     plain = parent.child(working_dirs=[inner])
     assert await decided(plain, "Read", inner / "secrets" / "k") == "allow"
+
+
+async def test_a_parents_deny_grant_holds_in_a_child_with_no_grants_of_its_own(toolbox: Toolbox) -> None:
+    # the engine skips its rule lookups for a call no rule and no grant names:
+    # a grant only the parent holds must still be seen from the child
+    parent = toolbox.session("bypassPermissions")
+    child = parent.child()
+    assert not (await child.call("Look", {})).is_error
+    parent.grant("Look", "deny")
+    assert (await child.call("Look", {})).is_error
+    assert (await child.child().call("Look", {})).is_error
