@@ -20,6 +20,7 @@ import weakref
 from collections import deque
 from collections.abc import Mapping, Sequence
 from pathlib import Path
+from time import monotonic
 from typing import TYPE_CHECKING, Any
 
 from ._arguments import (
@@ -463,8 +464,11 @@ def _plan(session: Session, calls: Sequence[BatchCall]) -> list[tuple[list[int],
     steps: list[tuple[list[int], bool]] = []
     group: list[int] = []
     saves = False
+    offered: dict[str, Tool | None] = {}  # a batch names few tools, often one many times
     for index, call in enumerate(calls):
-        tool = toolbox.offered_tool(call[0], session)
+        tool = offered.get(call[0], _UNSEEN)
+        if tool is _UNSEEN:
+            tool = offered[call[0]] = toolbox.offered_tool(call[0], session)
         # A call of a tool that is not offered only produces an error and
         # changes nothing, so it need not split a group of reads.
         if tool is not None and not tool.read_only:
@@ -483,9 +487,14 @@ def _plan(session: Session, calls: Sequence[BatchCall]) -> list[tuple[list[int],
     return steps
 
 
+_UNSEEN: Any = object()
+
+
 def _saves_to_scratchpad(tool: Tool, arguments: Any) -> bool:
     if not reserved_owned(tool)[1]:
         return False
+    if type(arguments) is dict:  # the common case, before the ABC check (a Python-level isinstance)
+        return arguments.get("scratchpad") is not None
     if isinstance(arguments, str):
         try:
             arguments = json.loads(arguments)
@@ -536,9 +545,10 @@ async def run_batch(session: Session, calls: Sequence[BatchCall]) -> list[ToolRe
     async def one(index: int) -> None:
         call = calls[index]
         call_id = call[2] if len(call) > 2 else session.next_call_id()
-        started = loop.time()
+        # (the clock loop.time reads, without its Python frame: only a duration is wanted)
+        started = monotonic()
         results[index] = await run_call(session, call[0], call[1], call_id)
-        streaks[call[0]] = streaks.get(call[0], 0) + 1 if loop.time() - started <= CHEAP_S else 0
+        streaks[call[0]] = streaks.get(call[0], 0) + 1 if monotonic() - started <= CHEAP_S else 0
 
     loop = asyncio.get_running_loop()
     for indices, side_by_side in _plan(session, calls):
