@@ -409,10 +409,12 @@ async def _run_call(session: Session, name: str, arguments: Any, call_id: str,
         # Kept as the model sent it (pegboard's own parameters too), to run as it was when approved.
         waiting = session.pending.hold(tool.name, parse_arguments(name, arguments), call_id, held.decision)
         return _append_notes(ToolResult.error(waiting.message()), notes)
-    info = CallInfo(session=session, tool=tool, input=mapping, call_id=call_id)
+    # What the hooks see, made only when a hook will see it (most calls have none)
     befores = session.toolbox.hooks.implementations("pegboard_before_call")
-    rewritten, context = await _run_before_hooks(info, befores) if befores else (False, [])
+    info = CallInfo(session=session, tool=tool, input=mapping, call_id=call_id) if befores else None
+    rewritten, context = await _run_before_hooks(info, befores) if info is not None else (False, [])
     if rewritten:
+        assert info is not None
         # A rewritten input is a new call: validate it and decide again, so a
         # hook cannot smuggle a call past the permission rules.
         validated, _ = validate(tool, info.input, rewritten=True)
@@ -425,10 +427,12 @@ async def _run_call(session: Session, name: str, arguments: Any, call_id: str,
         notes.insert(0, note)
     uncapped = scratchpad is not None and tool.lifts_caps_with_scratchpad
     if background:
+        seen = info if info is not None else CallInfo(session=session, tool=tool, input=mapping, call_id=call_id)
+
         async def work() -> ToolResult:
             outcome = await _execute(session, tool, validated, call_id, uncapped, request)
             afters = session.toolbox.hooks.implementations("pegboard_after_call")
-            result = await _run_after_hooks(info, outcome, afters) if afters else outcome
+            result = await _run_after_hooks(seen, outcome, afters) if afters else outcome
             return _shape(session, tool, result, scratchpad, call_id)
 
         task_id = session.tasks.start(work(), kind="tool", description=f"{tool.name} (call {call_id})")
@@ -440,6 +444,8 @@ async def _run_call(session: Session, name: str, arguments: Any, call_id: str,
     # (hooks looked up now, not before the call: a hook registered while the call ran counts)
     afters = session.toolbox.hooks.implementations("pegboard_after_call")
     if afters:
+        if info is None:
+            info = CallInfo(session=session, tool=tool, input=mapping, call_id=call_id)
         result = await _run_after_hooks(info, result, afters)
     result = _shape(session, tool, result, scratchpad, call_id)
     return _append_notes(result, notes)

@@ -10,7 +10,7 @@ from pegboard import ToolResult
 from pegboard.paths import is_within, resolve_path
 
 from ._config import FsConfig
-from ._tracking import tracker
+from ._tracking import ReadTracker, tracker
 
 if TYPE_CHECKING:
     from pegboard import ToolContext
@@ -70,11 +70,13 @@ def opened_as_checked(ctx: ToolContext, raw: str) -> str:
     return checked
 
 
-def finish(ctx: ToolContext, result: ToolResult | str, *, skip: str | Path | None = None) -> ToolResult:
-    """Append notes about files read earlier that changed since, once per change."""
+def finish(ctx: ToolContext, result: ToolResult | str, *, skip: str | Path | None = None,
+           reads: ReadTracker | None = None) -> ToolResult:
+    """Append notes about files read earlier that changed since, once per
+    change (``reads``: the session's tracker, when the caller has it at hand)."""
     if isinstance(result, str):
         result = ToolResult.text(result)
-    notes = tracker(ctx.state).changes(skip=skip)
+    notes = (reads if reads is not None else tracker(ctx.state)).changes(skip=skip)
     if notes:
         result = result.with_text_appended("\n".join(notes))
     return result

@@ -59,10 +59,11 @@ async def read(args: ReadInput, ctx: ToolContext) -> ToolResult:
             result = await anyio.to_thread.run_sync(_read_file, args, ctx, real, f, st)
         finally:
             f.close()
+    reads = tracker(ctx.state)
     if not result.is_error:
         # recorded here, on the event loop: calls of one batch run their threads side by side
-        tracker(ctx.state).record(real, st)
-    return finish(ctx, result, skip=real)
+        reads.record(real, st)
+    return finish(ctx, result, skip=real, reads=reads)
 
 
 def _small_file(fd: int, size: int) -> bytes | None:

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import os
 from collections import OrderedDict
-from typing import Any, NamedTuple
+from typing import Any
 
 __all__ = ["ReadTracker", "Stamp", "tracker"]
 
@@ -19,22 +19,16 @@ __all__ = ["ReadTracker", "Stamp", "tracker"]
 _MAX_WATCHED = 256
 
 
-class Stamp(NamedTuple):
-    """What identifies one version of a file without reading it.
+# What identifies one version of a file without reading it: (mtime_ns,
+# size, inode, device). mtime_ns and size catch edits; the inode catches an
+# atomic replace (rename over) that kept both. A plain tuple: made on every
+# Read, where a NamedTuple's Python-level __new__ cost three times as much
+# (and a frozen dataclass four ``object.__setattr__`` calls).
+Stamp = tuple[int, int, int, int]
 
-    mtime_ns and size catch edits; the inode catches an atomic replace
-    (rename over) that kept both. A tuple: made on every Read, and a
-    frozen dataclass costs four ``object.__setattr__`` calls to make.
-    """
 
-    mtime_ns: int
-    size: int
-    ino: int
-    dev: int
-
-    @classmethod
-    def of(cls, st: os.stat_result) -> Stamp:
-        return cls(st.st_mtime_ns, st.st_size, st.st_ino, st.st_dev)
+def _stamp(st: os.stat_result) -> Stamp:
+    return (st.st_mtime_ns, st.st_size, st.st_ino, st.st_dev)
 
 
 def _stat(path: str) -> os.stat_result | None:
@@ -59,7 +53,7 @@ class ReadTracker:
         st = st if st is not None else _stat(key)
         if st is None:
             return
-        self._reads[key] = Stamp.of(st)
+        self._reads[key] = _stamp(st)
         self._reads.move_to_end(key)
         self._noted.pop(key, None)
         while len(self._reads) > _MAX_WATCHED:
@@ -82,7 +76,7 @@ class ReadTracker:
                     f"(the Read tool), then retry; this keeps you from overwriting content you have not seen.")
         if st is None:
             return f"{tool} refused: {path} was deleted after you read it. Check with Read or Glob before writing."
-        if Stamp.of(st) != stamp:
+        if _stamp(st) != stamp:
             return (f"{tool} refused: {path} changed on disk after you read it (another program or a person "
                     f"edited it). Read it again, then redo your change against the current content.")
         return None
@@ -95,7 +89,7 @@ class ReadTracker:
             if path == skipped:
                 continue
             st = _stat(path)
-            now = Stamp.of(st) if st is not None else None
+            now = _stamp(st) if st is not None else None
             if now == stamp or self._noted.get(path, stamp) == now:
                 continue
             self._noted[path] = now
