@@ -21,7 +21,7 @@ import glob as globlib
 import os
 import re
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal
 
@@ -36,7 +36,7 @@ __all__ = ["PartVerdict", "Verdict", "classify"]
 Kind = Literal["read", "edit", "other"]
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, init=False)
 class PartVerdict:
     """One part: ``read`` (read-only), ``edit`` (a file command) or ``other``.
 
@@ -52,13 +52,26 @@ class PartVerdict:
     shows: tuple[tuple[Path, int | None], ...] = ()
     git: bool = False
 
+    def __init__(self, part: Part, kind: Kind, reason: str = "", reads: tuple[Path, ...] = (),
+                 writes: tuple[Path, ...] = (), shows: tuple[tuple[Path, int | None], ...] = (),
+                 git: bool = False) -> None:
+        # Every Bash decision makes one per part: a frozen dataclass's own
+        # __init__ sets each field through object.__setattr__, at several
+        # times the cost of one update (as the core's Vote and Decision do).
+        self.__dict__.update(part=part, kind=kind, reason=reason, reads=reads, writes=writes, shows=shows,
+                             git=git)
 
-@dataclass(frozen=True)
+
+@dataclass(frozen=True, init=False)
 class Verdict:
     command: str
     parsed: Parsed
     parts: tuple[PartVerdict, ...] = ()
-    cwds: tuple[Path, ...] = field(default_factory=tuple)
+    cwds: tuple[Path, ...] = ()
+
+    def __init__(self, command: str, parsed: Parsed, parts: tuple[PartVerdict, ...] = (),
+                 cwds: tuple[Path, ...] = ()) -> None:
+        self.__dict__.update(command=command, parsed=parsed, parts=parts, cwds=cwds)
 
     @property
     def simple(self) -> bool:
@@ -139,7 +152,9 @@ def _part(part: Part, cwds: tuple[Path, ...], home: Path) -> PartVerdict:
         return _sed(part, args, cwds, home)
     spec = PROGRAMS.get(prog)
     if spec is None:
-        raise _Other(f"{prog} is not a known read-only command")
+        # returned, not raised: most commands a model runs are not on the list,
+        # and the exception cost more than the rest of classifying the part
+        return PartVerdict(part, "other", f"{prog} is not a known read-only command")
     operands, values = _options(prog, spec, args)
     if prog == "jq":
         _jq_filter(operands)

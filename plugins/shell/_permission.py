@@ -250,13 +250,17 @@ _PATH_PIECES = re.compile(r"[\s/;|&<>()=:,]+")
 
 
 def _names_config(command: str, session: Session) -> bool:
-    text = _QUOTING.sub("", command)
+    # Each regular expression only where it can change the answer: every
+    # Bash decision asks, and the two cost more than the rest of the vote's
+    # checks (most commands hold no quote, backslash or glob).
+    text = _QUOTING.sub("", command) if ('"' in command or "'" in command or "\\" in command) else command
     if ".pegboard" in text:
         return True
     # A glob bash would expand to .pegboard (.peg*, .p?gboard): a leading dot
     # must be written out for a glob to match a hidden name.
-    if any(piece.startswith(".") and any(c in piece for c in "*?[") and fnmatch.fnmatchcase(".pegboard", piece)
-           for piece in _PATH_PIECES.split(text)):
+    if ("*" in text or "?" in text or "[" in text) and any(
+            piece.startswith(".") and any(c in piece for c in "*?[") and fnmatch.fnmatchcase(".pegboard", piece)
+            for piece in _PATH_PIECES.split(text)):
         return True
     if "pegboard" not in text:
         return False  # the config dir's path names pegboard: no need to work it out
@@ -527,18 +531,20 @@ class CombinedBashRules:
         # parts it covers (and rule ``text`` then matches on its text alone).
         covered: set[int] = request.extra.setdefault(_COVERED, set())
         firsts = [self._first_hit(argv) for argv in argvs]
-        # Rule j matches when every part not covered before this group is
-        # hit by a rule up to j or is read-only with its paths allowed.
-        needed = 0
-        for first, i in sorted(((f, i) for i, f in enumerate(firsts) if i not in covered), reverse=True):
-            if first <= needed:
-                break
-            if not info.read_ok(request, i):
-                needed = first
-                break
-        # ... and rule j must hit a part itself: the first rule hitting any
-        # part, unless a part needs a later one (which then hits that part).
-        needed = max(needed, min(firsts, default=_NONE))
+        # Rule j must hit a part itself: j is at least the first rule hitting
+        # any part. And every part not covered before this group must be hit
+        # by a rule up to j or be read-only with its paths allowed: a part
+        # whose first rule is later than that needs its own. Parts whose
+        # first rule is no later decide nothing, so their paths are not voted
+        # on (a one-part line never asks read_ok).
+        needed = min(firsts)
+        if len(firsts) > 1:
+            for first, i in sorted(((f, i) for i, f in enumerate(firsts) if i not in covered), reverse=True):
+                if first <= needed:
+                    break
+                if not info.read_ok(request, i):
+                    needed = first
+                    break
         if text <= needed:
             covered.update(i for i, f in enumerate(firsts) if f < text)
             return text if text != _NONE else None
