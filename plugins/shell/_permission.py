@@ -537,7 +537,7 @@ class CombinedBashRules:
         # whose first rule is later than that needs its own. Parts whose
         # first rule is no later decide nothing, so their paths are not voted
         # on (a one-part line never asks read_ok).
-        needed = min(firsts)
+        needed = min(firsts, default=_NONE)
         if len(firsts) > 1:
             for first, i in sorted(((f, i) for i, f in enumerate(firsts) if i not in covered), reverse=True):
                 if first <= needed:
