@@ -11,7 +11,7 @@ import pytest
 
 from pegboard.plugins.fs._pathrule import PathRule
 from pegboard.plugins.fs._text import decode_for_edit, encode_like, read_window, sniff
-from pegboard.plugins.fs._walk import glob_regex
+from pegboard.plugins.fs._walk import Found, glob_regex
 from pegboard.plugins.fs._write import replace_in
 
 
@@ -300,3 +300,24 @@ def test_plain_utf8_says_text_only_where_sniff_does() -> None:
         assert sniff(data[:SNIFF_BYTES]) == Sniffed("text", "utf-8"), data[:20]
         assert text == data.decode("utf-8", errors="replace")
     assert taken > 100
+
+
+@pytest.mark.parametrize("size", [0, 1, 4096, (1 << 20) + 7])
+def test_a_found_file_is_read_whole_in_one_read_when_fstat_has_its_size(tmp_path: Path, size: int) -> None:
+    data = bytes(range(256)) * (size // 256) + b"x" * (size % 256)
+    (tmp_path / "f").write_bytes(data)
+    dfd = os.open(tmp_path, os.O_RDONLY | os.O_DIRECTORY)
+    try:
+        assert Found(tmp_path, dfd, "f").read() == data
+    finally:
+        os.close(dfd)
+
+
+def test_a_found_file_longer_than_fstat_says_is_read_to_its_end() -> None:
+    # /proc files are regular files of size 0: the read must go on past the size fstat gave
+    dfd = os.open("/proc/self", os.O_RDONLY | os.O_DIRECTORY)
+    try:
+        data = Found(Path("/proc/self"), dfd, "status").read()
+    finally:
+        os.close(dfd)
+    assert data.startswith(b"Name:") and b"\nPid:" in data and data.endswith(b"\n")

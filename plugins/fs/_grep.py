@@ -279,7 +279,6 @@ def grep_python(q: GrepQuery, limit: int | None, stop: threading.Event | None = 
         if stop is not None and stop.is_set():
             files.close()
             break
-        path = found.path
         try:
             data = found.read()
         except OSError:
@@ -303,7 +302,7 @@ def grep_python(q: GrepQuery, limit: int | None, stop: threading.Event | None = 
             hits = _matched_lines(rx, text, lines, q.multiline)
         if not hits:
             continue
-        name = os.fspath(path)
+        name = os.fspath(found.path)  # a Path only for a file that matched
         if q.mode == "files_with_matches":
             out.append(name)
         elif q.mode == "count":

@@ -151,6 +151,8 @@ class Found:
             # Reads until end of file, the first one of the size fstat gave
             # (the file may have grown since): no buffered file object.
             data = os.read(fd, info.st_size + 1)
+            if len(data) == info.st_size:
+                return data  # one byte short of what was asked: the end of the file
             rest = os.read(fd, 1 << 20) if data else b""
             if not rest:
                 return data
