@@ -130,6 +130,23 @@ async def test_engines_agree_where_bytes_are_not_utf8(tmp_path: Path, pattern: s
     assert grep_python(q, None) == await grep_rg(RG, q, None)
 
 
+@needs_rg
+@pytest.mark.parametrize("mode", ["files_with_matches", "count", "content"])
+async def test_engines_agree_on_big_files_binary_or_not(tmp_path: Path, mode: str) -> None:
+    # The Python engine reads no further in a big file with a NUL byte in its first 8 KiB.
+    files = {"early_nul.txt": b"ab\x00\n" + b"x" * 200_000 + b"\nhandler\n",
+             "nul_ends_peek.txt": b"x" * 8191 + b"\x00" + b"x" * 60_000 + b"handler\n",
+             "nul_after_peek.txt": b"x" * 8192 + b"\x00" + b"x" * 60_000 + b"handler\n",
+             "big_text.txt": b"x\n" * 100_000 + b"handler\n", "small.bin": b"handler\x00"}
+    for name, data in files.items():
+        (tmp_path / name).write_bytes(data)
+    assert RG is not None
+    q = GrepQuery(pattern="handler", root=tmp_path, mode=mode)  # type: ignore[arg-type]
+    lines, more = grep_python(q, None)
+    assert (lines, more) == await grep_rg(RG, q, None)
+    assert len(lines) == 1 and "big_text.txt" in lines[0]
+
+
 @pytest.mark.parametrize(("pattern", "required"), [
     (r"def __init__\(self", b"def __init__(self"), (r"import\s+os", b"import"), ("(?x) h e l l o", b"hello"),
     ("caf\u00e9 x", b"caf"), ("abc|abd", None), ("(?i)hello", None), ("ab*c", None), ("^import", None),

@@ -321,3 +321,39 @@ def test_a_found_file_longer_than_fstat_says_is_read_to_its_end() -> None:
     finally:
         os.close(dfd)
     assert data.startswith(b"Name:") and b"\nPid:" in data and data.endswith(b"\n")
+
+
+@pytest.mark.parametrize("size", [0, 1, 4096, (1 << 16) - 1, 1 << 16, (1 << 20) + 7])
+@pytest.mark.parametrize("nul_at", [None, 0, (1 << 13) - 1, 1 << 13])
+def test_a_found_file_is_read_as_read_does_unless_it_starts_binary(
+        tmp_path: Path, size: int, nul_at: int | None) -> None:
+    from pegboard.plugins.fs import _walk
+
+    assert (_walk._PEEK_FROM, _walk._PEEK) == (1 << 16, 1 << 13)  # the sizes and places above are around these
+    data = bytearray(b"line of text\n" * (size // 13 + 1))[:size]
+    if nul_at is not None and nul_at < size:
+        data[nul_at] = 0
+    (tmp_path / "f").write_bytes(data)
+    dfd = os.open(tmp_path, os.O_RDONLY | os.O_DIRECTORY)
+    try:
+        whole = Found(tmp_path, dfd, "f").read()
+        checked = Found(tmp_path, dfd, "f").read_unless_binary()
+    finally:
+        os.close(dfd)
+    assert whole == data
+    # None only where a file of 64 KiB or more has a NUL byte in its first
+    # 8 KiB (others are read whole, left to the caller's check); otherwise the
+    # same bytes as read()
+    if size >= 1 << 16 and b"\x00" in whole[:1 << 13]:
+        assert checked is None
+    else:
+        assert checked == whole
+
+
+def test_a_found_file_longer_than_fstat_says_is_read_to_its_end_unless_binary() -> None:
+    dfd = os.open("/proc/self", os.O_RDONLY | os.O_DIRECTORY)
+    try:
+        data = Found(Path("/proc/self"), dfd, "status").read_unless_binary()
+    finally:
+        os.close(dfd)
+    assert data is not None and data.startswith(b"Name:") and b"\nPid:" in data and data.endswith(b"\n")

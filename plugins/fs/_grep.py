@@ -155,6 +155,9 @@ class _NamedRoot:
         with os.fdopen(open_read(self.path), "rb") as f:
             return f.read()
 
+    def read_unless_binary(self) -> bytes | None:
+        return self.read()  # the NUL check after the read is all a single file needs
+
 
 def _files(q: GrepQuery) -> Generator[Found | _NamedRoot, None, None]:
     if q.root.is_file():
@@ -280,9 +283,11 @@ def grep_python(q: GrepQuery, limit: int | None, stop: threading.Event | None = 
             files.close()
             break
         try:
-            data = found.read()
+            data = found.read_unless_binary()
         except OSError:
             continue
+        if data is None:
+            continue  # binary: a NUL byte in its first block
         if required is not None and required not in data:
             continue
         if b"\x00" in data:

@@ -25,6 +25,8 @@ __all__ = ["Filters", "Found", "brace_expand", "glob_regex", "walk", "walk_files
 
 # lowest precedence first; a later file in the same directory wins
 _IGNORE_FILES = (".gitignore", ".ignore", ".rgignore")
+# A file this big is looked at for a NUL byte (binary) in its first bytes before it is read
+_PEEK_FROM, _PEEK = 1 << 16, 1 << 13
 
 
 @dataclass(frozen=True)
@@ -143,11 +145,29 @@ class Found:
         return self.directory / self.name
 
     def read(self) -> bytes:
+        data = self._read(False)
+        assert data is not None
+        return data
+
+    def read_unless_binary(self) -> bytes | None:
+        """``read``, or None for a file of 64 KiB or more whose first 8 KiB
+        hold a NUL byte (ripgrep too skips a binary file it walked to): the
+        rest of such a file, a static library of 45 MB in the standard
+        library, is never read. A NUL byte elsewhere, or in a smaller file,
+        is the caller's to look for."""
+        return self._read(True)
+
+    def _read(self, stop_at_binary: bool) -> bytes | None:
         fd = os.open(self.name, os.O_RDONLY | os.O_NOFOLLOW | os.O_CLOEXEC | os.O_NONBLOCK, dir_fd=self.dir_fd)
         try:
             info = os.fstat(fd)
             if not stat.S_ISREG(info.st_mode):
                 raise OSError(f"{self.path} is no longer a regular file")
+            # pread leaves the offset at 0 for the read below: the peeked
+            # bytes are read again rather than joined to the rest, a copy of
+            # the whole file
+            if stop_at_binary and info.st_size >= _PEEK_FROM and b"\x00" in os.pread(fd, _PEEK, 0):
+                return None
             # Reads until end of file, the first one of the size fstat gave
             # (the file may have grown since): no buffered file object.
             data = os.read(fd, info.st_size + 1)
