@@ -160,6 +160,36 @@ def test_the_text_a_match_must_start_with(pattern: str, required: bytes | None) 
     assert _required_bytes(re.compile(pattern)) == required
 
 
+@pytest.mark.parametrize("pattern", [r"def __init__\(self", r"han\w*r", r"handler\b", r"hand$", r"hand(?!ler)",
+                                     r"hand\s*\r", r"caf\u00e9", r"abc\Z", r"abc\B"])
+def test_lines_holding_the_required_text_are_the_lines_a_search_line_by_line_finds(pattern: str) -> None:
+    # The shortcut decodes and searches only the lines that hold the text a
+    # match must start with; it must find what decoding the whole file and
+    # searching every line finds, whatever bytes sit around those lines.
+    import random
+    import re
+
+    from pegboard.plugins.fs._grep import _lines_holding, _matched_lines, _required_bytes
+
+    rx = re.compile(pattern)
+    required = _required_bytes(rx)
+    assert required is not None
+    pieces = [b"handler", b"hand", b"def __init__(self", b"def __init__(", b"caf\xc3\xa9", b"caf\xc3", b"abc",
+              b"\n", b"\r\n", b"\r", b" ", b"x", b"\xff", b"\xe2\x82", b"\x80", b"\xc3", b"\xf0\x9f\x98"]
+    rng = random.Random(pattern)
+    for _ in range(400):
+        data = b"".join(rng.choice(pieces) for _ in range(rng.randrange(0, 30)))
+        text = data.decode("utf-8", errors="replace")
+        lines = text.split("\n")
+        if lines and lines[-1] == "":
+            lines.pop()
+        expected = _matched_lines(rx, text, lines, False)
+        first = data.find(required)
+        got = [] if first == -1 else _lines_holding(rx, data, required, first, False)
+        assert got == expected, data
+        assert (first != -1 and _lines_holding(rx, data, required, first, True) == [-1]) == bool(expected), data
+
+
 @needs_rg
 async def test_engines_agree_on_a_single_file_root(tree: Path) -> None:
     assert RG is not None

@@ -257,6 +257,33 @@ def _lines_hit(whole: re.Pattern[str], text: str, first_only: bool) -> list[int]
             return hits
 
 
+def _lines_holding(rx: re.Pattern[str], data: bytes, required: bytes, first: int, first_only: bool) -> list[int]:
+    """The numbers (from 0) of the lines of ``data`` that ``rx`` matches on
+    their own, as a search line by line finds them, looking only at the lines
+    that hold ``required`` (from the one holding ``first``, its first place):
+    every match starts with it. Each such line is decoded alone, which gives
+    the same text as decoding the whole file and splitting it, since no UTF-8
+    sequence, valid or not, takes in a newline byte. ``first_only``: stop at
+    the first hit, returned as ``[-1]``.
+    """
+    hits: list[int] = []
+    line = counted = 0
+    at = first
+    while at != -1:
+        start = data.rfind(b"\n", 0, at) + 1
+        end = data.find(b"\n", at)
+        if end == -1:
+            end = len(data)
+        if rx.search(data[start:end].decode("utf-8", errors="replace")):
+            if first_only:
+                return [-1]
+            line += data.count(b"\n", counted, start)
+            counted = start
+            hits.append(line)
+        at = data.find(required, end + 1)
+    return hits
+
+
 def _matched_lines(rx: re.Pattern[str], text: str, lines: list[str], multiline: bool) -> list[int]:
     if not multiline:
         return [i for i, line in enumerate(lines) if rx.search(line)]
@@ -288,16 +315,28 @@ def grep_python(q: GrepQuery, limit: int | None, stop: threading.Event | None = 
             continue
         if data is None:
             continue  # binary: a NUL byte in its first block
-        if required is not None and required not in data:
-            continue
+        first = -1
+        if required is not None:
+            first = data.find(required)
+            if first == -1:
+                continue
         if b"\x00" in data:
             continue  # ripgrep skips binary files it finds while walking
-        text = data.decode("utf-8", errors="replace")
-        # Most files of a search have no match: one pass over the whole text
-        # finds that, without splitting it into lines.
-        hits = None if whole is None else _lines_hit(whole, text, q.mode == "files_with_matches")
-        if not hits and hits is not None:
-            continue
+        hits: list[int] | None
+        if required is not None and not q.multiline:
+            # Only the lines holding the required text can match: the rest of
+            # the file is neither decoded nor searched
+            hits = _lines_holding(rx, data, required, first, q.mode == "files_with_matches")
+            if not hits:
+                continue
+            text = "" if q.mode != "content" else data.decode("utf-8", errors="replace")
+        else:
+            text = data.decode("utf-8", errors="replace")
+            # Most files of a search have no match: one pass over the whole text
+            # finds that, without splitting it into lines.
+            hits = None if whole is None else _lines_hit(whole, text, q.mode == "files_with_matches")
+            if not hits and hits is not None:
+                continue
         lines: list[str] = []
         if hits is None or q.mode == "content":
             lines = text.split("\n")
