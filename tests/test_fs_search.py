@@ -301,3 +301,68 @@ def test_python_engine_stops_when_told(tree: Path) -> None:
     assert grep_python(GrepQuery(pattern="handler", root=tree), None, stop)[0]
     stop.set()  # what a cancelled or timed-out Grep does: its worker thread cannot be killed
     assert grep_python(GrepQuery(pattern="handler", root=tree), None, stop) == ([], False)
+
+
+@pytest.fixture
+def ignore_kinds(tmp_path: Path) -> Path:
+    """Every kind of ignore file the walk reads, at several depths, and
+    names that only look like them."""
+    root = tmp_path.resolve() / "kinds"
+    files = {
+        ".gitignore": "*.a\n*.b\n*.c\n",
+        ".ignore": "!*.b\n",  # over .gitignore
+        ".rgignore": "!*.c\nonly_rg.txt\n",  # over .ignore
+        ".git/info/exclude": "excluded.txt\n",
+        "excluded.txt": "", "only_rg.txt": "", "x.a": "", "x.b": "", "x.c": "", "kept.txt": "",
+        "one/.rgignore": "*.txt\n", "one/a.txt": "", "one/a.py": "",
+        "one/two/.rgignore": "!a.txt\n", "one/two/a.txt": "", "one/two/b.txt": "",  # deeper over shallower
+        "nested/.git/info/exclude": "inner.txt\n", "nested/inner.txt": "", "nested/outer.txt": "",
+        "worktree/.git": "gitdir: elsewhere\n", "worktree/w.txt": "",
+        "lookalike/.gitignore.bak": "*\n", "lookalike/.rgignorex": "*\n", "lookalike/l.txt": "",
+        "dirnamed/.ignore/inside.txt": "", "dirnamed/d.txt": "",
+    }
+    for rel, text in files.items():
+        p = root / rel
+        p.parent.mkdir(parents=True, exist_ok=True)
+        p.write_text(text)
+    (root / "linked").mkdir()
+    (root / "linked" / "s.txt").write_text("")
+    (root / "linked" / ".gitignore").symlink_to(root / ".rgignore")  # not followed: no ignore file
+    return root
+
+
+def test_the_ignore_files_a_folder_listing_shows_are_those_an_open_of_each_finds(ignore_kinds: Path) -> None:
+    # The walk tries only the ignore files its folder listing shows; trying
+    # every name, as it once did, must give the same layers in every folder.
+    from pegboard.plugins.fs._walk import _by_name, _load
+
+    folders = [ignore_kinds] + sorted(p for p in ignore_kinds.rglob("*") if p.is_dir() and ".git" not in p.parts)
+    loaded = 0
+    for folder in folders:
+        dfd = os.open(folder, os.O_RDONLY | os.O_DIRECTORY)
+        try:
+            with os.scandir(dfd) as it:
+                entries = sorted(it, key=_by_name)
+            by_listing = _load(folder, dfd, entries)
+            by_trying = _load(folder, dfd)
+        finally:
+            os.close(dfd)
+        assert [(x.base, x.spec) for x in by_listing] == [(x.base, x.spec) for x in by_trying], folder
+        loaded += len(by_listing)
+    # the root's four, one/.rgignore, one/two/.rgignore, nested's exclude; not a
+    # folder named .ignore, a symlink, a worktree's .git file or a lookalike
+    assert loaded == 7
+
+
+def test_every_kind_of_ignore_file_is_honoured(ignore_kinds: Path) -> None:
+    from pegboard.plugins.fs._walk import walk_files
+
+    found = {p.relative_to(ignore_kinds).as_posix() for p in walk_files(ignore_kinds)}
+    assert found == {"kept.txt", "x.b", "x.c", "one/a.py", "one/two/a.txt", "nested/outer.txt",
+                     "worktree/w.txt", "lookalike/l.txt", "dirnamed/d.txt", "linked/s.txt"}
+
+
+@needs_rg
+@pytest.mark.parametrize("hidden", [False, True])
+async def test_file_lists_agree_over_every_kind_of_ignore_file(ignore_kinds: Path, hidden: bool) -> None:
+    assert sorted(await list_files(ignore_kinds, RG, hidden)) == sorted(await list_files(ignore_kinds, None, hidden))

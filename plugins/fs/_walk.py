@@ -11,6 +11,8 @@ of the search root apply too, as they do for ripgrep.
 
 from __future__ import annotations
 
+import bisect
+import operator
 import os
 import re
 import stat
@@ -45,9 +47,14 @@ def _read_text(directory: Path, name: str, dfd: int | None) -> str:
         return f.read().decode("utf-8", errors="replace")
 
 
-def _load(directory: Path, dfd: int | None = None) -> list[_Layer]:
+def _load(directory: Path, dfd: int | None = None, entries: list[os.DirEntry[str]] | None = None) -> list[_Layer]:
+    """The ignore files of ``directory``; ``entries``: its listing, sorted by
+    name, where a file it lacks is not tried (most folders have none, and an
+    open that fails is a system call)."""
     layers: list[_Layer] = []
     for name in (".git/info/exclude", *_IGNORE_FILES):
+        if entries is not None and not _listed(entries, name.partition("/")[0]):
+            continue
         try:
             # .git/info/exclude only shapes what is skipped, so a plain path open will do for it
             lines = _read_text(directory, name, None if "/" in name else dfd).splitlines()
@@ -58,6 +65,14 @@ def _load(directory: Path, dfd: int | None = None) -> list[_Layer]:
         except Exception:  # a broken line makes ripgrep skip that pattern; skip the file rather than fail
             continue
     return layers
+
+
+_by_name = operator.attrgetter("name")
+
+
+def _listed(entries: list[os.DirEntry[str]], name: str) -> bool:
+    at = bisect.bisect_left(entries, name, key=_by_name)
+    return at < len(entries) and entries[at].name == name
 
 
 def _verdict(path: Path, is_dir: bool, layers: list[_Layer]) -> bool | None:
@@ -199,7 +214,7 @@ def walk(root: Path, *, hidden: bool = False, filters: Filters | None = None) ->
     except OSError:
         return
     try:
-        yield from _walk(dfd, root, _parent_layers(root) + _load(root, dfd), hidden, filters)
+        yield from _walk(dfd, root, _parent_layers(root), hidden, filters)
     finally:
         os.close(dfd)
 
@@ -211,11 +226,13 @@ def walk_files(root: Path, *, hidden: bool = False, filters: Filters | None = No
 
 def _walk(dfd: int, directory: Path, layers: list[_Layer], hidden: bool, filters: Filters | None
           ) -> Iterator[Found]:
+    """``layers``: those of the folders above; this one's are added from its listing."""
     try:
         with os.scandir(dfd) as it:
-            entries = sorted(it, key=lambda e: e.name)
+            entries = sorted(it, key=_by_name)
     except OSError:
         return  # unreadable folders are skipped, as ripgrep does (it only warns)
+    layers = layers + _load(directory, dfd, entries)
     # Nothing to match a path against: the name alone decides.
     plain = not layers and (filters is None or (filters.glob is None and filters.types is None))
     for entry in entries:
@@ -243,7 +260,7 @@ def _walk(dfd: int, directory: Path, layers: list[_Layer], hidden: bool, filters
                 continue  # gone, unreadable, or swapped for a symlink since it was listed
             try:
                 path = directory / name
-                yield from _walk(nfd, path, layers + _load(path, nfd), hidden, filters)
+                yield from _walk(nfd, path, layers, hidden, filters)
             finally:
                 os.close(nfd)
         else:
