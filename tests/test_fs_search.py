@@ -316,8 +316,12 @@ def ignore_kinds(tmp_path: Path) -> Path:
         "excluded.txt": "", "only_rg.txt": "", "x.a": "", "x.b": "", "x.c": "", "kept.txt": "",
         "one/.rgignore": "*.txt\n", "one/a.txt": "", "one/a.py": "",
         "one/two/.rgignore": "!a.txt\n", "one/two/a.txt": "", "one/two/b.txt": "",  # deeper over shallower
+        "one/two/.ignore": "!b.txt\n",  # but one/.rgignore over it
+        "prec/.ignore": "*.u\n", "prec/deep/.gitignore": "!a.u\n", "prec/deep/a.u": "",  # .ignore over .gitignore
+        "prec/.gitignore": "*.t\n", "prec/deep/.ignore": "!a.t\n", "prec/deep/a.t": "", "prec/deep/b.t": "",
+        "repo/.git/HEAD": "", "repo/excluded.txt": "", "repo/x.a": "", "repo/only_rg.txt": "",  # a repository's root
         "nested/.git/info/exclude": "inner.txt\n", "nested/inner.txt": "", "nested/outer.txt": "",
-        "worktree/.git": "gitdir: elsewhere\n", "worktree/w.txt": "",
+        "worktree/.git": "gitdir: elsewhere\n", "worktree/w.txt": "", "worktree/excluded.txt": "",
         "lookalike/.gitignore.bak": "*\n", "lookalike/.rgignorex": "*\n", "lookalike/l.txt": "",
         "dirnamed/.ignore/inside.txt": "", "dirnamed/d.txt": "",
     }
@@ -349,20 +353,31 @@ def test_the_ignore_files_a_folder_listing_shows_are_those_an_open_of_each_finds
             os.close(dfd)
         assert [(x.base, x.spec) for x in by_listing] == [(x.base, x.spec) for x in by_trying], folder
         loaded += len(by_listing)
-    # the root's four, one/.rgignore, one/two/.rgignore, nested's exclude; not a
-    # folder named .ignore, a symlink, a worktree's .git file or a lookalike
-    assert loaded == 7
+    # the root's four, one/'s one, one/two's two, prec's and prec/deep's two
+    # each, nested's exclude; not a folder named .ignore, a symlink, a
+    # worktree's .git file or a lookalike
+    assert loaded == 12
 
 
 def test_every_kind_of_ignore_file_is_honoured(ignore_kinds: Path) -> None:
     from pegboard.plugins.fs._walk import walk_files
 
     found = {p.relative_to(ignore_kinds).as_posix() for p in walk_files(ignore_kinds)}
-    assert found == {"kept.txt", "x.b", "x.c", "one/a.py", "one/two/a.txt", "nested/outer.txt",
-                     "worktree/w.txt", "lookalike/l.txt", "dirnamed/d.txt", "linked/s.txt"}
+    # In a repository's root (repo/ and worktree/ hold a .git) the git files of
+    # the folders above no longer apply, the others do.
+    assert found == {"kept.txt", "x.b", "x.c", "one/a.py", "one/two/a.txt", "nested/outer.txt", "prec/deep/a.t",
+                     "repo/excluded.txt", "repo/x.a", "worktree/w.txt", "worktree/excluded.txt",
+                     "lookalike/l.txt", "dirnamed/d.txt", "linked/s.txt"}
+    # the same from inside, where the folders above are the search root's parents
+    assert {p.relative_to(ignore_kinds).as_posix() for p in walk_files(ignore_kinds / "repo")} == {
+        "repo/excluded.txt", "repo/x.a"}
+    assert {p.relative_to(ignore_kinds).as_posix() for p in walk_files(ignore_kinds / "prec" / "deep")} == {
+        "prec/deep/a.t"}
 
 
 @needs_rg
 @pytest.mark.parametrize("hidden", [False, True])
-async def test_file_lists_agree_over_every_kind_of_ignore_file(ignore_kinds: Path, hidden: bool) -> None:
-    assert sorted(await list_files(ignore_kinds, RG, hidden)) == sorted(await list_files(ignore_kinds, None, hidden))
+@pytest.mark.parametrize("below", [".", "repo", "prec/deep", "one/two"])
+async def test_file_lists_agree_over_every_kind_of_ignore_file(ignore_kinds: Path, hidden: bool, below: str) -> None:
+    root = ignore_kinds / below
+    assert sorted(await list_files(root, RG, hidden)) == sorted(await list_files(root, None, hidden))

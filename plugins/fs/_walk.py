@@ -3,10 +3,11 @@
 It reproduces what ``rg --no-require-git --no-ignore-global --sort path``
 visits, so both Grep backends see the same files: hidden names are skipped,
 symlinks are not followed (nor are symlinked files searched), and ignore
-files apply gitignore-style with ripgrep's precedence: deeper directories
-over shallower ones, and within one directory ``.rgignore`` over ``.ignore``
-over ``.gitignore`` (then ``.git/info/exclude``). Ignore files in the parents
-of the search root apply too, as they do for ripgrep.
+files apply gitignore-style with ripgrep's precedence: ``.rgignore`` over
+``.ignore`` over ``.gitignore`` (then ``.git/info/exclude``) wherever they
+are, and within one kind deeper directories over shallower ones; git's files
+stop at a repository's root. Ignore files in the parents of the search root
+apply too, as they do for ripgrep.
 """
 
 from __future__ import annotations
@@ -25,8 +26,13 @@ import pathspec
 
 __all__ = ["Filters", "Found", "brace_expand", "glob_regex", "walk", "walk_files"]
 
-# lowest precedence first; a later file in the same directory wins
-_IGNORE_FILES = (".gitignore", ".ignore", ".rgignore")
+# Lowest precedence first, as ripgrep's ignore crate ranks them (dir.rs
+# matched_ignore): any .rgignore, above or below, beats any .ignore, which
+# beats any .gitignore, then .git/info/exclude; within a kind the deepest
+# folder's file decides. The first two kinds are git's: those of folders above
+# a repository's root (a folder holding .git) do not apply inside it.
+_KINDS = (".git/info/exclude", ".gitignore", ".ignore", ".rgignore")
+_GIT_KINDS = 2
 # A file this big is looked at for a NUL byte (binary) in its first bytes before it is read
 _PEEK_FROM, _PEEK = 1 << 16, 1 << 13
 
@@ -35,6 +41,18 @@ _PEEK_FROM, _PEEK = 1 << 16, 1 << 13
 class _Layer:
     base: Path
     spec: pathspec.GitIgnoreSpec
+    kind: int  # its name's place in _KINDS
+    depth: int  # of base
+
+
+def _stacked(layers: list[_Layer], own: list[_Layer], has_git: bool) -> list[_Layer]:
+    """``layers`` (those of the folders above) with a folder's ``own``, in
+    the order ``_verdict`` reads backwards: by kind, then by depth."""
+    if has_git:
+        layers = [layer for layer in layers if layer.kind >= _GIT_KINDS]
+    if not own:
+        return layers
+    return sorted(layers + own, key=_by_rank)
 
 
 def _read_text(directory: Path, name: str, dfd: int | None) -> str:
@@ -52,7 +70,7 @@ def _load(directory: Path, dfd: int | None = None, entries: list[os.DirEntry[str
     name, where a file it lacks is not tried (most folders have none, and an
     open that fails is a system call)."""
     layers: list[_Layer] = []
-    for name in (".git/info/exclude", *_IGNORE_FILES):
+    for kind, name in enumerate(_KINDS):
         if entries is not None and not _listed(entries, name.partition("/")[0]):
             continue
         try:
@@ -61,13 +79,14 @@ def _load(directory: Path, dfd: int | None = None, entries: list[os.DirEntry[str
         except OSError:
             continue
         try:
-            layers.append(_Layer(directory, pathspec.GitIgnoreSpec.from_lines(lines)))
+            layers.append(_Layer(directory, pathspec.GitIgnoreSpec.from_lines(lines), kind, len(directory.parts)))
         except Exception:  # a broken line makes ripgrep skip that pattern; skip the file rather than fail
             continue
     return layers
 
 
 _by_name = operator.attrgetter("name")
+_by_rank = operator.attrgetter("kind", "depth")
 
 
 def _listed(entries: list[os.DirEntry[str]], name: str) -> bool:
@@ -135,7 +154,7 @@ def _skip(path: Path, is_dir: bool, layers: list[_Layer], hidden: bool, filters:
 def _parent_layers(root: Path) -> list[_Layer]:
     layers: list[_Layer] = []
     for parent in reversed(root.parents):
-        layers.extend(_load(parent))
+        layers = _stacked(layers, _load(parent), os.path.exists(parent / ".git"))
     return layers
 
 
@@ -232,7 +251,7 @@ def _walk(dfd: int, directory: Path, layers: list[_Layer], hidden: bool, filters
             entries = sorted(it, key=_by_name)
     except OSError:
         return  # unreadable folders are skipped, as ripgrep does (it only warns)
-    layers = layers + _load(directory, dfd, entries)
+    layers = _stacked(layers, _load(directory, dfd, entries), _listed(entries, ".git"))
     # Nothing to match a path against: the name alone decides.
     plain = not layers and (filters is None or (filters.glob is None and filters.types is None))
     for entry in entries:
