@@ -338,7 +338,7 @@ def ignore_kinds(tmp_path: Path) -> Path:
 def test_the_ignore_files_a_folder_listing_shows_are_those_an_open_of_each_finds(ignore_kinds: Path) -> None:
     # The walk tries only the ignore files its folder listing shows; trying
     # every name, as it once did, must give the same layers in every folder.
-    from pegboard.plugins.fs._walk import _by_name, _load
+    from pegboard.plugins.fs._walk import _by_name, _dot_names, _load
 
     folders = [ignore_kinds] + sorted(p for p in ignore_kinds.rglob("*") if p.is_dir() and ".git" not in p.parts)
     loaded = 0
@@ -347,7 +347,8 @@ def test_the_ignore_files_a_folder_listing_shows_are_those_an_open_of_each_finds
         try:
             with os.scandir(dfd) as it:
                 entries = sorted(it, key=_by_name)
-            by_listing = _load(folder, dfd, entries)
+            by_listing = _load(folder, dfd, _dot_names(entries))
+            assert _dot_names(entries) == {e.name for e in entries if e.name.startswith(".")}
             by_trying = _load(folder, dfd)
         finally:
             os.close(dfd)

@@ -17,7 +17,7 @@ import operator
 import os
 import re
 import stat
-from collections.abc import Iterator
+from collections.abc import Container, Iterator
 from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
@@ -65,13 +65,13 @@ def _read_text(directory: Path, name: str, dfd: int | None) -> str:
         return f.read().decode("utf-8", errors="replace")
 
 
-def _load(directory: Path, dfd: int | None = None, entries: list[os.DirEntry[str]] | None = None) -> list[_Layer]:
-    """The ignore files of ``directory``; ``entries``: its listing, sorted by
-    name, where a file it lacks is not tried (most folders have none, and an
-    open that fails is a system call)."""
+def _load(directory: Path, dfd: int | None = None, listed: Container[str] | None = None) -> list[_Layer]:
+    """The ignore files of ``directory``; ``listed``: the names its listing
+    shows (its dot-names will do), where a file it lacks is not tried (most
+    folders have none, and an open that fails is a system call)."""
     layers: list[_Layer] = []
     for kind, name in enumerate(_KINDS):
-        if entries is not None and not _listed(entries, name.partition("/")[0]):
+        if listed is not None and name.partition("/")[0] not in listed:
             continue
         try:
             # .git/info/exclude only shapes what is skipped, so a plain path open will do for it
@@ -89,9 +89,10 @@ _by_name = operator.attrgetter("name")
 _by_rank = operator.attrgetter("kind", "depth")
 
 
-def _listed(entries: list[os.DirEntry[str]], name: str) -> bool:
-    at = bisect.bisect_left(entries, name, key=_by_name)
-    return at < len(entries) and entries[at].name == name
+def _dot_names(entries: list[os.DirEntry[str]]) -> set[str]:
+    """The names in ``entries`` (sorted by name) that start with a dot: a slice, "/" following "."."""
+    return {entry.name for entry in entries[bisect.bisect_left(entries, ".", key=_by_name):
+                                            bisect.bisect_left(entries, "/", key=_by_name)]}
 
 
 def _verdict(path: Path, is_dir: bool, layers: list[_Layer]) -> bool | None:
@@ -251,7 +252,8 @@ def _walk(dfd: int, directory: Path, layers: list[_Layer], hidden: bool, filters
             entries = sorted(it, key=_by_name)
     except OSError:
         return  # unreadable folders are skipped, as ripgrep does (it only warns)
-    layers = _stacked(layers, _load(directory, dfd, entries), _listed(entries, ".git"))
+    dots = _dot_names(entries)
+    layers = _stacked(layers, _load(directory, dfd, dots), ".git" in dots)
     # Nothing to match a path against: the name alone decides.
     plain = not layers and (filters is None or (filters.glob is None and filters.types is None))
     for entry in entries:
