@@ -177,6 +177,7 @@ def test_lines_holding_the_required_text_are_the_lines_a_search_line_by_line_fin
     pieces = [b"handler", b"hand", b"def __init__(self", b"def __init__(", b"caf\xc3\xa9", b"caf\xc3", b"abc",
               b"\n", b"\r\n", b"\r", b" ", b"x", b"\xff", b"\xe2\x82", b"\x80", b"\xc3", b"\xf0\x9f\x98"]
     rng = random.Random(pattern)
+    answered = 0
     for _ in range(400):
         data = b"".join(rng.choice(pieces) for _ in range(rng.randrange(0, 30)))
         text = data.decode("utf-8", errors="replace")
@@ -186,8 +187,30 @@ def test_lines_holding_the_required_text_are_the_lines_a_search_line_by_line_fin
         expected = _matched_lines(rx, text, lines, False)
         first = data.find(required)
         got = [] if first == -1 else _lines_holding(rx, data, required, first, False)
+        if got is None:  # too many lines hold the text: the caller searches the whole file
+            assert data.count(b"\n") >= 16
+            continue
+        answered += 1
         assert got == expected, data
-        assert (first != -1 and _lines_holding(rx, data, required, first, True) == [-1]) == bool(expected), data
+        found_one = first != -1 and _lines_holding(rx, data, required, first, True) == [-1]
+        assert found_one == bool(expected), data
+    assert answered > 300
+
+
+@needs_rg
+@pytest.mark.parametrize("mode", ["files_with_matches", "count", "content"])
+async def test_engines_agree_where_many_lines_hold_the_required_text(tmp_path: Path, mode: str) -> None:
+    # Past 16 such lines the Python engine searches the whole file instead.
+    files = {"late.txt": "handle\n" * 40 + "handler\n" + "handle\n" * 3, "none.txt": "handle\n" * 40,
+             "early.txt": "handler\n" + "handle\n" * 40, "edge.txt": "handle\n" * 15 + "handler\n",
+             "over.txt": "handle\n" * 16 + "handler\n"}
+    for name, text in files.items():
+        (tmp_path / name).write_text(text)
+    assert RG is not None
+    q = GrepQuery(pattern=r"handle\w", root=tmp_path, mode=mode)  # type: ignore[arg-type]
+    lines, more = grep_python(q, None)
+    assert (lines, more) == await grep_rg(RG, q, None)
+    assert len(lines) == 4 and not any("none.txt" in ln for ln in lines)  # one line or name for each other file
 
 
 @needs_rg

@@ -257,19 +257,29 @@ def _lines_hit(whole: re.Pattern[str], text: str, first_only: bool) -> list[int]
             return hits
 
 
-def _lines_holding(rx: re.Pattern[str], data: bytes, required: bytes, first: int, first_only: bool) -> list[int]:
+# Lines holding the required text looked at one by one before the whole file
+# is searched instead: past a few, one search in C over it all is cheaper.
+_LINES_HOLDING = 16
+
+
+def _lines_holding(rx: re.Pattern[str], data: bytes, required: bytes, first: int, first_only: bool
+                   ) -> list[int] | None:
     """The numbers (from 0) of the lines of ``data`` that ``rx`` matches on
     their own, as a search line by line finds them, looking only at the lines
     that hold ``required`` (from the one holding ``first``, its first place):
     every match starts with it. Each such line is decoded alone, which gives
     the same text as decoding the whole file and splitting it, since no UTF-8
     sequence, valid or not, takes in a newline byte. ``first_only``: stop at
-    the first hit, returned as ``[-1]``.
+    the first hit, returned as ``[-1]``. None when more than
+    ``_LINES_HOLDING`` lines would have to be looked at.
     """
     hits: list[int] = []
-    line = counted = 0
+    line = counted = looked = 0
     at = first
     while at != -1:
+        looked += 1
+        if looked > _LINES_HOLDING:
+            return None
         start = data.rfind(b"\n", 0, at) + 1
         end = data.find(b"\n", at)
         if end == -1:
@@ -322,13 +332,14 @@ def grep_python(q: GrepQuery, limit: int | None, stop: threading.Event | None = 
                 continue
         if b"\x00" in data:
             continue  # ripgrep skips binary files it finds while walking
-        hits: list[int] | None
+        # Only the lines holding the required text can match: where they are
+        # few, the rest of the file is neither decoded nor searched
+        hits: list[int] | None = None
         if required is not None and not q.multiline:
-            # Only the lines holding the required text can match: the rest of
-            # the file is neither decoded nor searched
             hits = _lines_holding(rx, data, required, first, q.mode == "files_with_matches")
-            if not hits:
+            if hits is not None and not hits:
                 continue
+        if hits is not None:
             text = "" if q.mode != "content" else data.decode("utf-8", errors="replace")
         else:
             text = data.decode("utf-8", errors="replace")
