@@ -324,7 +324,7 @@ def grep_python(q: GrepQuery, limit: int | None, stop: threading.Event | None = 
         except OSError:
             continue
         if data is None:
-            continue  # binary: a NUL byte in its first block
+            continue  # binary: a big file with a NUL byte in its first 8 KiB
         first = -1
         if required is not None:
             first = data.find(required)
