@@ -9,13 +9,14 @@ from __future__ import annotations
 
 import sys
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, NoReturn
 
 import click
 
 from ._policy import POLICY_NAMES
+from ._records import FACTORY, record
 
 if TYPE_CHECKING:
     from ._config import ConfigError
@@ -24,7 +25,7 @@ if TYPE_CHECKING:
 __all__ = ["CLIState", "JSON", "MODE", "current_state", "fail_config", "global_options", "terminal_host"]
 
 
-@dataclass
+@record()
 class CLIState:
     """What every command shares: the global options and, once needed, the toolbox.
 
@@ -45,6 +46,16 @@ class CLIState:
     # Set by the console script only (``main``), never in a process that
     # goes on after the command (a test, an embedding): see ``toolbox``.
     _freeze_after_load: bool = False
+
+    def __init__(self, cwd: Path | None = None, config: Path | None = None,
+                 _toolboxes: dict[tuple[Any, ...], Any] = FACTORY, _given: Mapping[str, object] | None = None,
+                 _only: list[str] | None = None, _freeze_after_load: bool = False) -> None:
+        self.cwd = cwd
+        self.config = config
+        self._toolboxes = {} if _toolboxes is FACTORY else _toolboxes
+        self._given = _given
+        self._only = _only
+        self._freeze_after_load = _freeze_after_load
 
     def toolbox(self, *, inventory: bool = False, host: object | None = None, listing: bool = False) -> Toolbox:
         """The toolbox for ``--cwd`` and ``--config``, loaded once; a config
