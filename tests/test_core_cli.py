@@ -244,6 +244,8 @@ OWN_MODULE_COMMANDS = tuple(f"pegboard._cli_{name}" for name in ("approvals", "a
     (READ_CHECK, ("pegboard.plugins.shell._sandbox", "pegboard.plugins.shell._landlock"), "allow"),
     (["tools", "list"], ("pegboard.plugins.shell._sandbox", "pegboard.plugins.shell._landlock"), "Read"),
     (["tools", "list"], OWN_MODULE_COMMANDS, "Read"),
+    # A decision on a plugin's tool defines none of the core's own tools' input models.
+    (READ_CHECK, ("pegboard._builtin_inputs",), "allow"),
 ])
 def test_a_cold_command_imports_only_what_it_uses(tmp_path: Path, argv: list[str], absent: tuple[str, ...],
                                                    shown: str) -> None:
