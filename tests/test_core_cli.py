@@ -247,7 +247,8 @@ OWN_MODULE_COMMANDS = tuple(f"pegboard._cli_{name}" for name in ("approvals", "a
     # A decision on a plugin's tool defines none of the core's own tools' input models.
     (READ_CHECK, ("pegboard._builtin_inputs",), "allow"),
     # A listing builds the skill tools' models without their handlers' catalogue, search and activation.
-    (["tools", "list"], ("pegboard.plugins.skills._handlers", "pegboard.plugins.skills._catalog"), "Read"),
+    (["tools", "list"], ("pegboard.plugins.skills._handlers", "pegboard.plugins.skills._catalog",
+                         "pegboard.plugins.skills._skill"), "Read"),
 ])
 def test_a_cold_command_imports_only_what_it_uses(tmp_path: Path, argv: list[str], absent: tuple[str, ...],
                                                    shown: str) -> None:
