@@ -246,6 +246,8 @@ OWN_MODULE_COMMANDS = tuple(f"pegboard._cli_{name}" for name in ("approvals", "a
     (["tools", "list"], OWN_MODULE_COMMANDS, "Read"),
     # A decision on a plugin's tool defines none of the core's own tools' input models.
     (READ_CHECK, ("pegboard._builtin_inputs",), "allow"),
+    # Loading the web plugin builds its config, not its tools' input models.
+    (READ_CHECK, ("pegboard.plugins.web._models",), "allow"),
     # A listing builds the skill tools' models without their handlers' catalogue, search and activation.
     (["tools", "list"], ("pegboard.plugins.skills._handlers", "pegboard.plugins.skills._catalog",
                          "pegboard.plugins.skills._skill"), "Read"),
