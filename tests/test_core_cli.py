@@ -246,6 +246,8 @@ OWN_MODULE_COMMANDS = tuple(f"pegboard._cli_{name}" for name in ("approvals", "a
     (["tools", "list"], OWN_MODULE_COMMANDS, "Read"),
     # A decision on a plugin's tool defines none of the core's own tools' input models.
     (READ_CHECK, ("pegboard._builtin_inputs",), "allow"),
+    # A decision on a Read defines Read's input model, not the other fs tools'.
+    (READ_CHECK, ("pegboard.plugins.fs._models",), "allow"),
     # Loading the web plugin builds its config, not its tools' input models.
     (READ_CHECK, ("pegboard.plugins.web._models",), "allow"),
     # A listing builds the skill tools' models without their handlers' catalogue, search and activation.
