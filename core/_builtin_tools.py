@@ -14,32 +14,21 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import TYPE_CHECKING
 
-from pydantic import BaseModel, ConfigDict, Field
-
 from ._decisions import PermissionRequest, Vote
 from ._descriptions import clip_summary
 from ._hookspecs import hookimpl
 from ._tools import CORE_PLUGIN, Tool, ToolContext, ToolResult
 
 if TYPE_CHECKING:
+    from ._builtin_inputs import NoInput, ScratchpadReadInput, TaskOutputInput, TaskStopInput, ToolSearchInput
     from ._plugins import PluginContext
 
 __all__ = ["CorePlugin", "core_tools"]
 
 MAX_LOADED_PER_CALL = 10
-
-
-class _Input(BaseModel):
-    # Built when first validated (or its schema asked for), not at import:
-    # a start-up that never calls these tools never builds their validators.
-    model_config = ConfigDict(defer_build=True)
-
-
-class ToolSearchInput(_Input):
-    query: str = Field(description='"select:A,B" loads those tools; otherwise words to search names and '
-                                   'descriptions, "+word" required.')
-    max_results: int = Field(default=5, ge=1, le=MAX_LOADED_PER_CALL,
-                             description="How many tools a keyword search loads.")
+# The tools' input models, imported when one is first validated or shown: a
+# start-up that never calls these tools never defines them.
+_INPUTS = "pegboard._builtin_inputs"
 
 
 async def tool_search(args: ToolSearchInput, ctx: ToolContext) -> ToolResult:
@@ -99,12 +88,6 @@ async def tool_search(args: ToolSearchInput, ctx: ToolContext) -> ToolResult:
     return ToolResult.text(text)
 
 
-class ScratchpadReadInput(_Input):
-    name: str = Field(description="The entry's name.")
-    offset: int = Field(default=0, ge=0, description="First character to return.")
-    limit: int = Field(default=20_000, ge=1, le=100_000, description="How many characters to return.")
-
-
 async def scratchpad_read(args: ScratchpadReadInput, ctx: ToolContext) -> ToolResult:
     pad = ctx.session.scratchpad
     if args.name not in pad:
@@ -118,10 +101,6 @@ async def scratchpad_read(args: ScratchpadReadInput, ctx: ToolContext) -> ToolRe
     if end < len(text):
         part += f"\n[{len(text) - end:,} more characters; continue with offset={end}]"
     return ToolResult.text(part)
-
-
-class NoInput(_Input):
-    pass
 
 
 async def scratchpad_list(args: NoInput, ctx: ToolContext) -> ToolResult:
@@ -139,12 +118,6 @@ async def task_list(args: NoInput, ctx: ToolContext) -> ToolResult:
         f"{t.id}\t{t.status}\t{t.runtime_s:g} s\t{t.kind}\t{t.description}" for t in tasks))
 
 
-class TaskOutputInput(_Input):
-    task_id: str = Field(description="The task id, as returned when the task started.")
-    wait_s: float = Field(default=0, ge=0, le=600,
-                          description="Wait up to this many seconds for a running task to finish.")
-
-
 async def task_output(args: TaskOutputInput, ctx: ToolContext) -> ToolResult:
     task = ctx.session.tasks.get(args.task_id)
     if task is not None and args.wait_s:
@@ -159,13 +132,6 @@ async def task_output(args: TaskOutputInput, ctx: ToolContext) -> ToolResult:
     if isinstance(task.result, ToolResult):
         return task.result
     return ToolResult.text(f"{task.id} {task.status}." + (f"\n{task.result}" if task.result is not None else ""))
-
-
-class TaskStopInput(_Input):
-    task_id: str | None = Field(default=None, description="The task to stop.")
-    # Models trained on Claude Code's schema send its older name for the
-    # same field: accepted as that, whatever kind of task it names.
-    shell_id: str | None = Field(default=None, description="Older name for task_id.")
 
 
 async def task_stop(args: TaskStopInput, ctx: ToolContext) -> ToolResult:
@@ -190,18 +156,18 @@ def core_tools() -> list[Tool]:
     gives them session.tasks), and those need fetching and stopping too.
     """
     return [
-        Tool(name="ToolSearch", handler=tool_search, input_model=ToolSearchInput, read_only=True,
+        Tool(name="ToolSearch", handler=tool_search, input_model=f"{_INPUTS}:ToolSearchInput", read_only=True,
              permission="read", plugin=CORE_PLUGIN),
-        Tool(name="ScratchpadRead", handler=scratchpad_read, input_model=ScratchpadReadInput, read_only=True,
+        Tool(name="ScratchpadRead", handler=scratchpad_read, input_model=f"{_INPUTS}:ScratchpadReadInput",
+             read_only=True, permission="read", plugin=CORE_PLUGIN),
+        Tool(name="ScratchpadList", handler=scratchpad_list, input_model=f"{_INPUTS}:NoInput", read_only=True,
              permission="read", plugin=CORE_PLUGIN),
-        Tool(name="ScratchpadList", handler=scratchpad_list, input_model=NoInput, read_only=True,
+        Tool(name="TaskList", handler=task_list, input_model=f"{_INPUTS}:NoInput", read_only=True,
              permission="read", plugin=CORE_PLUGIN),
-        Tool(name="TaskList", handler=task_list, input_model=NoInput, read_only=True,
-             permission="read", plugin=CORE_PLUGIN),
-        Tool(name="TaskOutput", handler=task_output, input_model=TaskOutputInput, read_only=True,
+        Tool(name="TaskOutput", handler=task_output, input_model=f"{_INPUTS}:TaskOutputInput", read_only=True,
              permission="read", plugin=CORE_PLUGIN),
         # Not read-only: stopping changes what is running, so it runs alone in a batch.
-        Tool(name="TaskStop", handler=task_stop, input_model=TaskStopInput,
+        Tool(name="TaskStop", handler=task_stop, input_model=f"{_INPUTS}:TaskStopInput",
              permission="read", plugin=CORE_PLUGIN),
     ]
 

@@ -11,13 +11,14 @@ from __future__ import annotations
 
 import os
 from collections.abc import Iterator, Mapping
-from dataclasses import dataclass, field
+from dataclasses import field
 from pathlib import Path
 from typing import Annotated, Any
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
 from ._dirs import config_dir, data_dir, policy_path
+from ._records import FACTORY, record
 from ._scope import (
     Ignored,
     IgnoredKind,
@@ -147,11 +148,19 @@ class CoreConfig(_Strict):
     plugins: dict[str, dict[str, Any]] = Field(default_factory=dict)
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class Layer:
+    """One config file as read (``path`` None for the built-in defaults), named by its place."""
+
     name: str
     path: Path | None
     data: Mapping[str, Any]
+
+    def __init__(self, name: str, path: Path | None, data: Mapping[str, Any]) -> None:
+        _set = object.__setattr__
+        _set(self, "name", name)
+        _set(self, "path", path)
+        _set(self, "data", data)
 
     @property
     def label(self) -> str:
@@ -175,7 +184,7 @@ CHECKOUT_LAYERS = ("project", "checkout grants")
 UNCONFINED_MODES = ("bypassPermissions", "unrestricted")
 
 
-@dataclass
+@record()
 class Settings:
     """The merged configuration and where each value came from
     (``context.settings``; ``toolbox.settings`` for hosts). Read it; a plugin's
@@ -199,6 +208,18 @@ class Settings:
     embedding host's answer): until then its files may only narrow."""
     ignored: list[Ignored] = field(default_factory=list)
     """What the project's files set or hold that was not applied, and why."""
+
+    def __init__(self, root: Path, layers: list[Layer], merged: dict[str, Any],
+                 provenance: dict[tuple[str, ...], str], core: CoreConfig, problems: list[str] = FACTORY,
+                 trusted: bool = False, ignored: list[Ignored] = FACTORY) -> None:
+        self.root = root
+        self.layers = layers
+        self.merged = merged
+        self.provenance = provenance
+        self.core = core
+        self.problems = [] if problems is FACTORY else problems
+        self.trusted = trusted
+        self.ignored = [] if ignored is FACTORY else ignored
 
     def report_ignored(self, source: str | os.PathLike[str], what: str, kind: IgnoredKind = "untrusted",
                        detail: str = "") -> None:

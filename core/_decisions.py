@@ -5,11 +5,12 @@ from __future__ import annotations
 import os
 import stat
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass, field
+from dataclasses import field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal, Protocol
 
 from ._paths import resolve_counted
+from ._records import FACTORY, record
 
 if TYPE_CHECKING:
     from ._policy import Policy
@@ -38,7 +39,7 @@ def _rank(vote: Vote) -> int:
     return RANK[vote.decision]
 
 
-@dataclass(frozen=True, init=False)
+@record(frozen=True, init=False)
 class Vote:
     """A plugin's or classifier's opinion on one call: what
     ``pegboard_permission`` and ``pegboard_classify`` return.
@@ -93,7 +94,7 @@ class Vote:
         return max(votes, key=_rank, default=None)
 
 
-@dataclass(frozen=True, init=False)
+@record(frozen=True, init=False)
 class Decision:
     """The engine's one answer for a call, with why and who decided.
 
@@ -136,7 +137,7 @@ class Decision:
         return {"decision": self.decision, "reason": self.reason, "source": self.source}
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class Rule:
     """``Tool`` or ``Tool(specifier)`` from one config layer or a session grant.
 
@@ -154,6 +155,15 @@ class Rule:
     """Where it was written: the config file's path, or ``"session grant"``."""
     base_dir: Path | None = None
     """The folder relative paths in the specifier are read from (the project root), when it has one."""
+
+    def __init__(self, tool: str, specifier: str | None, behavior: DecisionKind, source: str,
+                 base_dir: Path | None = None) -> None:
+        _set = object.__setattr__
+        _set(self, "tool", tool)
+        _set(self, "specifier", specifier)
+        _set(self, "behavior", behavior)
+        _set(self, "source", source)
+        _set(self, "base_dir", base_dir)
 
     @property
     def text(self) -> str:
@@ -198,7 +208,7 @@ def strip_group_wildcard(text: str) -> str:
     return text
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class ToolNamespace:
     """A family of tool names a plugin declares (``pegboard_tool_namespaces``):
     its tools are called ``<name>__<group>__<tool>``, and a rule naming
@@ -221,6 +231,13 @@ class ToolNamespace:
     """What a group is called in messages (``"MCP server"``)."""
     unknown_hint: str = ""
     """Added where ``pegboard doctor`` warns that a rule names a group or tool nobody provides."""
+
+    def __init__(self, name: str, label: str = "group", unknown_hint: str = "") -> None:
+        _set = object.__setattr__
+        _set(self, "name", name)
+        _set(self, "label", label)
+        _set(self, "unknown_hint", unknown_hint)
+        self.__post_init__()
 
     def __post_init__(self) -> None:
         if not isinstance(self.name, str) or not _is_tool_name(self.name) or GROUP_SEPARATOR in self.name \
@@ -300,7 +317,7 @@ class RuleMatcher(Protocol):
         ...
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class RuleSamples:
     """Rules in a plugin's grammar and calls to try them on, for
     ``pegboard plugins check`` (``pegboard_rule_samples``): every rule is
@@ -321,7 +338,7 @@ class RuleSamples:
         self.__dict__.update(rules=tuple(rules), calls=tuple((str(t), dict(i)) for t, i in calls))
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class CompiledRule:
     """A rule in force: the rule as written, the matcher its plugin compiled
     for it, and the config layer (or "session") it came from."""
@@ -335,13 +352,19 @@ class CompiledRule:
     """The config layer it came from (``"user"``, ``"project"``, ``"explicit"``, ``"policy"``,
     ``"user grants"``...) or ``"session"`` for a session's grant."""
 
+    def __init__(self, rule: Rule, matcher: RuleMatcher, layer: str = "session") -> None:
+        _set = object.__setattr__
+        _set(self, "rule", rule)
+        _set(self, "matcher", matcher)
+        _set(self, "layer", layer)
+
     @property
     def where(self) -> str:
         """``"rule Read(./.env) in /path/config.toml"``: the rule and its file, for messages."""
         return f"rule {self.rule.text} in {self.rule.source}"
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class Answer:
     """The person's answer to an ask.
 
@@ -366,6 +389,17 @@ class Answer:
     """The person will answer later, from anywhere (``Answer.later()``): the
     call is kept as a pending call and the model is told it waits."""
 
+    def __init__(self, allow: bool, remember: Literal["session", "project", "user"] | None = None,
+                 rule: str | None = None, message: str | None = None, asked: bool = True,
+                 pending: bool = False) -> None:
+        _set = object.__setattr__
+        _set(self, "allow", allow)
+        _set(self, "remember", remember)
+        _set(self, "rule", rule)
+        _set(self, "message", message)
+        _set(self, "asked", asked)
+        _set(self, "pending", pending)
+
     @classmethod
     def later(cls) -> Answer:
         """No answer yet: keep the call pending until someone resolves it
@@ -373,7 +407,7 @@ class Answer:
         return cls(allow=False, pending=True)
 
 
-@dataclass
+@record()
 class PermissionRequest:
     """One call as the permission engine and plugins see it: what
     ``pegboard_permission``, a rule matcher's ``matches``, ``pegboard_ask``
@@ -399,6 +433,18 @@ class PermissionRequest:
     _resolved: dict[str, tuple[str, int]] = field(default_factory=dict, repr=False, compare=False)
     _paths: dict[str, Path] = field(default_factory=dict, repr=False, compare=False)
     _stats: dict[str, os.stat_result | None] = field(default_factory=dict, repr=False, compare=False)
+
+    def __init__(self, tool: Tool, input: Mapping[str, Any], session: Session, policy: Policy,
+                 extra: dict[str, Any] = FACTORY, _resolved: dict[str, tuple[str, int]] = FACTORY,
+                 _paths: dict[str, Path] = FACTORY, _stats: dict[str, os.stat_result | None] = FACTORY) -> None:
+        self.tool = tool
+        self.input = input
+        self.session = session
+        self.policy = policy
+        self.extra = {} if extra is FACTORY else extra
+        self._resolved = {} if _resolved is FACTORY else _resolved
+        self._paths = {} if _paths is FACTORY else _paths
+        self._stats = {} if _stats is FACTORY else _stats
 
     @property
     def working_dirs(self) -> tuple[Path, ...]:

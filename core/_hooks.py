@@ -22,10 +22,11 @@ from __future__ import annotations
 import inspect
 import types
 from collections.abc import AsyncIterator, Callable, Iterator, Mapping
-from dataclasses import dataclass
 from typing import Any, cast
 
 import pluggy
+
+from ._records import record
 
 __all__ = ["Hooks", "Manager", "Outcome"]
 
@@ -98,13 +99,19 @@ class Manager(pluggy.PluginManager):
                                                _marker_opts(found, self.project_name + "_spec"))
 
 
-@dataclass(frozen=True, slots=True)
+@record(frozen=True, slots=True)
 class Outcome:
     """One implementation's answer: ``value``, or the ``error`` it raised."""
 
     plugin: str
     value: Any = None
     error: Exception | None = None
+
+    def __init__(self, plugin: str, value: Any = None, error: Exception | None = None) -> None:
+        _set = object.__setattr__
+        _set(self, "plugin", plugin)
+        _set(self, "value", value)
+        _set(self, "error", error)
 
 
 def call(impl: Any, kwargs: Mapping[str, Any]) -> Any:

@@ -13,15 +13,16 @@ import functools
 import types
 import typing
 from collections.abc import Mapping
-from dataclasses import dataclass
 from typing import Any, Literal
 
 from pydantic import BaseModel
 
+from ._records import record
+
 __all__ = ["Ignored", "UserScope", "ignored_note", "untrusted_part", "user_scope_paths"]
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class UserScope:
     """Marks a config option that only the person's own config (the user
     file, ``--config``, the system policy) may set, never a project's, even a
@@ -39,11 +40,15 @@ class UserScope:
     """Why a project may not set it, shown in the message to whoever tried
     (``"it chooses the program Grep runs"``)."""
 
+    def __init__(self, why: str = "") -> None:
+        _set = object.__setattr__
+        _set(self, "why", why)
+
 
 IgnoredKind = Literal["untrusted", "user scope", "outside"]
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class Ignored:
     """Something a project's files set or hold that pegboard did not apply.
 
@@ -56,6 +61,13 @@ class Ignored:
     what: str
     kind: IgnoredKind
     detail: str = ""
+
+    def __init__(self, source: str, what: str, kind: IgnoredKind, detail: str = "") -> None:
+        _set = object.__setattr__
+        _set(self, "source", source)
+        _set(self, "what", what)
+        _set(self, "kind", kind)
+        _set(self, "detail", detail)
 
     def describe(self) -> str:
         why = {"untrusted": "the folder is not trusted",

@@ -6,7 +6,6 @@ import itertools
 import os
 import uuid
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass
 from functools import cached_property
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -14,6 +13,7 @@ from typing import TYPE_CHECKING, Any
 from ._decisions import Answer, Decision, Rule
 from ._plugins import report_failure as _report
 from ._policy import Policy, clamp_policy
+from ._records import record
 from ._tools import CORE_PLUGIN, Tool, ToolResult
 
 if TYPE_CHECKING:
@@ -27,7 +27,7 @@ if TYPE_CHECKING:
 
 __all__ = ["Grant", "Session"]
 
-@dataclass
+@record()
 class Grant:
     """A rule granted for this session; ``revoke()`` ends it."""
 
@@ -35,6 +35,10 @@ class Grant:
     """The session the rule was granted in."""
     compiled: CompiledRule
     """The rule in force."""
+
+    def __init__(self, session: Session, compiled: CompiledRule) -> None:
+        self.session = session
+        self.compiled = compiled
 
     def revoke(self) -> None:
         """End the grant: later calls of the session are decided without it."""
@@ -86,7 +90,7 @@ class Session:
         """The session this one was made from (``child``); None for a top session."""
         self._copies: tuple[tuple[str, str], ...] = ()
         self.label: str | None = None
-        """A child's name in asks and in ``chain`` (the sub-agent's type, say)."""
+        """A child"s name in asks and in ``chain`` (the sub-agent"s type, say)."""
         self.hidden_tools: frozenset[str] = frozenset()
         """Tools, groups or rule names a child session is not offered."""
         self.only_tools: frozenset[str] | None = None

@@ -4,7 +4,7 @@ engine, loaded once; sessions are made from it."""
 from __future__ import annotations
 
 import os
-from dataclasses import dataclass, replace
+from dataclasses import replace
 from collections.abc import Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -17,6 +17,7 @@ from ._descriptions import DescriptionOverrides, PackageDescriptions
 from ._permissions import PermissionEngine
 from ._plugins import PluginContext, PluginRecord, Plugins, _short_error
 from ._policy import Policy
+from ._records import record
 from ._session import Session
 from ._tools import CORE_PLUGIN, LEVELS, Level, Loading, Tool
 
@@ -27,7 +28,7 @@ if TYPE_CHECKING:
 __all__ = ["Toolbox", "ToolStatus"]
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class ToolStatus:
     """A row of ``pegboard tools list``."""
 
@@ -35,6 +36,13 @@ class ToolStatus:
     enabled: bool
     status: str
     permission: Level
+
+    def __init__(self, tool: Tool, enabled: bool, status: str, permission: Level) -> None:
+        _set = object.__setattr__
+        _set(self, "tool", tool)
+        _set(self, "enabled", enabled)
+        _set(self, "status", status)
+        _set(self, "permission", permission)
 
     def to_json(self) -> dict[str, Any]:
         return {

@@ -11,7 +11,7 @@ import importlib
 import inspect
 import os
 from collections.abc import Awaitable, Callable, Iterable, Mapping
-from dataclasses import dataclass, field
+from dataclasses import field
 from functools import cached_property
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any, Literal, Union
@@ -38,6 +38,7 @@ __all__ = [
 ]
 
 from ._levels import LEVELS, Level  # noqa: E402  (re-exported)
+from ._records import FACTORY, record  # noqa: E402
 Loading = Literal["always", "deferred"]
 
 # The name the core's own tools are registered under (core/_builtin_tools.py):
@@ -190,7 +191,7 @@ def _import_attr(ref: str) -> Any:
     return obj
 
 
-@dataclass(frozen=True, kw_only=True)
+@record(frozen=True, kw_only=True)
 class Tool:
     """One tool, as a plugin registers it.
 
@@ -240,6 +241,29 @@ class Tool:
     metadata: Mapping[str, Any] = field(default_factory=dict)
     """Free-form facts for other plugins and the core: ``{"requires": "Bash"}`` makes the tool go
     when Bash is blocked; ``{"rule_names": [...]}`` names that rules for it may use."""
+
+    def __init__(self, *, name: str, handler: Handler | str, input_model: type[BaseModel] | str | None = None,
+                 input_schema: Mapping[str, Any] | None = None, read_only: bool = False, loading: Loading = "always",
+                 permission: Level = "workspace", subagents: bool = True, description: str | None = None,
+                 timeout_s: float | None = None, lifts_caps_with_scratchpad: bool = False, plugin: str = "",
+                 group: str | None = None, title: str | None = None, metadata: Mapping[str, Any] = FACTORY) -> None:
+        _set = object.__setattr__
+        _set(self, "name", name)
+        _set(self, "handler", handler)
+        _set(self, "input_model", input_model)
+        _set(self, "input_schema", input_schema)
+        _set(self, "read_only", read_only)
+        _set(self, "loading", loading)
+        _set(self, "permission", permission)
+        _set(self, "subagents", subagents)
+        _set(self, "description", description)
+        _set(self, "timeout_s", timeout_s)
+        _set(self, "lifts_caps_with_scratchpad", lifts_caps_with_scratchpad)
+        _set(self, "plugin", plugin)
+        _set(self, "group", group)
+        _set(self, "title", title)
+        _set(self, "metadata", {} if metadata is FACTORY else metadata)
+        self.__post_init__()
 
     def __post_init__(self) -> None:
         if (self.input_model is None) == (self.input_schema is None):
@@ -301,7 +325,7 @@ class Tool:
         return result
 
 
-@dataclass
+@record()
 class ToolContext:
     """What a handler gets besides its arguments: ``handler(args, ctx)``.
 
@@ -326,6 +350,15 @@ class ToolContext:
     uncapped: bool = False
     """True when the caller set ``scratchpad`` on a tool that lifts its caps."""
     _resolved: Mapping[str, tuple[str, int]] = field(default_factory=dict, repr=False)
+
+    def __init__(self, session: Session, tool: Tool, config: Any, call_id: str, uncapped: bool = False,
+                 _resolved: Mapping[str, tuple[str, int]] = FACTORY) -> None:
+        self.session = session
+        self.tool = tool
+        self.config = config
+        self.call_id = call_id
+        self.uncapped = uncapped
+        self._resolved = {} if _resolved is FACTORY else _resolved
 
     @property
     def root(self) -> Path:

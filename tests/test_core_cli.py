@@ -244,6 +244,15 @@ OWN_MODULE_COMMANDS = tuple(f"pegboard._cli_{name}" for name in ("approvals", "a
     (READ_CHECK, ("pegboard.plugins.shell._sandbox", "pegboard.plugins.shell._landlock"), "allow"),
     (["tools", "list"], ("pegboard.plugins.shell._sandbox", "pegboard.plugins.shell._landlock"), "Read"),
     (["tools", "list"], OWN_MODULE_COMMANDS, "Read"),
+    # A decision on a plugin's tool defines none of the core's own tools' input models.
+    (READ_CHECK, ("pegboard._builtin_inputs",), "allow"),
+    # A decision on a Read defines Read's input model, not the other fs tools'.
+    (READ_CHECK, ("pegboard.plugins.fs._models",), "allow"),
+    # Loading the web plugin builds its config, not its tools' input models.
+    (READ_CHECK, ("pegboard.plugins.web._models",), "allow"),
+    # A listing builds the skill tools' models without their handlers' catalogue, search and activation.
+    (["tools", "list"], ("pegboard.plugins.skills._handlers", "pegboard.plugins.skills._catalog",
+                         "pegboard.plugins.skills._skill"), "Read"),
 ])
 def test_a_cold_command_imports_only_what_it_uses(tmp_path: Path, argv: list[str], absent: tuple[str, ...],
                                                    shown: str) -> None:
@@ -290,10 +299,22 @@ def test_only_the_console_script_freezes_what_a_load_made(tmp_path: Path, how: s
               "try:\n    main()\nexcept SystemExit:\n    pass\n") if how == "main" else (
               "from click.testing import CliRunner\nfrom pegboard._cli import cli\n"
               f"print(CliRunner().invoke(cli, ['--cwd', {str(tmp_path)!r}, *{READ_CHECK!r}]).output)\n")
-    out = _run_cold(tmp_path, "import gc, sys\n" + run_it + "print(gc.get_freeze_count(), file=sys.stderr)\n")
+    out = _run_cold(tmp_path, "import gc, sys\n" + run_it
+                    + "print(gc.get_freeze_count(), gc.isenabled(), file=sys.stderr)\n")
     assert "allow" in out.stdout
-    count = int(out.stderr.strip().splitlines()[-1])
-    assert (count > 10_000) if frozen else (count == 0)
+    count, enabled = out.stderr.strip().splitlines()[-1].split()
+    assert (int(count) > 10_000) if frozen else (int(count) == 0)
+    assert enabled == "True"  # the collector, paused for the load, runs again
+
+
+def test_the_console_script_leaves_a_paused_collector_paused(tmp_path: Path) -> None:
+    out = _run_cold(tmp_path, (
+        "import gc, sys\ngc.disable()\nfrom pegboard._cli import main\n"
+        f"sys.argv = ['pegboard', '--cwd', {str(tmp_path)!r}, *{READ_CHECK!r}]\n"
+        "try:\n    main()\nexcept SystemExit:\n    pass\n"
+        "print(gc.isenabled(), file=sys.stderr)\n"))
+    assert "allow" in out.stdout
+    assert out.stderr.strip().splitlines()[-1] == "False"
 
 
 def test_commands_of_their_own_modules_are_listed_and_run(tmp_path: Path) -> None:

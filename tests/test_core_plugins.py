@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
+from importlib.metadata import EntryPoint
 from pathlib import Path
 
 import pytest
@@ -281,3 +282,38 @@ def test_config_models_give_empty_lists_as_copied_defaults(tmp_path: Path) -> No
     first.settings.core.permissions.allow.append("Read")
     assert second.settings.core.permissions.allow == [] and first.settings.core.permissions.deny == []
     assert first.records["shell"].config.hidden_paths is not second.records["shell"].config.hidden_paths
+
+
+def _dist(site: Path, name: str, entry_points: str | None) -> None:
+    folder = site / f"{name}-0.1.dist-info"
+    folder.mkdir(parents=True)
+    (folder / "METADATA").write_text(f"Metadata-Version: 2.1\nName: {name}\nVersion: 0.1\n", encoding="utf-8")
+    if entry_points is not None:
+        (folder / "entry_points.txt").write_text(entry_points, encoding="utf-8")
+
+
+def _described(eps: Iterable[EntryPoint]) -> list[tuple[str, str, str, str | None]]:
+    return sorted((ep.name, ep.value, ep.group, ep.dist.name if ep.dist else None) for ep in eps)
+
+
+def test_discovery_finds_what_entry_points_finds(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The scan that parses only files naming the group answers as
+    ``entry_points(group="pegboard")``: sections of other groups, a group
+    named only in a value or a comment, a distribution shadowed by one of
+    the same name earlier on the path, one with no file at all."""
+    from importlib.metadata import entry_points
+
+    from pegboard._plugins import ENTRY_POINT_GROUP, installed_entry_points
+
+    first, second = tmp_path / "first", tmp_path / "second"
+    _dist(first, "alpha", "[pegboard]\nalpha = alpha_mod\n[console_scripts]\nalpha = alpha_mod:main\n")
+    _dist(first, "beta", "[console_scripts]\nbeta = pegboard_helper:main\n# [pegboard] in a comment\n")
+    _dist(first, "gamma", None)
+    _dist(first, "Delta_Two", "[ pegboard ]\ndelta = delta_mod:plugin\n")  # not the group, to either
+    _dist(second, "alpha", "[pegboard]\nshadowed = shadowed_mod\n")  # the first alpha on the path wins
+    _dist(second, "epsilon", "[pegboard.extra]\nother = other_mod\n[pegboard]\neps = eps_mod\n")
+    monkeypatch.setattr(sys, "path", [str(first), str(second), *sys.path])
+    ours = _described(installed_entry_points())
+    assert ours == _described(entry_points(group=ENTRY_POINT_GROUP))
+    names = {name for name, *_ in ours}
+    assert {"alpha", "eps"} <= names and "shadowed" not in names

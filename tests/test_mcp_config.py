@@ -186,3 +186,44 @@ def test_serve_result_mapping_round_trips() -> None:
         ResourceContent(uri="memo://2", mime_type="application/pdf", blob="JVBE"),
     ], structured_content={"a": [1]}, is_error=True)
     assert to_tool_result(to_call_result(original)) == original
+
+
+def test_a_server_spec_is_the_frozen_dataclass_it_was(tmp_path: Path) -> None:
+    """ServerSpec's written-out methods answer as @dataclass(frozen=True)'s."""
+    import dataclasses
+
+    from pegboard.plugins.mcp._config import ServerConfig, definition_hash
+
+    @dataclasses.dataclass(frozen=True)
+    class ServerSpec:  # the class as it was
+        name: str
+        config: ServerConfig
+        source: str
+        project_defined: bool
+        root: Path
+        def_hash: str = dataclasses.field(init=False)
+
+        def __post_init__(self) -> None:
+            object.__setattr__(self, "def_hash", definition_hash(self.config))
+
+    ServerSpec.__qualname__ = "ServerSpec"
+    from pegboard.plugins.mcp._config import ServerSpec as Written
+
+    config = ServerConfig(command="srv", args=["--x"])
+    args = ("files", config, "config", True, tmp_path)
+    old, new = ServerSpec(*args), Written(*args)
+    assert repr(new) == repr(old)
+    assert [(k, getattr(new, k)) for k in old.__dataclass_fields__] == \
+        [(k, getattr(old, k)) for k in old.__dataclass_fields__]
+    assert new == Written(*args) and new != Written("other", *args[1:]) and new != old
+    assert (new == Written(*args[:3], False, tmp_path)) == (old == ServerSpec(*args[:3], False, tmp_path))
+    for what in (lambda s: setattr(s, "name", "x"), lambda s: delattr(s, "root"), lambda s: setattr(s, "new", 1)):
+        with pytest.raises(dataclasses.FrozenInstanceError) as written:
+            what(new)
+        with pytest.raises(dataclasses.FrozenInstanceError) as was:
+            what(old)
+        assert str(written.value) == str(was.value)
+    with pytest.raises(TypeError):  # a pydantic model in it: unhashable, as it was
+        hash(old)
+    with pytest.raises(TypeError):
+        hash(new)

@@ -490,3 +490,59 @@ def test_votes_see_a_plain_models_fields_as_model_dump_gives_them() -> None:
         assert as_mapping(model) == model.model_dump(by_alias=True), type(model).__name__
     assert all(_PLAIN_DUMP[type(m)] for m in plain)
     assert not any(_PLAIN_DUMP[type(m)] for m in others)
+
+
+def _owned_by_schema(tool: Any) -> tuple[bool, bool]:
+    own = tool.schema.get("properties", {})
+    return "background" not in own, "scratchpad" not in own
+
+
+def test_reserved_parameters_are_found_without_the_schema_as_with_it() -> None:
+    """``reserved_owned`` answers from a plain model's fields without building
+    its JSON Schema; for every installed tool, and for models whose schema
+    names differ from their fields, the answer is the schema's."""
+    from pydantic import AliasChoices, BaseModel, ConfigDict, Field, RootModel
+    from pydantic.json_schema import SkipJsonSchema
+
+    from pegboard import Tool
+    from pegboard._arguments import _plainly_without_reserved, reserved_owned
+
+    class Plain(BaseModel):
+        path: str
+        limit: int = 0
+
+    class Named(BaseModel):
+        background: bool = False
+
+    class Aliased(BaseModel):
+        run_later: bool = Field(False, alias="background")
+
+    class Choices(BaseModel):
+        keep: str | None = Field(None, validation_alias=AliasChoices("scratchpad", "keep"))
+
+    class Generated(BaseModel):
+        model_config = ConfigDict(alias_generator=lambda name: "scratchpad" if name == "pad" else name)
+        pad: str | None = None
+
+    class Extra(BaseModel):
+        model_config = ConfigDict(json_schema_extra={"properties": {"background": {"type": "boolean"}}})
+        path: str = ""
+
+    class Skipped(BaseModel):
+        background: SkipJsonSchema[bool] = False
+
+    class Rooted(RootModel[Named]):
+        pass
+
+    async def handler(args: Any, ctx: Any) -> str:
+        return ""
+
+    made = [Tool(name=f"T{i}", handler=handler, input_model=model)
+            for i, model in enumerate((Plain, Named, Aliased, Choices, Generated, Extra, Skipped, Rooted))]
+    toolbox = Toolbox.load(cwd=Path.cwd(), inventory=True)
+    installed = [status.tool for status in toolbox.tool_statuses()]
+    assert len(installed) > 20
+    for tool in [*made, *installed]:
+        assert reserved_owned(tool) == _owned_by_schema(tool), tool.name
+    assert _plainly_without_reserved(made[0]) and not any(_plainly_without_reserved(t) for t in made[1:])
+    assert sum(map(_plainly_without_reserved, installed)) > 10  # the shortcut is taken for most

@@ -52,6 +52,8 @@ _TOOLS: tuple[tuple[str, str, str, bool, str, str], ...] = (
 )
 # the rule names whose specifiers also cover a tool (Claude Code: Edit rules cover
 # every writer, Read rules every reader); the core consults them when it supports it
+# Read's model is apart from the others' (a decision on a Read defines it alone).
+_MODEL_MODULES = {"ReadInput": "_models_read"}
 _RULE_NAMES = {"Write": ("Edit",), "NotebookEdit": ("Edit",), "Glob": ("Read",), "Grep": ("Read",)}
 
 
@@ -74,7 +76,7 @@ def pegboard_register_tools(register: Callable[[Tool], None], config: Any) -> No
         register(Tool(
             name=name,
             handler=f"{_P}.{module}:{fn}",
-            input_model=f"{_P}._models:{model}",
+            input_model=f"{_P}.{_MODEL_MODULES.get(model, '_models')}:{model}",
             read_only=read_only,
             loading=loading,  # type: ignore[arg-type]
             permission=level,  # type: ignore[arg-type]

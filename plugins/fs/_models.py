@@ -1,10 +1,15 @@
-"""Input models of the fs tools. Names follow Claude Code's, since models know them."""
+"""Input models of the fs tools. Names follow Claude Code's, since models know them.
+
+Read's (and the base of them all) is in ``_models_read``: a decision on a Read
+defines that one only."""
 
 from __future__ import annotations
 
 from typing import Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import Field
+
+from ._models_read import ReadInput, _Input
 
 __all__ = [
     "EditInput",
@@ -14,20 +19,6 @@ __all__ = [
     "ReadInput",
     "WriteInput",
 ]
-
-
-class _Input(BaseModel):
-    # Built when first validated (or its schema asked for), not at import:
-    # a start-up that never calls the tool never builds its validator.
-    model_config = ConfigDict(extra="forbid", populate_by_name=True, defer_build=True)
-
-
-class ReadInput(_Input):
-    file_path: str = Field(description="Absolute path of the file to read")
-    offset: int | None = Field(default=None, ge=1, description="Line number to start from (1 is the first line)")
-    limit: int | None = Field(default=None, ge=1, description="Number of lines to read")
-    pages: str | None = Field(default=None, description='PDF only: pages to read, e.g. "1-5" or "3" (at most 20)')
-    allow_large: bool = Field(default=False, description="Read past the usual size limits")
 
 
 class WriteInput(_Input):

@@ -92,21 +92,21 @@ def pegboard_register_tools(register: Callable[[Tool], None], config: SkillsConf
             count = 0
         if count:
             context.report_ignored(folder, f"{count} project skill{'s' if count > 1 else ''}")
-    h = f"{_MOD}._handlers"
-    register(Tool(name="Skill", handler=f"{h}:skill", input_model=f"{h}:SkillInput",
+    h, m = f"{_MOD}._handlers", f"{_MOD}._models"
+    register(Tool(name="Skill", handler=f"{h}:skill", input_model=f"{m}:SkillInput",
                   # Not read-only: it changes what the session allows.
                   read_only=False, loading="always", permission="read"))
-    register(Tool(name="SkillRead", handler=f"{h}:skill_read", input_model=f"{h}:SkillReadInput",
+    register(Tool(name="SkillRead", handler=f"{h}:skill_read", input_model=f"{m}:SkillReadInput",
                   read_only=True, loading="deferred", permission="read"))
-    register(Tool(name="SkillSearch", handler=f"{h}:skill_search", input_model=f"{h}:SkillSearchInput",
+    register(Tool(name="SkillSearch", handler=f"{h}:skill_search", input_model=f"{m}:SkillSearchInput",
                   read_only=True, loading="deferred", permission="read"))
     if config.agent_managed:
         # The store is pegboard's own folder, not the working tree, hence
         # "read" like the other skill tools; subagents=False because a worker
         # handed one task has no business changing the person's skills.
-        register(Tool(name="SkillWrite", handler=f"{h}:skill_write", input_model=f"{h}:SkillWriteInput",
+        register(Tool(name="SkillWrite", handler=f"{h}:skill_write", input_model=f"{m}:SkillWriteInput",
                       loading="deferred", permission="read", subagents=False))
-        register(Tool(name="SkillDelete", handler=f"{h}:skill_delete", input_model=f"{h}:SkillDeleteInput",
+        register(Tool(name="SkillDelete", handler=f"{h}:skill_delete", input_model=f"{m}:SkillDeleteInput",
                       loading="deferred", permission="read", subagents=False))
     if config.scripts:
         s = f"{_MOD}._scripts"

@@ -22,6 +22,8 @@ if TYPE_CHECKING:
 
 from pegboard import Rule
 
+from ._models import WRITE_NAME_RE
+
 __all__ = [
     "LOAD_NAME_RE",
     "MAX_SKILL_BYTES",
@@ -49,8 +51,6 @@ MAX_DESCRIPTION = 1024
 # underscores) but still excludes anything that could be a path or a rule
 # specifier delimiter: no "/", no "..", no parentheses, no spaces.
 LOAD_NAME_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$")
-# Writing is strict: the name becomes a folder name under the user's config dir.
-WRITE_NAME_RE = re.compile(r"^[a-z0-9][a-z0-9_-]{0,63}$")
 
 
 class SkillError(Exception):

@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING, Any
 
 from pegboard import Tool, Vote, hookimpl
 
-from ._models import WebConfig, api_key
+from ._config import WebConfig, api_key
 
 if TYPE_CHECKING:
     from pegboard import RuleSamples
@@ -91,7 +91,7 @@ def pegboard_doctor(config: Any, context: PluginContext) -> list[Check]:
 
     from pegboard import Check, Rule
 
-    from ._models import ENV_KEY
+    from ._config import ENV_KEY
     from ._rules import PERSON_LAYERS, explicitly_allowed_hosts
 
     cfg = config if isinstance(config, WebConfig) else WebConfig()
