@@ -48,28 +48,26 @@ def reserved_owned(tool: Tool) -> tuple[bool, bool]:
     return cached  # type: ignore[no-any-return,unused-ignore]
 
 
-def _ignores_extra(tool: Tool) -> bool:
-    """True when the tool's model silently drops unknown arguments (pydantic's
-    default), so a misspelt optional argument would otherwise vanish unseen."""
-    cached = tool.__dict__.get("_ignores_extra")
-    if cached is None:
-        model = tool.model
-        cached = model is not None and model.model_config.get("extra", "ignore") == "ignore"
-        tool.__dict__["_ignores_extra"] = cached
-    return cached  # type: ignore[no-any-return,unused-ignore]
-
-
-def _validator_of(tool: Tool, model: type[BaseModel]) -> Any:
-    """``model.model_validate``, or, when the model keeps pydantic's own,
-    what that calls: its validator's ``validate_python`` (the classmethod's
-    checks of options no call here passes cost a fifth of a validation)."""
+def _validation(tool: Tool, model: type[BaseModel]) -> tuple[Any, ...]:
+    """What validating ``model`` needs, worked out once per tool: (the model;
+    its class namespace, read live; whether it keeps pydantic's own
+    ``model_validate``; whether it silently drops unknown arguments)."""
     own = tool.__dict__.get("_validate")
     if own is None or own[0] is not model:
+        # Its validator's validate_python is what pydantic's model_validate
+        # calls (the classmethod's checks of options no call here passes cost
+        # a fifth of a validation); found in the class's own namespace, since
+        # model.__pydantic_validator__ goes through the metaclass's
+        # __getattr__ hook. Read at every call: a model rebuilt later (its
+        # first validation, with defer_build) puts a new validator there.
         plain = getattr(model.model_validate, "__func__", None) is getattr(BaseModel.model_validate, "__func__", ())
-        own = (model, plain)
-        tool.__dict__["_validate"] = own
-    # looked up at every call: a model rebuilt later gets a new validator
-    return model.__pydantic_validator__.validate_python if own[1] else model.model_validate
+        namespace = model.__dict__
+        plain = plain and "__pydantic_validator__" in namespace
+        # True when the model drops unknown arguments (pydantic's default), so a
+        # misspelt optional argument would otherwise vanish unseen.
+        ignores_extra = model.model_config.get("extra", "ignore") == "ignore"
+        own = tool.__dict__["_validate"] = (model, namespace, plain, ignores_extra)
+    return own  # type: ignore[no-any-return,unused-ignore]
 
 
 class Refusal(Exception):
@@ -300,15 +298,18 @@ def _drop_nulls(schema: Any, value: Any, defs: Mapping[str, Any], depth: int) ->
 
 def validate(tool: Tool, args: dict[str, Any], *, rewritten: bool = False) -> tuple[Any, str | None]:
     """The handler's argument and, where something was off but not fatal, an advisory."""
-    args = drop_unset_nulls(tool.schema, args)
+    if _has_null(args):  # (drop_unset_nulls's own test, without its call for the common case)
+        args = drop_unset_nulls(tool.schema, args)
     model = tool.model
     if model is not None:
+        _, namespace, plain, ignores_extra = _validation(tool, model)
         try:
-            validated = _validator_of(tool, model)(args)
+            validated = (namespace["__pydantic_validator__"].validate_python if plain
+                         else model.model_validate)(args)
         except ValidationError as exc:
             raise Refusal(_describe_validation(tool, exc, rewritten=rewritten)) from None
         advisory = None
-        if _ignores_extra(tool):
+        if ignores_extra:
             props = tool_parameters(tool)
             unknown = [k for k in args if k not in props and k not in model.model_fields]
             if unknown:

@@ -117,18 +117,22 @@ class ToolResult(BaseModel):
     # first (pydantic then checks that instance again) and a third of
     # model_construct's Python loop over the fields. ToolResult's own go
     # to the validator model_validate calls (its checks of options not
-    # passed here cost a fifth of the validation); a subclass's model_validate
-    # may be its own.
+    # passed here cost a fifth of the validation), found in the class's
+    # own namespace: ``cls.__pydantic_validator__`` goes through the
+    # metaclass's __getattr__ hook, a tenth of the validation again. A
+    # subclass's model_validate may be its own.
     @classmethod
     def text(cls, text: str, *, is_error: bool = False) -> ToolResult:
         """A result of one text part."""
-        validate = cls.__pydantic_validator__.validate_python if cls is ToolResult else cls.model_validate
+        validate = _RESULT_NAMESPACE["__pydantic_validator__"].validate_python if cls is ToolResult \
+            else cls.model_validate
         return validate({"content": [{"type": "text", "text": text}], "is_error": is_error})
 
     @classmethod
     def error(cls, message: str) -> ToolResult:
         """A failed call: ``message`` (what went wrong and what the model can do) as its one text part."""
-        validate = cls.__pydantic_validator__.validate_python if cls is ToolResult else cls.model_validate
+        validate = _RESULT_NAMESPACE["__pydantic_validator__"].validate_python if cls is ToolResult \
+            else cls.model_validate
         return validate({"content": [{"type": "text", "text": message}], "is_error": True})
 
     def text_content(self) -> str:
@@ -175,6 +179,10 @@ class ToolResult(BaseModel):
 
         return responses_result(self, call_id)
 
+
+# ToolResult's namespace, read live: a rebuild of the model (its first
+# validation, with defer_build) puts the new validator there.
+_RESULT_NAMESPACE = ToolResult.__dict__
 
 HandlerResult = Union[ToolResult, str]
 Handler = Callable[[Any, "ToolContext"], Union[Awaitable[HandlerResult], HandlerResult]]
