@@ -248,8 +248,9 @@ def _watchdog(loop: asyncio.AbstractEventLoop) -> _Watchdog:
 
 async def _execute(session: Session, tool: Tool, validated: Any, call_id: str, uncapped: bool,
                    request: PermissionRequest) -> ToolResult:
-    ctx = ToolContext(session=session, tool=tool, config=session.toolbox.plugin_config(tool.plugin),
-                      call_id=call_id, uncapped=uncapped, _resolved=request._resolved)
+    # (by position: keywords cost a dataclass __init__ of six fields as much as its work)
+    ctx = ToolContext(session, tool, session.toolbox.plugin_config(tool.plugin), call_id, uncapped,
+                      request._resolved)
     timeout = tool.timeout_s or DEFAULT_TIMEOUT_S
     loop = asyncio.get_running_loop()
     task = asyncio.current_task(loop)
@@ -341,10 +342,13 @@ def _shape(session: Session, tool: Tool, result: ToolResult, scratchpad: str | N
         # and keeping it out of the conversation is the point.
         return ToolResult(content=[*others, TextContent(text=note)])
     limit = session.toolbox.settings.core.results.max_chars
-    texts = [c.text for c in result.content if isinstance(c, TextContent)]
-    if sum(map(len, texts)) <= limit:  # cheap check first: most results are small
+    size = 0
+    for part in result.content:  # cheap check first, with no list made: most results are small
+        if isinstance(part, TextContent):
+            size += len(part.text)
+    if size <= limit:
         return result
-    text = "\n".join(texts)
+    text = "\n".join(c.text for c in result.content if isinstance(c, TextContent))
     try:
         where = f"The whole text is saved in {_spill(session, tool, text, call_id)}; read it in parts with " \
                 "offset and limit."
@@ -423,7 +427,7 @@ async def _run_call(session: Session, name: str, arguments: Any, call_id: str,
     notes.extend(context)
     # Only now, when the call will run: a refused call must not use up the
     # once-per-session note before the model could see it.
-    if (note := _deferred_note(session, tool, args)) is not None:
+    if tool.loading == "deferred" and (note := _deferred_note(session, tool, args)) is not None:
         notes.insert(0, note)
     uncapped = scratchpad is not None and tool.lifts_caps_with_scratchpad
     if background:
@@ -448,7 +452,7 @@ async def _run_call(session: Session, name: str, arguments: Any, call_id: str,
             info = CallInfo(session=session, tool=tool, input=mapping, call_id=call_id)
         result = await _run_after_hooks(info, result, afters)
     result = _shape(session, tool, result, scratchpad, call_id)
-    return _append_notes(result, notes)
+    return _append_notes(result, notes) if notes else result
 
 
 # --- batches -----------------------------------------------------------------------
