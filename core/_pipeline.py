@@ -397,7 +397,7 @@ async def _run_call(session: Session, name: str, arguments: Any, call_id: str,
                     approval: Answer | None) -> ToolResult:
     if session.closed:
         return ToolResult.error(f"{name} was not run: this session is closed.")
-    tool = session.toolbox.offered_tool(name, session)
+    tool = session._offered_tool(name)
     if tool is None:
         return ToolResult.error(session.toolbox.why_unavailable(name, session))
     args = parse_arguments(name, arguments)
@@ -478,7 +478,7 @@ def _plan(session: Session, calls: Sequence[BatchCall]) -> list[tuple[list[int],
     for index, call in enumerate(calls):
         tool = offered.get(call[0], _UNSEEN)
         if tool is _UNSEEN:
-            tool = offered[call[0]] = toolbox.offered_tool(call[0], session)
+            tool = offered[call[0]] = session._offered_tool(call[0])
         # A call of a tool that is not offered only produces an error and
         # changes nothing, so it need not split a group of reads.
         if tool is not None and not tool.read_only:
