@@ -470,34 +470,40 @@ def _plan(session: Session, calls: Sequence[BatchCall]) -> list[tuple[list[int],
     "save it, then read it" in one reply must see the saved entry, although
     both calls are read-only.
     """
-    toolbox = session.toolbox
     steps: list[tuple[list[int], bool]] = []
     group: list[int] = []
     saves = False
-    offered: dict[str, Tool | None] = {}  # a batch names few tools, often one many times
+    # per tool name (a batch names few tools, often one many times): whether
+    # its call runs alone, and whether it may save to the scratchpad
+    seen: dict[str, tuple[bool, Tool | None]] = {}
     for index, call in enumerate(calls):
-        tool = offered.get(call[0], _UNSEEN)
-        if tool is _UNSEEN:
-            tool = offered[call[0]] = session._offered_tool(call[0])
-        # A call of a tool that is not offered only produces an error and
-        # changes nothing, so it need not split a group of reads.
-        if tool is not None and not tool.read_only:
+        name = call[0]
+        found = seen.get(name)
+        if found is None:
+            tool = session._offered_tool(name)
+            # A call of a tool that is not offered only produces an error and
+            # changes nothing, so it need not split a group of reads.
+            alone = tool is not None and not tool.read_only
+            found = seen[name] = (alone, tool if tool is not None and reserved_owned(tool)[1] else None)
+        alone, saver = found
+        if alone:
             if group:
                 steps.append((group, True))
                 group, saves = [], False
             steps.append(([index], False))
             continue
-        if saves and call[0] in SCRATCHPAD_READERS:
+        if saves and name in SCRATCHPAD_READERS:
             steps.append((group, True))
             group, saves = [], False
         group.append(index)
-        saves = saves or (tool is not None and _saves_to_scratchpad(tool, call[1]))
+        if saver is not None and not saves:
+            arguments = call[1]
+            # (a dict's own look-up without the call: this runs for every call of a batch)
+            saves = arguments.get("scratchpad") is not None if type(arguments) is dict \
+                else _saves_to_scratchpad(saver, arguments)
     if group:
         steps.append((group, True))
     return steps
-
-
-_UNSEEN: Any = object()
 
 
 def _saves_to_scratchpad(tool: Tool, arguments: Any) -> bool:
@@ -529,7 +535,8 @@ _cheap_streaks: weakref.WeakKeyDictionary[Any, dict[str, int]] = weakref.WeakKey
 
 def _parallel_limit(session: Session, calls: Sequence[BatchCall], indices: Sequence[int]) -> int:
     streaks = _cheap_streaks.get(session, {})
-    cheap = all(streaks.get(calls[i][0], 0) >= CHEAP_STREAK for i in indices)
+    names = {calls[i][0] for i in indices}
+    cheap = all(streaks.get(name, 0) >= CHEAP_STREAK for name in names)
     return MAX_PARALLEL_CHEAP if cheap else MAX_PARALLEL
 
 
@@ -563,19 +570,25 @@ async def run_batch(session: Session, calls: Sequence[BatchCall]) -> list[ToolRe
     loop = asyncio.get_running_loop()
     for indices, side_by_side in _plan(session, calls):
         if side_by_side and len(indices) > 1:
-            await _side_by_side(loop, one, indices, _parallel_limit(session, calls, indices))
+            await _side_by_side(loop, session, calls, results, streaks, indices,
+                                _parallel_limit(session, calls, indices))
         else:
             await one(indices[0])
     return [r if r is not None else ToolResult.error("internal error: this call produced no result")
             for r in results]
 
 
-async def _side_by_side(loop: asyncio.AbstractEventLoop, one: Any, indices: Sequence[int], limit: int) -> None:
-    """Run ``one(i)`` for every index, at most ``limit`` at once.
+async def _side_by_side(loop: asyncio.AbstractEventLoop, session: Session, calls: Sequence[BatchCall],
+                        results: list[ToolResult | None], streaks: dict[str, int], indices: Sequence[int],
+                        limit: int) -> None:
+    """Run the calls at ``indices`` (as ``run_batch``'s ``one`` runs a call),
+    at most ``limit`` at once, their results into ``results``.
 
     This task is the first worker. Another is started only once a call has
     waited (a callback scheduled before the call runs when this task yields),
-    so calls that never wait run back to back, with no task of their own.
+    so calls that never wait run back to back, with no task of their own;
+    and with no coroutine of their own around run_call's, which made a
+    batch of small Reads cost more than the same calls one after another.
     """
     queue = deque(indices)
     helpers: list[asyncio.Task[None]] = []
@@ -594,7 +607,11 @@ async def _side_by_side(loop: asyncio.AbstractEventLoop, one: Any, indices: Sequ
             if queue and not scheduled and len(helpers) + 1 < limit:
                 scheduled = True
                 loop.call_soon(add_worker)
-            await one(index)
+            call = calls[index]
+            call_id = call[2] if len(call) > 2 else session.next_call_id()
+            started = monotonic()
+            results[index] = await run_call(session, call[0], call[1], call_id)
+            streaks[call[0]] = streaks.get(call[0], 0) + 1 if monotonic() - started <= CHEAP_S else 0
 
     try:
         await worker()
