@@ -85,8 +85,8 @@ def _deferred_note(session: Session, tool: Tool, args: Mapping[str, Any]) -> str
 async def _authorize(session: Session, tool: Tool, input: Mapping[str, Any], call_id: str,
                      approval: Answer | None = None) -> PermissionRequest:
     # The call id lets a plugin tie what its vote checked to the call that runs.
-    request = PermissionRequest(tool=tool, input=input, session=session, policy=session.policy,
-                                extra={"call_id": call_id})
+    # (by position, in the order of its fields: keywords cost its __init__ as much as its work)
+    request = PermissionRequest(tool, input, session, session.policy, {"call_id": call_id})
     permissions = session.toolbox.permissions
     if approval is not None:
         decision = await permissions.authorize(request, approval)
