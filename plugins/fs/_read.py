@@ -176,11 +176,11 @@ def _bounds(args: ReadInput, ctx: ToolContext, cfg: FsConfig) -> tuple[int, int]
         limit, cap = args.limit or 10**12, cfg.large_output_chars
     else:
         limit, cap = args.limit or cfg.max_lines, cfg.max_output_chars
-    if not getattr(ctx, "uncapped", False):
+    if not ctx.uncapped:
         # The core spills results over its cap into a file to be Read again, which for
         # Read itself would only go in circles: stop at a line boundary below it instead.
         # (comparisons, not min and max: those two builtins cost a third of this function)
-        below = _core_cap(ctx) - 600
+        below = ctx.result_limit - 600
         below = below if below > 1000 else 1000
         cap = cap if cap < below else below
     return limit, cap
@@ -218,10 +218,6 @@ def _shown(win: Window, real: str, offset: int, cap: int, args: ReadInput, cfg: 
         parts.append(f"[{win.cut_lines} line(s) longer than {cfg.max_line_chars:,} characters were cut; "
                      f"use Grep or a shell tool to see them whole.]")
     return ToolResult.text("\n".join(p for p in parts if p))
-
-
-def _core_cap(ctx: ToolContext) -> int:
-    return ctx.result_limit
 
 
 def _image(f: BinaryIO, real: str, mime: str, size: int, limit: int) -> ToolResult:

@@ -82,6 +82,7 @@ def sniff(head: bytes) -> Sniffed:
 # a NUL: magic numbers in ASCII, and the UTF-8 BOM (every other magic and BOM
 # above holds a NUL or a byte that no UTF-8 text starts with).
 _UTF8_LOOKALIKES = (b"GIF87a", b"GIF89a", b"RIFF", b"%PDF-", codecs.BOM_UTF8)
+_LOOKALIKE_FIRSTS = frozenset(magic[0] for magic in _UTF8_LOOKALIKES)
 
 
 def plain_utf8(data: bytes) -> str | None:
@@ -93,8 +94,9 @@ def plain_utf8(data: bytes) -> str | None:
     compares cost as much again); a test holds it to what sniff says.
     """
     # (0 in data: a byte's value, which finds it with memchr; b"\x00" in data
-    # takes the general substring search, four times the work)
-    if not data or 0 in data or data.startswith(_UTF8_LOOKALIKES):
+    # takes the general substring search, four times the work. The first
+    # byte before startswith: a tuple of five costs a third of the decode.)
+    if not data or 0 in data or (data[0] in _LOOKALIKE_FIRSTS and data.startswith(_UTF8_LOOKALIKES)):
         return None
     try:
         return data.decode("utf-8")
