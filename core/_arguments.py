@@ -89,7 +89,7 @@ def split_reserved(session: Session, tool: Tool, args: dict[str, Any]) -> tuple[
     which is what models send for an optional argument they do not use. A tool
     with a parameter of the same name keeps it: untouched, not interpreted.
     """
-    owns_background, owns_scratchpad = reserved_owned(tool)
+    owns_background, owns_scratchpad = tool.__dict__.get("reserved_owned") or reserved_owned(tool)
     background, scratchpad = False, None
     if owns_background and "background" in args:
         value = args.pop("background")

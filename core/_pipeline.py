@@ -256,7 +256,9 @@ async def _execute(session: Session, tool: Tool, validated: Any, call_id: str, u
     task = asyncio.current_task(loop)
     assert task is not None  # run_call is always awaited inside a task
     cancelling = task.cancelling()
-    dog = _watchdog(loop)
+    ref, dog = _last_watchdog  # (_watchdog's common case, without its call)
+    if ref is None or ref() is not loop:
+        dog = _watchdog(loop)
     token = dog.add(loop, timeout, task)
     expired = False
     try:

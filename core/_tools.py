@@ -403,7 +403,9 @@ class ToolContext:
     @property
     def state(self) -> dict[str, Any]:
         """This plugin's state in this session (never shared across sessions)."""
-        return self.session.plugin_state(self.tool.plugin)
+        # (Session.plugin_state's answer, without its call once the state is there)
+        found = self.session._plugin_state.get(self.tool.plugin)
+        return found if found is not None else self.session.plugin_state(self.tool.plugin)
 
     def emit(self, kind: str, data: Mapping[str, Any]) -> None:
         """Send an event to the host (notifications, progress, one-time notes)."""

@@ -36,10 +36,13 @@ _text_result = ToolResult.text
 
 
 async def read(args: ReadInput, ctx: ToolContext) -> ToolResult:
-    try:
-        real = opened_as_checked(ctx, args.file_path)
-    except PathError as exc:
-        return ToolResult.error(str(exc))
+    # (opened_as_checked's common case, without its call)
+    real = ctx.resolved_str(args.file_path)
+    if real is None:
+        try:
+            real = opened_as_checked(ctx, args.file_path)
+        except PathError as exc:
+            return ToolResult.error(str(exc))
     try:
         fd, st = _safeio.open_read_stat(real)
     except OSError as exc:
