@@ -501,8 +501,7 @@ class Session:
         settles an ask instead of ``pegboard_ask``, and cannot turn a deny
         into an allow."""
         run_call = _PIPELINE[0] if _PIPELINE else _pipeline()[0]
-        # (next_call_id's text, without its call)
-        return await run_call(self, name, arguments, call_id or f"c{next(self._call_ids)}", approval)
+        return await run_call(self, name, arguments, call_id or self.next_call_id(), approval)
 
     @property
     def pending(self) -> PendingCalls:
