@@ -302,7 +302,8 @@ def validate(tool: Tool, args: dict[str, Any], *, rewritten: bool = False) -> tu
         args = drop_unset_nulls(tool.schema, args)
     model = tool.model
     if model is not None:
-        _, namespace, plain, ignores_extra = _validation(tool, model)
+        own = tool.__dict__.get("_validate")  # (_validation's answer, without its call once made)
+        _, namespace, plain, ignores_extra = own if own is not None and own[0] is model else _validation(tool, model)
         try:
             validated = (namespace["__pydantic_validator__"].validate_python if plain
                          else model.model_validate)(args)

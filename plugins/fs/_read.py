@@ -149,10 +149,12 @@ def _small_text(args: ReadInput, ctx: ToolContext, real: str, data: bytes, size:
     text = plain_utf8(data)
     if text is None:
         return None
-    cfg = config_of(ctx)
-    refused = _refusal(real, size, args, cfg)
-    if refused is not None:
-        return refused
+    cfg = ctx.config if type(ctx.config) is FsConfig else config_of(ctx)
+    # (what _refusal needs before it refuses anything, checked without its call)
+    if args.pages is not None or size > cfg.max_file_bytes:
+        refused = _refusal(real, size, args, cfg)
+        if refused is not None:
+            return refused
     limit, cap = _bounds(args, ctx, cfg)
     whole = whole_text_numbered(text, limit=limit, max_line_chars=cfg.max_line_chars, max_output_chars=cap)
     if whole is not None:
