@@ -44,7 +44,8 @@ async def read(args: ReadInput, ctx: ToolContext) -> ToolResult:
         except PathError as exc:
             return ToolResult.error(str(exc))
     try:
-        fd, st = _safeio.open_read_stat(real)
+        # left non-blocking: a small file is read whole at once (_small_file), a large one made blocking below
+        fd, st = _safeio.open_read_stat(real, keep_nonblocking=True)
     except OSError as exc:
         return ToolResult.error(_open_failed(real, exc, ctx))
     try:
@@ -61,6 +62,11 @@ async def read(args: ReadInput, ctx: ToolContext) -> ToolResult:
         # file work is blocking; reading a large file must not stall other calls of the batch
         import anyio
 
+        try:
+            os.set_blocking(fd, True)
+        except OSError as exc:
+            os.close(fd)
+            return ToolResult.error(f"Cannot read {real}: {exc.strerror or exc}. Nothing was read.")
         f = os.fdopen(fd, "rb")
         try:
             result = await anyio.to_thread.run_sync(_read_file, args, ctx, real, f, st)
@@ -77,13 +83,13 @@ def _small_file(fd: int, size: int) -> bytes | None:
     size is what fstat said); None, the fd back at its start, when it holds more."""
     if size > INLINE_BYTES:
         return None
-    got = os.read(fd, size + 1)
+    got = _safeio.read_nonblocking(fd, size + 1)
     if len(got) == size:
         return got  # a read of a regular file returns less than asked for only at its end
     # it changed size since fstat (or, like /proc, has no size): read on to its end or the limit
     parts, total = [got], len(got)
     while got and total <= INLINE_BYTES:
-        got = os.read(fd, INLINE_BYTES + 1 - total)
+        got = _safeio.read_nonblocking(fd, INLINE_BYTES + 1 - total)
         parts.append(got)
         total += len(got)
     if total > INLINE_BYTES:
