@@ -285,7 +285,8 @@ def _numbered(shown: list[str], text: str, first: int, max_line_chars: int, max_
     # their prefixes and newlines take at most the text plus a prefix per line.
     if not count or (len(text) > max_line_chars and max(map(len, shown)) > max_line_chars):
         return None
-    prefixes = _prefixes(first, count)
+    have, end = _PREFIXES, first - 1 + count  # (_prefixes's common case, without its call)
+    prefixes = have[first - 1 : end] if end <= len(have) else _prefixes(first, count)
     if len(text) + len(prefixes[-1]) * count > max_output_chars and \
             sum(map(len, prefixes)) + sum(map(len, shown)) > max_output_chars:
         return None
