@@ -72,28 +72,26 @@ def _plainly_without_reserved(tool: Tool) -> bool:
                and field.json_schema_extra is None for name, field in model.model_fields.items())
 
 
-def _ignores_extra(tool: Tool) -> bool:
-    """True when the tool's model silently drops unknown arguments (pydantic's
-    default), so a misspelt optional argument would otherwise vanish unseen."""
-    cached = tool.__dict__.get("_ignores_extra")
-    if cached is None:
-        model = tool.model
-        cached = model is not None and model.model_config.get("extra", "ignore") == "ignore"
-        tool.__dict__["_ignores_extra"] = cached
-    return cached  # type: ignore[no-any-return,unused-ignore]
-
-
-def _validator_of(tool: Tool, model: type[BaseModel]) -> Any:
-    """``model.model_validate``, or, when the model keeps pydantic's own,
-    what that calls: its validator's ``validate_python`` (the classmethod's
-    checks of options no call here passes cost a fifth of a validation)."""
+def _validation(tool: Tool, model: type[BaseModel]) -> tuple[Any, ...]:
+    """What validating ``model`` needs, worked out once per tool: (the model;
+    its class namespace, read live; whether it keeps pydantic's own
+    ``model_validate``; whether it silently drops unknown arguments)."""
     own = tool.__dict__.get("_validate")
     if own is None or own[0] is not model:
+        # Its validator's validate_python is what pydantic's model_validate
+        # calls (the classmethod's checks of options no call here passes cost
+        # a fifth of a validation); found in the class's own namespace, since
+        # model.__pydantic_validator__ goes through the metaclass's
+        # __getattr__ hook. Read at every call: a model rebuilt later (its
+        # first validation, with defer_build) puts a new validator there.
         plain = getattr(model.model_validate, "__func__", None) is getattr(BaseModel.model_validate, "__func__", ())
-        own = (model, plain)
-        tool.__dict__["_validate"] = own
-    # looked up at every call: a model rebuilt later gets a new validator
-    return model.__pydantic_validator__.validate_python if own[1] else model.model_validate
+        namespace = model.__dict__
+        plain = plain and "__pydantic_validator__" in namespace
+        # True when the model drops unknown arguments (pydantic's default), so a
+        # misspelt optional argument would otherwise vanish unseen.
+        ignores_extra = model.model_config.get("extra", "ignore") == "ignore"
+        own = tool.__dict__["_validate"] = (model, namespace, plain, ignores_extra)
+    return own  # type: ignore[no-any-return,unused-ignore]
 
 
 class Refusal(Exception):
@@ -115,7 +113,7 @@ def split_reserved(session: Session, tool: Tool, args: dict[str, Any]) -> tuple[
     which is what models send for an optional argument they do not use. A tool
     with a parameter of the same name keeps it: untouched, not interpreted.
     """
-    owns_background, owns_scratchpad = reserved_owned(tool)
+    owns_background, owns_scratchpad = tool.__dict__.get("reserved_owned") or reserved_owned(tool)
     background, scratchpad = False, None
     if owns_background and "background" in args:
         value = args.pop("background")
@@ -328,12 +326,15 @@ def validate(tool: Tool, args: dict[str, Any], *, rewritten: bool = False) -> tu
         args = drop_unset_nulls(tool.schema, args)
     model = tool.model
     if model is not None:
+        own = tool.__dict__.get("_validate")  # (_validation's answer, without its call once made)
+        _, namespace, plain, ignores_extra = own if own is not None and own[0] is model else _validation(tool, model)
         try:
-            validated = _validator_of(tool, model)(args)
+            validated = (namespace["__pydantic_validator__"].validate_python if plain
+                         else model.model_validate)(args)
         except ValidationError as exc:
             raise Refusal(_describe_validation(tool, exc, rewritten=rewritten)) from None
         advisory = None
-        if _ignores_extra(tool):
+        if ignores_extra:
             props = tool_parameters(tool)
             unknown = [k for k in args if k not in props and k not in model.model_fields]
             if unknown:
@@ -357,14 +358,15 @@ def as_mapping(value: Any) -> dict[str, Any]:
     """The validated input as permission votes and hooks see it: keyed as in
     the tool's schema (by alias), so it reads like what the model sent and a
     hook's rewrite of it validates again as it is."""
-    if isinstance(value, BaseModel):
-        plain = _PLAIN_DUMP.get(type(value))
-        if plain is None:
-            plain = _PLAIN_DUMP[type(value)] = _dumps_as_fields(type(value))
-        # A model of plain fields dumps as its fields: a copy of them costs a
-        # tenth of model_dump's 13K instructions (a test holds the two equal).
-        return dict(value.__dict__) if plain else value.model_dump(by_alias=True)
-    return dict(value)
+    # (the models seen before first: isinstance of BaseModel goes through ABCMeta's check)
+    plain = _PLAIN_DUMP.get(type(value))
+    if plain is None:
+        if not isinstance(value, BaseModel):
+            return dict(value)
+        plain = _PLAIN_DUMP[type(value)] = _dumps_as_fields(type(value))
+    # A model of plain fields dumps as its fields: a copy of them costs a
+    # tenth of model_dump's 13K instructions (a test holds the two equal).
+    return dict(value.__dict__) if plain else value.model_dump(by_alias=True)
 
 
 _PLAIN_DUMP: dict[type[BaseModel], bool] = {}

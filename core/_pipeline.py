@@ -85,8 +85,8 @@ def _deferred_note(session: Session, tool: Tool, args: Mapping[str, Any]) -> str
 async def _authorize(session: Session, tool: Tool, input: Mapping[str, Any], call_id: str,
                      approval: Answer | None = None) -> PermissionRequest:
     # The call id lets a plugin tie what its vote checked to the call that runs.
-    request = PermissionRequest(tool=tool, input=input, session=session, policy=session.policy,
-                                extra={"call_id": call_id})
+    # (by position, in the order of its fields: keywords cost its __init__ as much as its work)
+    request = PermissionRequest(tool, input, session, session.policy, {"call_id": call_id})
     permissions = session.toolbox.permissions
     if approval is not None:
         decision = await permissions.authorize(request, approval)
@@ -248,14 +248,17 @@ def _watchdog(loop: asyncio.AbstractEventLoop) -> _Watchdog:
 
 async def _execute(session: Session, tool: Tool, validated: Any, call_id: str, uncapped: bool,
                    request: PermissionRequest) -> ToolResult:
-    ctx = ToolContext(session=session, tool=tool, config=session.toolbox.plugin_config(tool.plugin),
-                      call_id=call_id, uncapped=uncapped, _resolved=request._resolved)
+    # (by position: keywords cost a dataclass __init__ of six fields as much as its work)
+    ctx = ToolContext(session, tool, session.toolbox.plugin_config(tool.plugin), call_id, uncapped,
+                      request._resolved)
     timeout = tool.timeout_s or DEFAULT_TIMEOUT_S
     loop = asyncio.get_running_loop()
     task = asyncio.current_task(loop)
     assert task is not None  # run_call is always awaited inside a task
     cancelling = task.cancelling()
-    dog = _watchdog(loop)
+    ref, dog = _last_watchdog  # (_watchdog's common case, without its call)
+    if ref is None or ref() is not loop:
+        dog = _watchdog(loop)
     token = dog.add(loop, timeout, task)
     expired = False
     try:
@@ -341,10 +344,13 @@ def _shape(session: Session, tool: Tool, result: ToolResult, scratchpad: str | N
         # and keeping it out of the conversation is the point.
         return ToolResult(content=[*others, TextContent(text=note)])
     limit = session.toolbox.settings.core.results.max_chars
-    texts = [c.text for c in result.content if isinstance(c, TextContent)]
-    if sum(map(len, texts)) <= limit:  # cheap check first: most results are small
+    size = 0
+    for part in result.content:  # cheap check first, with no list made: most results are small
+        if isinstance(part, TextContent):
+            size += len(part.text)
+    if size <= limit:
         return result
-    text = "\n".join(texts)
+    text = "\n".join(c.text for c in result.content if isinstance(c, TextContent))
     try:
         where = f"The whole text is saved in {_spill(session, tool, text, call_id)}; read it in parts with " \
                 "offset and limit."
@@ -393,7 +399,7 @@ async def _run_call(session: Session, name: str, arguments: Any, call_id: str,
                     approval: Answer | None) -> ToolResult:
     if session.closed:
         return ToolResult.error(f"{name} was not run: this session is closed.")
-    tool = session.toolbox.offered_tool(name, session)
+    tool = session._offered_tool(name)
     if tool is None:
         return ToolResult.error(session.toolbox.why_unavailable(name, session))
     args = parse_arguments(name, arguments)
@@ -423,7 +429,7 @@ async def _run_call(session: Session, name: str, arguments: Any, call_id: str,
     notes.extend(context)
     # Only now, when the call will run: a refused call must not use up the
     # once-per-session note before the model could see it.
-    if (note := _deferred_note(session, tool, args)) is not None:
+    if tool.loading == "deferred" and (note := _deferred_note(session, tool, args)) is not None:
         notes.insert(0, note)
     uncapped = scratchpad is not None and tool.lifts_caps_with_scratchpad
     if background:
@@ -448,7 +454,7 @@ async def _run_call(session: Session, name: str, arguments: Any, call_id: str,
             info = CallInfo(session=session, tool=tool, input=mapping, call_id=call_id)
         result = await _run_after_hooks(info, result, afters)
     result = _shape(session, tool, result, scratchpad, call_id)
-    return _append_notes(result, notes)
+    return _append_notes(result, notes) if notes else result
 
 
 # --- batches -----------------------------------------------------------------------
@@ -466,34 +472,40 @@ def _plan(session: Session, calls: Sequence[BatchCall]) -> list[tuple[list[int],
     "save it, then read it" in one reply must see the saved entry, although
     both calls are read-only.
     """
-    toolbox = session.toolbox
     steps: list[tuple[list[int], bool]] = []
     group: list[int] = []
     saves = False
-    offered: dict[str, Tool | None] = {}  # a batch names few tools, often one many times
+    # per tool name (a batch names few tools, often one many times): whether
+    # its call runs alone, and whether it may save to the scratchpad
+    seen: dict[str, tuple[bool, Tool | None]] = {}
     for index, call in enumerate(calls):
-        tool = offered.get(call[0], _UNSEEN)
-        if tool is _UNSEEN:
-            tool = offered[call[0]] = toolbox.offered_tool(call[0], session)
-        # A call of a tool that is not offered only produces an error and
-        # changes nothing, so it need not split a group of reads.
-        if tool is not None and not tool.read_only:
+        name = call[0]
+        found = seen.get(name)
+        if found is None:
+            tool = session._offered_tool(name)
+            # A call of a tool that is not offered only produces an error and
+            # changes nothing, so it need not split a group of reads.
+            alone = tool is not None and not tool.read_only
+            found = seen[name] = (alone, tool if tool is not None and reserved_owned(tool)[1] else None)
+        alone, saver = found
+        if alone:
             if group:
                 steps.append((group, True))
                 group, saves = [], False
             steps.append(([index], False))
             continue
-        if saves and call[0] in SCRATCHPAD_READERS:
+        if saves and name in SCRATCHPAD_READERS:
             steps.append((group, True))
             group, saves = [], False
         group.append(index)
-        saves = saves or (tool is not None and _saves_to_scratchpad(tool, call[1]))
+        if saver is not None and not saves:
+            arguments = call[1]
+            # (a dict's own look-up without the call: this runs for every call of a batch)
+            saves = arguments.get("scratchpad") is not None if type(arguments) is dict \
+                else _saves_to_scratchpad(saver, arguments)
     if group:
         steps.append((group, True))
     return steps
-
-
-_UNSEEN: Any = object()
 
 
 def _saves_to_scratchpad(tool: Tool, arguments: Any) -> bool:
@@ -525,7 +537,8 @@ _cheap_streaks: weakref.WeakKeyDictionary[Any, dict[str, int]] = weakref.WeakKey
 
 def _parallel_limit(session: Session, calls: Sequence[BatchCall], indices: Sequence[int]) -> int:
     streaks = _cheap_streaks.get(session, {})
-    cheap = all(streaks.get(calls[i][0], 0) >= CHEAP_STREAK for i in indices)
+    names = {calls[i][0] for i in indices}
+    cheap = all(streaks.get(name, 0) >= CHEAP_STREAK for name in names)
     return MAX_PARALLEL_CHEAP if cheap else MAX_PARALLEL
 
 
@@ -559,19 +572,25 @@ async def run_batch(session: Session, calls: Sequence[BatchCall]) -> list[ToolRe
     loop = asyncio.get_running_loop()
     for indices, side_by_side in _plan(session, calls):
         if side_by_side and len(indices) > 1:
-            await _side_by_side(loop, one, indices, _parallel_limit(session, calls, indices))
+            await _side_by_side(loop, session, calls, results, streaks, indices,
+                                _parallel_limit(session, calls, indices))
         else:
             await one(indices[0])
     return [r if r is not None else ToolResult.error("internal error: this call produced no result")
             for r in results]
 
 
-async def _side_by_side(loop: asyncio.AbstractEventLoop, one: Any, indices: Sequence[int], limit: int) -> None:
-    """Run ``one(i)`` for every index, at most ``limit`` at once.
+async def _side_by_side(loop: asyncio.AbstractEventLoop, session: Session, calls: Sequence[BatchCall],
+                        results: list[ToolResult | None], streaks: dict[str, int], indices: Sequence[int],
+                        limit: int) -> None:
+    """Run the calls at ``indices`` (as ``run_batch``'s ``one`` runs a call),
+    at most ``limit`` at once, their results into ``results``.
 
     This task is the first worker. Another is started only once a call has
     waited (a callback scheduled before the call runs when this task yields),
-    so calls that never wait run back to back, with no task of their own.
+    so calls that never wait run back to back, with no task of their own;
+    and with no coroutine of their own around run_call's, which made a
+    batch of small Reads cost more than the same calls one after another.
     """
     queue = deque(indices)
     helpers: list[asyncio.Task[None]] = []
@@ -585,12 +604,19 @@ async def _side_by_side(loop: asyncio.AbstractEventLoop, one: Any, indices: Sequ
 
     async def worker() -> None:
         nonlocal scheduled
+        started = monotonic()
         while queue:
             index = queue.popleft()
             if queue and not scheduled and len(helpers) + 1 < limit:
                 scheduled = True
                 loop.call_soon(add_worker)
-            await one(index)
+            call = calls[index]
+            call_id = call[2] if len(call) > 2 else session.next_call_id()
+            results[index] = await run_call(session, call[0], call[1], call_id)
+            # one clock read a call: where one call ends, this worker's next one starts
+            ended = monotonic()
+            streaks[call[0]] = streaks.get(call[0], 0) + 1 if ended - started <= CHEAP_S else 0
+            started = ended
 
     try:
         await worker()

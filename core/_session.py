@@ -96,6 +96,7 @@ class Session:
         self.only_tools: frozenset[str] | None = None
         """When set, the only tools a child session is offered."""
         self._hides: dict[tuple[str, str, frozenset[str], frozenset[str] | None], bool] = {}
+        self._offered: dict[str, tuple[Tool, Policy]] = {}
 
     # --- state -------------------------------------------------------------
 
@@ -467,6 +468,21 @@ class Session:
         return any(name in self.hidden_tools for name in covered)
 
     # --- tools -------------------------------------------------------------
+
+    def _offered_tool(self, name: str) -> Tool | None:
+        """``toolbox.offered_tool(name, self)``: tool ``name`` if this session
+        is offered it now, else None. Whether the policy offers a tool
+        depends only on the tool and the policy, so that answer is kept per
+        name while both stay the same objects (it was a tenth of a small
+        call's pipeline); whether this session hides it is asked each time."""
+        found = self._offered.get(name)
+        if found is not None and found[1] is self.policy and self.toolbox.tools.get(name) is found[0]:
+            return None if self.hides(found[0]) else found[0]
+        tool = self.toolbox.offered_tool(name, self)
+        # (not ToolSearch, whose answer depends on the other tools offered)
+        if tool is not None and name != "ToolSearch":
+            self._offered[name] = (tool, self.policy)
+        return tool
 
     def offered(self) -> list[Tool]:
         """The tools this session offers, in catalogue order."""

@@ -118,18 +118,22 @@ class ToolResult(BaseModel):
     # first (pydantic then checks that instance again) and a third of
     # model_construct's Python loop over the fields. ToolResult's own go
     # to the validator model_validate calls (its checks of options not
-    # passed here cost a fifth of the validation); a subclass's model_validate
-    # may be its own.
+    # passed here cost a fifth of the validation), found in the class's
+    # own namespace: ``cls.__pydantic_validator__`` goes through the
+    # metaclass's __getattr__ hook, a tenth of the validation again. A
+    # subclass's model_validate may be its own.
     @classmethod
     def text(cls, text: str, *, is_error: bool = False) -> ToolResult:
         """A result of one text part."""
-        validate = cls.__pydantic_validator__.validate_python if cls is ToolResult else cls.model_validate
+        validate = _RESULT_NAMESPACE["__pydantic_validator__"].validate_python if cls is ToolResult \
+            else cls.model_validate
         return validate({"content": [{"type": "text", "text": text}], "is_error": is_error})
 
     @classmethod
     def error(cls, message: str) -> ToolResult:
         """A failed call: ``message`` (what went wrong and what the model can do) as its one text part."""
-        validate = cls.__pydantic_validator__.validate_python if cls is ToolResult else cls.model_validate
+        validate = _RESULT_NAMESPACE["__pydantic_validator__"].validate_python if cls is ToolResult \
+            else cls.model_validate
         return validate({"content": [{"type": "text", "text": message}], "is_error": True})
 
     def text_content(self) -> str:
@@ -176,6 +180,10 @@ class ToolResult(BaseModel):
 
         return responses_result(self, call_id)
 
+
+# ToolResult's namespace, read live: a rebuild of the model (its first
+# validation, with defer_build) puts the new validator there.
+_RESULT_NAMESPACE = ToolResult.__dict__
 
 HandlerResult = Union[ToolResult, str]
 Handler = Callable[[Any, "ToolContext"], Union[Awaitable[HandlerResult], HandlerResult]]
@@ -428,7 +436,9 @@ class ToolContext:
     @property
     def state(self) -> dict[str, Any]:
         """This plugin's state in this session (never shared across sessions)."""
-        return self.session.plugin_state(self.tool.plugin)
+        # (Session.plugin_state's answer, without its call once the state is there)
+        found = self.session._plugin_state.get(self.tool.plugin)
+        return found if found is not None else self.session.plugin_state(self.tool.plugin)
 
     def emit(self, kind: str, data: Mapping[str, Any]) -> None:
         """Send an event to the host (notifications, progress, one-time notes)."""

@@ -216,3 +216,37 @@ def test_both_ways_of_opening_refuse_symlinks_anywhere(tmp_path: Path, how: str,
     os.mkfifo(root / "fifo")
     with pytest.raises(_safeio.NotRegular):
         _safeio.open_read(root / "fifo")
+
+
+def test_a_read_that_would_block_clears_o_nonblock_and_reads_as_a_blocking_fd_would() -> None:
+    """Read keeps a small file's fd non-blocking (no two fcntl calls); a file
+    system that honours O_NONBLOCK must still give the data, as from a
+    blocking fd: a pipe with nothing in it yet stands in for one."""
+    import threading
+
+    from pegboard.plugins.fs._safeio import read_nonblocking
+
+    rfd, wfd = os.pipe()
+    try:
+        os.set_blocking(rfd, False)
+        timer = threading.Timer(0.2, os.write, (wfd, b"late data"))
+        timer.start()
+        assert read_nonblocking(rfd, 100) == b"late data"
+        assert os.get_blocking(rfd)
+        timer.join()
+    finally:
+        os.close(rfd)
+        os.close(wfd)
+
+
+def test_open_read_stat_keeps_o_nonblocking_only_when_asked(tmp_path: Path) -> None:
+    from pegboard.plugins.fs._safeio import open_read_stat
+
+    path = tmp_path / "f.txt"
+    path.write_text("x")
+    for keep in (False, True):
+        fd, _ = open_read_stat(str(path.resolve()), keep_nonblocking=keep)
+        try:
+            assert os.get_blocking(fd) is not keep
+        finally:
+            os.close(fd)

@@ -275,6 +275,34 @@ def test_a_small_reads_one_join_equals_the_line_by_line_window() -> None:
     assert fast_taken > 250  # the one-join path was exercised, not only the loop
 
 
+def test_a_small_reads_whole_text_is_the_windows_text_when_nothing_is_left_out() -> None:
+    """whole_text_numbered, a small Read's shortcut past the Window, must give
+    exactly the window's text whenever it answers, and answer only where the
+    window showed every line, none cut, with no cap (so the Read adds nothing)."""
+    import random
+
+    from pegboard.plugins.fs._text import whole_text_numbered, window_of_text
+
+    rng = random.Random(22)
+    answered = declined = 0
+    for _ in range(2000):
+        lines = ["".join(rng.choice("ab \t\r\u00e9") for _ in range(rng.randrange(0, 30)))
+                 for _ in range(rng.randrange(1, 40))]
+        text = "\n".join(lines) + ("\n" if rng.random() < 0.5 else "")
+        bounds = {"limit": rng.randrange(1, 50), "max_line_chars": rng.randrange(1, 40),
+                  "max_output_chars": rng.randrange(1, 2000)}
+        win = window_of_text(text, **bounds)
+        got = whole_text_numbered(text, **bounds)
+        whole = not (win.more or win.capped or win.cut_lines)
+        if got is None:
+            declined += 1
+            assert not whole or win.lines[0].startswith("     1\t") and len(win.lines) == 1, (text, bounds)
+            continue
+        answered += 1
+        assert whole and got == win.text, (text, bounds)
+    assert answered > 300 and declined > 300
+
+
 def test_plain_utf8_says_text_only_where_sniff_does() -> None:
     """A small Read's shortcut (plain_utf8: one decode, no sniff) must take
     only what sniff calls plain UTF-8 text, and show its text as decoded."""
@@ -357,3 +385,32 @@ def test_a_found_file_longer_than_fstat_says_is_read_to_its_end_unless_binary() 
     finally:
         os.close(dfd)
     assert data is not None and data.startswith(b"Name:") and b"\nPid:" in data and data.endswith(b"\n")
+
+
+def test_a_reads_bookkeeping_in_one_call_is_record_then_changes(tmp_path: Path) -> None:
+    """ReadTracker.shown (what every Read does) must leave the tracker as
+    record then changes(skip=...) leave it, and say the same notes, also
+    past the watched limit and with earlier notes on the path read again."""
+    import random
+
+    from pegboard.plugins.fs._tracking import _MAX_WATCHED, ReadTracker
+
+    files = [tmp_path / f"f{i}.txt" for i in range(_MAX_WATCHED + 5)]
+    for f in files:
+        f.write_text("x")
+    fused, plain = ReadTracker(), ReadTracker()
+    rng = random.Random(23)
+    said = 0
+    for step in range(700):
+        f = str(rng.choice(files if step > 300 else files[:4]))
+        if rng.random() < 0.2:
+            other = rng.choice(files)
+            other.write_text("y" * rng.randrange(1, 9))  # a change for the next notes to report
+        st = os.stat(f)
+        got = fused.shown(f, st)
+        plain.record(f, st)
+        assert got == plain.changes(skip=f), (step, f)
+        said += bool(got)
+        assert list(fused._reads.items()) == list(plain._reads.items())
+        assert fused._noted == plain._noted
+    assert said > 20

@@ -546,3 +546,49 @@ def test_reserved_parameters_are_found_without_the_schema_as_with_it() -> None:
         assert reserved_owned(tool) == _owned_by_schema(tool), tool.name
     assert _plainly_without_reserved(made[0]) and not any(_plainly_without_reserved(t) for t in made[1:])
     assert sum(map(_plainly_without_reserved, installed)) > 10  # the shortcut is taken for most
+
+
+def test_validation_calls_a_models_own_model_validate_and_follows_a_rebuild() -> None:
+    """The pipeline calls pydantic's validator directly only for a model that
+    keeps pydantic's model_validate; one of its own is called. A model
+    rebuilt after its first call is validated by its new validator."""
+    from pydantic import BaseModel, ConfigDict
+
+    from pegboard import Tool
+    from pegboard._arguments import validate
+
+    class Own(BaseModel):
+        text: str
+
+        @classmethod
+        def model_validate(cls, obj: Any, **kwargs: Any) -> Any:
+            return super().model_validate({"text": obj["text"].upper()}, **kwargs)
+
+    class Later(BaseModel):
+        model_config = ConfigDict(defer_build=True)
+        text: str
+
+    async def handler(args: Any, ctx: Any) -> str:
+        return "ok"
+
+    own = Tool(name="Own", handler=handler, input_model=Own)
+    assert validate(own, {"text": "hi"})[0].text == "HI"
+    later = Tool(name="Later", handler=handler, input_model=Later)
+    assert validate(later, {"text": "a"})[0].text == "a"  # built at its first validation
+    before = Later.__pydantic_validator__
+    Later.model_rebuild(force=True)
+    assert Later.__pydantic_validator__ is not before
+    calls = []
+    rebuilt = Later.__pydantic_validator__
+
+    class Spy:
+        def validate_python(self, value: Any) -> Any:
+            calls.append(value)
+            return rebuilt.validate_python(value)
+
+    Later.__pydantic_validator__ = Spy()  # type: ignore[assignment]
+    try:
+        assert validate(later, {"text": "b"})[0].text == "b"
+    finally:
+        Later.__pydantic_validator__ = rebuilt
+    assert calls == [{"text": "b"}]

@@ -114,3 +114,34 @@ async def test_closed_session_runs_nothing(plugin_factory: PluginFactory) -> Non
     result = await session.call("Echo", {"text": "x"})
     assert result.is_error and result.text_content() == "Echo was not run: this session is closed."
     assert session.plugin_state("pipetest").get("seen") is None
+
+
+async def test_the_remembered_offer_of_a_tool_is_the_toolboxs_answer(plugin_factory: PluginFactory) -> None:
+    """The pipeline keeps, per session and tool name, whether the policy
+    offers the tool: it must answer as Toolbox.offered_tool does after the
+    mode changes, a tool is taken out, or a child hides it."""
+    toolbox = plugin_factory(PIPETEST)
+    session = toolbox.session("default")
+    child = session.child(hide=["Echo"])
+    names = ["Echo", "WriteFile", "ToolSearch", "Nope"]
+
+    def agree() -> None:
+        for s in (session, child):
+            for name in names:
+                assert s._offered_tool(name) is toolbox.offered_tool(name, s), (s.mode, name)
+                assert s._offered_tool(name) is toolbox.offered_tool(name, s), (s.mode, name)  # remembered
+
+    agree()
+    assert session._offered_tool("WriteFile") is not None and child._offered_tool("Echo") is None
+    for mode in ("plan", "read", "none", "default"):
+        session.set_mode(mode)
+        child.set_mode(mode)
+        agree()
+    session.set_mode("plan")
+    assert session._offered_tool("WriteFile") is None  # plan offers read-only tools only
+    session.set_mode("default")
+    toolbox.mark_broken(toolbox.tools["Echo"], "a test took it out")
+    agree()
+    assert session._offered_tool("Echo") is None
+    result = await session.call("Echo", {"text": "a"})
+    assert result.is_error

@@ -13,10 +13,10 @@ from typing import TYPE_CHECKING, BinaryIO
 from pegboard import ImageContent, TextContent, ToolResult
 
 from . import _safeio
-from ._common import PathError, config_of, finish, opened_as_checked
+from ._common import PathError, config_of, opened_as_checked
 from ._config import FsConfig
 from ._models import ReadInput
-from ._text import SNIFF_BYTES, Window, plain_utf8, read_window, sniff, window_of_text
+from ._text import SNIFF_BYTES, Window, plain_utf8, read_window, sniff, whole_text_numbered, window_of_text
 from ._tracking import tracker
 
 if TYPE_CHECKING:
@@ -30,14 +30,22 @@ __all__ = ["read"]
 # hung there first.
 INLINE_BYTES = 64 * 1024
 
+# Looked up once: an attribute of a pydantic model's class goes through its
+# metaclass's __getattr__ hook, which costs a tenth of making the result.
+_text_result = ToolResult.text
+
 
 async def read(args: ReadInput, ctx: ToolContext) -> ToolResult:
+    # (opened_as_checked's common case, without its call)
+    real = ctx.resolved_str(args.file_path)
+    if real is None:
+        try:
+            real = opened_as_checked(ctx, args.file_path)
+        except PathError as exc:
+            return ToolResult.error(str(exc))
     try:
-        real = opened_as_checked(ctx, args.file_path)
-    except PathError as exc:
-        return ToolResult.error(str(exc))
-    try:
-        fd, st = _safeio.open_read_stat(real)
+        # left non-blocking: a small file is read whole at once (_small_file), a large one made blocking below
+        fd, st = _safeio.open_read_stat(real, keep_nonblocking=True)
     except OSError as exc:
         return ToolResult.error(_open_failed(real, exc, ctx))
     try:
@@ -54,16 +62,20 @@ async def read(args: ReadInput, ctx: ToolContext) -> ToolResult:
         # file work is blocking; reading a large file must not stall other calls of the batch
         import anyio
 
+        try:
+            os.set_blocking(fd, True)
+        except OSError as exc:
+            os.close(fd)
+            return ToolResult.error(f"Cannot read {real}: {exc.strerror or exc}. Nothing was read.")
         f = os.fdopen(fd, "rb")
         try:
             result = await anyio.to_thread.run_sync(_read_file, args, ctx, real, f, st)
         finally:
             f.close()
     reads = tracker(ctx.state)
-    if not result.is_error:
-        # recorded here, on the event loop: calls of one batch run their threads side by side
-        reads.record(real, st)
-    return finish(ctx, result, skip=real, reads=reads)
+    # recorded here, on the event loop: calls of one batch run their threads side by side
+    notes = reads.changes(skip=real) if result.is_error else reads.shown(real, st)
+    return result.with_text_appended("\n".join(notes)) if notes else result  # as finish does
 
 
 def _small_file(fd: int, size: int) -> bytes | None:
@@ -71,13 +83,13 @@ def _small_file(fd: int, size: int) -> bytes | None:
     size is what fstat said); None, the fd back at its start, when it holds more."""
     if size > INLINE_BYTES:
         return None
-    got = os.read(fd, size + 1)
+    got = _safeio.read_nonblocking(fd, size + 1)
     if len(got) == size:
         return got  # a read of a regular file returns less than asked for only at its end
     # it changed size since fstat (or, like /proc, has no size): read on to its end or the limit
     parts, total = [got], len(got)
     while got and total <= INLINE_BYTES:
-        got = os.read(fd, INLINE_BYTES + 1 - total)
+        got = _safeio.read_nonblocking(fd, INLINE_BYTES + 1 - total)
         parts.append(got)
         total += len(got)
     if total > INLINE_BYTES:
@@ -143,11 +155,16 @@ def _small_text(args: ReadInput, ctx: ToolContext, real: str, data: bytes, size:
     text = plain_utf8(data)
     if text is None:
         return None
-    cfg = config_of(ctx)
-    refused = _refusal(real, size, args, cfg)
-    if refused is not None:
-        return refused
+    cfg = ctx.config if type(ctx.config) is FsConfig else config_of(ctx)
+    # (what _refusal needs before it refuses anything, checked without its call)
+    if args.pages is not None or size > cfg.max_file_bytes:
+        refused = _refusal(real, size, args, cfg)
+        if refused is not None:
+            return refused
     limit, cap = _bounds(args, ctx, cfg)
+    whole = whole_text_numbered(text, limit=limit, max_line_chars=cfg.max_line_chars, max_output_chars=cap)
+    if whole is not None:
+        return _text_result(whole)  # as _shown shows a window with nothing left out
     win = window_of_text(text, limit=limit, max_line_chars=cfg.max_line_chars, max_output_chars=cap)
     return _shown(win, real, 1, cap, args, cfg)
 
@@ -166,12 +183,17 @@ def _refusal(real: str, size: int, args: ReadInput, cfg: FsConfig) -> ToolResult
 
 def _bounds(args: ReadInput, ctx: ToolContext, cfg: FsConfig) -> tuple[int, int]:
     """How many lines a text Read shows at most, and in how many characters."""
-    limit = args.limit or (cfg.max_lines if not args.allow_large else 10**12)
-    cap = cfg.large_output_chars if args.allow_large else cfg.max_output_chars
-    if not getattr(ctx, "uncapped", False):
+    if args.allow_large:
+        limit, cap = args.limit or 10**12, cfg.large_output_chars
+    else:
+        limit, cap = args.limit or cfg.max_lines, cfg.max_output_chars
+    if not ctx.uncapped:
         # The core spills results over its cap into a file to be Read again, which for
         # Read itself would only go in circles: stop at a line boundary below it instead.
-        cap = min(cap, max(_core_cap(ctx) - 600, 1000))
+        # (comparisons, not min and max: those two builtins cost a third of this function)
+        below = ctx.result_limit - 600
+        below = below if below > 1000 else 1000
+        cap = cap if cap < below else below
     return limit, cap
 
 
@@ -195,7 +217,7 @@ def _shown(win: Window, real: str, offset: int, cap: int, args: ReadInput, cfg: 
             f"Use an offset of at most {max(win.lines_in_file, 1):,}."
         )
     if not (win.capped or win.more or win.cut_lines):
-        return ToolResult.text(win.text)  # the whole file, nothing to add
+        return _text_result(win.text)  # the whole file, nothing to add
     parts = [win.text]
     if win.capped:
         parts.append(f"[Output stopped at line {win.last:,} to stay under {cap:,} characters; "
@@ -207,10 +229,6 @@ def _shown(win: Window, real: str, offset: int, cap: int, args: ReadInput, cfg: 
         parts.append(f"[{win.cut_lines} line(s) longer than {cfg.max_line_chars:,} characters were cut; "
                      f"use Grep or a shell tool to see them whole.]")
     return ToolResult.text("\n".join(p for p in parts if p))
-
-
-def _core_cap(ctx: ToolContext) -> int:
-    return ctx.result_limit
 
 
 def _image(f: BinaryIO, real: str, mime: str, size: int, limit: int) -> ToolResult:

@@ -30,6 +30,7 @@ __all__ = [
     "open_dir_readable",
     "open_read",
     "open_read_stat",
+    "read_nonblocking",
     "stat_nofollow",
 ]
 
@@ -118,10 +119,12 @@ def open_read(real: str | os.PathLike[str]) -> int:
     return open_read_stat(real)[0]
 
 
-def open_read_stat(real: str | os.PathLike[str]) -> tuple[int, os.stat_result]:
+def open_read_stat(real: str | os.PathLike[str], *, keep_nonblocking: bool = False) -> tuple[int, os.stat_result]:
     """``open_read``, with the ``fstat`` of the fd it checked the file by
     (a handler needs no stat of its own). ``NotRegular`` has errno EISDIR
-    for a directory."""
+    for a directory. ``keep_nonblocking``: the fd keeps the ``O_NONBLOCK``
+    it was opened with (clearing it costs two system calls), for a caller
+    that reads it at once with ``read_nonblocking``."""
     # O_NONBLOCK: opening a fifo must not hang the tool; cleared below for regular files
     flags = os.O_RDONLY | os.O_NOFOLLOW | os.O_CLOEXEC | os.O_NONBLOCK
     text = os.fspath(real)
@@ -148,5 +151,18 @@ def open_read_stat(real: str | os.PathLike[str]) -> tuple[int, os.stat_result]:
         if stat.S_ISDIR(st.st_mode):
             raise NotRegular(errno.EISDIR, f"{text} is a directory")
         raise NotRegular(errno.EINVAL, f"{text} is not a regular file")
-    os.set_blocking(fd, True)
+    if not keep_nonblocking:
+        os.set_blocking(fd, True)
     return fd, st
+
+
+def read_nonblocking(fd: int, size: int) -> bytes:
+    """``os.read`` of an fd ``open_read_stat`` left non-blocking: a regular
+    file's read ignores O_NONBLOCK (open(2)), but a file system may honour
+    it (FUSE passes it on), so a read that would block clears it and reads
+    again, as from a blocking fd."""
+    try:
+        return os.read(fd, size)
+    except BlockingIOError:
+        os.set_blocking(fd, True)
+        return os.read(fd, size)

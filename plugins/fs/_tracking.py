@@ -60,6 +60,21 @@ class ReadTracker:
             old, _ = self._reads.popitem(last=False)
             self._noted.pop(old, None)
 
+    def shown(self, path: str, st: os.stat_result) -> list[str]:
+        """``record(path, st)`` then ``changes(skip=path)``, in one call: what
+        every Read does. Nothing to say when ``path`` is the only file read."""
+        reads = self._reads
+        reads[path] = (st.st_mtime_ns, st.st_size, st.st_ino, st.st_dev)  # _stamp(st), without its call
+        reads.move_to_end(path)
+        if self._noted:
+            self._noted.pop(path, None)
+        if len(reads) == 1:
+            return []
+        while len(reads) > _MAX_WATCHED:
+            old, _ = reads.popitem(last=False)
+            self._noted.pop(old, None)
+        return self.changes(skip=path)
+
     def forget(self, path: str | os.PathLike[str]) -> None:
         key = os.fspath(path)
         self._reads.pop(key, None)
