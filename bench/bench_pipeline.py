@@ -8,8 +8,9 @@
    arguments (target: under 30x).
 2. Ten read-only calls that each sleep 100 ms, as one batch, against one such
    call alone (target: under 1.5x).
-3. A batch of 100 small Reads against the same 100 Reads one after another
-   (target: never slower, at most 1.0x).
+3. A batch of 100 small Reads against the same 100 Reads one after another,
+   each side keeping its 100 results as an agent loop does (target: never
+   slower, at most 1.0x).
 4. How many cheap read-only calls of one batch run at once (target: more
    than ten; ten is the limit for slow calls).
 
@@ -168,10 +169,14 @@ async def main(profile: bool) -> int:
         await session.call_batch(reads)
         batch_vs_seq = []
         for _ in range(15):
+            # Both keep their 100 results, as an agent loop does to answer the
+            # model: a batch's list of live results costs the collector a pass
+            # that calls whose results are dropped at once never pay.
             start = time.perf_counter()
-            for name, args in reads:
-                await session.call(name, args)
+            kept = [await session.call(name, args) for name, args in reads]
             seq = time.perf_counter() - start
+            assert len(kept) == len(reads)
+            del kept
             start = time.perf_counter()
             results = await session.call_batch(reads)
             batched = time.perf_counter() - start
