@@ -6,6 +6,7 @@ import os
 import stat
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
+from functools import cached_property
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal, Protocol
 
@@ -155,9 +156,11 @@ class Rule:
     base_dir: Path | None = None
     """The folder relative paths in the specifier are read from (the project root), when it has one."""
 
-    @property
+    @cached_property
     def text(self) -> str:
         """The rule as written: ``Tool`` or ``Tool(specifier)``."""
+        # cached (in the instance's dict, which a frozen dataclass allows):
+        # every decision a rule settles names it in its reason and source
         return self.tool if self.specifier is None else f"{self.tool}({self.specifier})"
 
     @classmethod
@@ -335,7 +338,7 @@ class CompiledRule:
     """The config layer it came from (``"user"``, ``"project"``, ``"explicit"``, ``"policy"``,
     ``"user grants"``...) or ``"session"`` for a session's grant."""
 
-    @property
+    @cached_property
     def where(self) -> str:
         """``"rule Read(./.env) in /path/config.toml"``: the rule and its file, for messages."""
         return f"rule {self.rule.text} in {self.rule.source}"
@@ -373,7 +376,7 @@ class Answer:
         return cls(allow=False, pending=True)
 
 
-@dataclass
+@dataclass(init=False)
 class PermissionRequest:
     """One call as the permission engine and plugins see it: what
     ``pegboard_permission``, a rule matcher's ``matches``, ``pegboard_ask``
@@ -399,6 +402,19 @@ class PermissionRequest:
     _resolved: dict[str, tuple[str, int]] = field(default_factory=dict, repr=False, compare=False)
     _paths: dict[str, Path] = field(default_factory=dict, repr=False, compare=False)
     _stats: dict[str, os.stat_result | None] = field(default_factory=dict, repr=False, compare=False)
+
+    def __init__(self, tool: Tool, input: Mapping[str, Any], session: Session, policy: Policy,
+                 extra: dict[str, Any] | None = None) -> None:
+        # Made for every decision: the dataclass's own __init__ called a
+        # factory for each of the four dicts; literals cost a fraction of that.
+        self.tool = tool
+        self.input = input
+        self.session = session
+        self.policy = policy
+        self.extra = {} if extra is None else extra
+        self._resolved = {}
+        self._paths = {}
+        self._stats = {}
 
     @property
     def working_dirs(self) -> tuple[Path, ...]:

@@ -132,6 +132,11 @@ class PermissionEngine:
         # matchers grouped (built on first use, dropped when a rule is added).
         self._plans: dict[str, dict[str, list[CompiledRule | _Group]]] = {"allow": {}, "ask": {}, "deny": {}}
         self._key_cache: dict[tuple[str, str, str], tuple[str, ...]] = {}
+        # Per tool name: (the tool, its deny, ask and allow units under every
+        # name that covers it, in _match's order), for sessions without
+        # grants; made from _plans, and dropped with it (see _tool_units).
+        self._by_tool: dict[str, tuple[Any, tuple[tuple[CompiledRule | _Group, ...], ...]]] = {}
+        self._by_tool_plans: dict[str, dict[str, list[CompiledRule | _Group]]] = self._plans
         # The tool namespaces plugins declared (pegboard_tool_namespaces): name -> (namespace, plugin).
         self.namespaces: dict[str, tuple[ToolNamespace, str]] = toolbox.plugins.namespaces
         # Every rule in order: compiled, or a layer whose rules passed their
@@ -291,6 +296,7 @@ class PermissionEngine:
             # not where it was grouped (only a damaged cache does this): where it belongs
             self._index[behavior].setdefault(rule.tool, []).append(compiled)
             self._plans[behavior].pop(rule.tool, None)
+            self._by_tool.clear()
         return compiled
 
     # --- policies ----------------------------------------------------------
@@ -355,6 +361,7 @@ class PermissionEngine:
     def tools_changed(self) -> None:
         """The toolbox's tools changed: forget which rule names cover which tool."""
         self._key_cache.clear()
+        self._by_tool.clear()
 
     def _add(self, compiled: CompiledRule) -> None:
         self._order.append(compiled)
@@ -364,6 +371,7 @@ class PermissionEngine:
             behavior, tool = compiled.rule.behavior, compiled.rule.tool
             self._index[behavior].setdefault(tool, []).append(compiled)
             self._plans[behavior].pop(tool, None)
+            self._by_tool.clear()
 
     def namespace_of(self, name: str) -> tuple[ToolNamespace, str] | None:
         """The declared namespace a tool or rule name lies in, with the
@@ -453,6 +461,33 @@ class PermissionEngine:
                     hit = self._try(compiled, behavior, request)
                     if hit is not None:
                         return hit
+        return None
+
+    def _tool_units(self, tool: Any) -> tuple[tuple[CompiledRule | _Group, ...], ...]:
+        """(deny, ask, allow): the units ``_match`` would try for a call of
+        ``tool`` in a session without grants, each behavior's in its order
+        (its names in turn, each name's units), made once per tool rather
+        than looked up name by name at every decision."""
+        found = self._by_tool.get(tool.name)
+        if found is not None and found[0] is tool and self._by_tool_plans is self._plans:
+            return found[1]
+        if self._by_tool_plans is not self._plans:  # replaced whole (the tests and the bench do)
+            self._by_tool.clear()
+            self._by_tool_plans = self._plans
+        units = tuple(
+            tuple(unit for key in self._rule_keys(tool, behavior) if key in self._index[behavior]
+                  for unit in self._units(behavior, key))
+            for behavior in ("deny", "ask", "allow"))
+        self._by_tool[tool.name] = (tool, units)
+        return units
+
+    def _first_hit(self, units: tuple[CompiledRule | _Group, ...], behavior: str,
+                   request: PermissionRequest) -> CompiledRule | None:
+        """``_match`` over a tool's units (``_tool_units``): the same answer in a session without grants."""
+        for unit in units:
+            hit = self._try(unit, behavior, request)
+            if hit is not None:
+                return hit
         return None
 
     def _may_match(self, request: PermissionRequest) -> bool:
@@ -577,11 +612,20 @@ class PermissionEngine:
         if request.session.hides(tool):
             where = "sub-agent " + " > ".join(request.session.chain)
             return Decision("deny", f"{tool.name} is not offered to this sub-agent", where)
-        # Most calls name a tool no rule and no grant names: then none of the
-        # three lookups below can match (each looks only under these names
-        # and, with grants, in them), and they are skipped.
-        ruled = self._may_match(request)
-        if ruled and (hit := self._match("deny", request)) is not None:
+        # Without grants (most sessions), each behavior's rules for this tool
+        # are a tuple made once (_tool_units); with grants, looked up name by
+        # name with the grants between (_match), once a rule or grant could match.
+        if request.session.has_grants():
+            deny = ask = allow = None
+            ruled = self._may_match(request)
+        else:
+            deny, ask, allow = self._tool_units(tool)
+            ruled = False
+        if deny:
+            hit = self._first_hit(deny, "deny", request)
+        else:
+            hit = self._match("deny", request) if ruled else None
+        if hit is not None:
             return Decision("deny", f"denied by {hit.rule.text}", hit.where)
         votes = self.votes(request)
         for plugin, vote in votes:
@@ -596,12 +640,20 @@ class PermissionEngine:
                     return Decision("deny", f"{vote.reason}; it needs a person's approval and {policy.kind} "
                                             f"{policy.name} asks no one", f"plugin {plugin}")
                 return Decision("ask", vote.reason, f"plugin {plugin}", _suggestions(votes), firm=True)
-        if ruled and (hit := self._match("ask", request)) is not None:
+        if ask:
+            hit = self._first_hit(ask, "ask", request)
+        else:
+            hit = self._match("ask", request) if ruled else None
+        if hit is not None:
             where = f"{policy.kind} {policy.name}"
             if not policy.prompts:
                 return Decision("deny", f"{hit.rule.text} asks, and {where} asks no one", hit.where)
             return Decision("ask", f"{hit.rule.text} asks", hit.where, _suggestions(votes))
-        if ruled and (hit := self._match("allow", request)) is not None:
+        if allow:
+            hit = self._first_hit(allow, "allow", request)
+        else:
+            hit = self._match("allow", request) if ruled else None
+        if hit is not None:
             return Decision("allow", f"allowed by {hit.rule.text}", hit.where)
         where = f"{policy.kind} {policy.name}"
         suggestions = _suggestions(votes)
