@@ -530,10 +530,16 @@ class PermissionEngine:
         none is looked for in the last ``absent`` names, which the caller
         found missing."""
         text = str(path)
-        slashed = text + "/"
+        return self._is_protected(text, text + "/", self._prefixes(session.working_dirs), git_dirs, absent)
+
+    def _is_protected(self, text: str, slashed: str, prefixes: tuple[tuple[str, ...], tuple[str, ...]],
+                      git_dirs: bool, absent: int) -> bool:
+        """``is_protected`` for a resolved ``text``, ``slashed`` being
+        ``text + "/"`` and ``prefixes`` the session's ``_prefixes`` (a path's
+        vote has both already)."""
         if slashed.startswith(self._own_prefixes):
             return True
-        inside, bases = self._prefixes(session.working_dirs)
+        inside, bases = prefixes
         if self._protected.matches_under(text, bases):
             return True
         if not git_dirs:
