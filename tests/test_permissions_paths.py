@@ -105,7 +105,8 @@ def test_protected_under_bases_agrees_with_each_base_in_turn(negate: bool) -> No
              "/srv/infra/prod/k", "/home/u/.bashrc", "/home/u/p/.bashrc", "/home/u/.config/fish/c",
              "/srv/app/.config/fish/c", "/srv/.config/fish/c", "/srv/app/a.tfstate", "/srv/.gitx/y",
              "/home/u/.ssh/id", "/srv/app/.mcp.json", "/.mcp.json", "/", "/home/u", "/srv/app/x/.pegboard/c",
-             "/srv/app/.config/fish\n", "/srv/app/.config\n/fish/c", "/srv/app/infra/prod/\n"]
+             "/srv/app/.config/fish\n", "/srv/app/.config\n/fish/c", "/srv/app/infra/prod/\n",
+             "/srv/app/.bashrc.bak", "/srv/app/x.git/y", "/srv/app/.gitx", "/srv/app/a/.ssh", "/.git", "/.git/x"]
     for path in paths:
         expected = any(len(path) > len(b) and path.startswith(b) and spec.match_file(path[len(b):]) for b in bases)
         assert fast.matches_under(path, bases) == expected, path
