@@ -200,7 +200,7 @@ class PathRuleSet:
     def first_match(self, path: Path | str, known_dir: list[bool | None] | None = None) -> int | None:
         """``known_dir``: a one-item list caching whether ``path`` is a
         directory across calls for the same path (None in it: not asked yet)."""
-        text = str(path)
+        text = path if type(path) is str else str(path)
         double_root = text.startswith("//")
         best: int | None = None
         for anchor in self.anchors:
@@ -209,7 +209,9 @@ class PathRuleSet:
             prefix = anchor.prefix
             if not text.startswith(prefix) or double_root is not anchor.double_root or len(text) == len(prefix):
                 continue  # outside the anchor, or the anchor itself (".": no rule matches it)
-            rel = gitignore_form(text[len(prefix):])
+            rel = text[len(prefix):]
+            if "\n" in rel:
+                rel = gitignore_form(rel)
             hit = anchor.search(rel)
             if hit is not None and (best is None or hit < best):
                 best = hit
@@ -264,6 +266,10 @@ class CombinedFsRules:
             return min((failed for _, _, failed in subsets if failed is not None), default=None)
         # a path found missing is no directory: no second look, no stat
         known_dir: list[bool | None] = [None if request.exists(raw) else False]
+        if not self.narrows and len(subsets) == 1:  # the usual case (allow rules of one tool), without the loops
+            rules, indices, _failed = subsets[0]
+            hit = rules.first_match(real, known_dir)
+            return None if hit is None else indices[hit]
         best: int | None = None
         texts = (real, *request.session.originals(real)) if self.narrows else (real,)
         for text in texts:
