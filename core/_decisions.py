@@ -449,7 +449,9 @@ class PermissionRequest:
     def resolve_str(self, path: str | os.PathLike[str]) -> str:
         """``str(self.resolve(path))``, without building a ``Path``, which
         costs as much as a system call; for matchers that work on text."""
-        return self._resolution(path)[0]
+        # the vote and each rule group ask: the remembered answer without a further call
+        found = self._resolved.get(path) if type(path) is str else None
+        return (found or self._resolution(path))[0]
 
     def _resolution(self, path: str | os.PathLike[str]) -> tuple[str, int]:
         """The real path, and how many of its last names were missing, remembered per path as given."""
@@ -467,7 +469,8 @@ class PermissionRequest:
     def exists(self, path: str | os.PathLike[str]) -> bool:
         """Whether anything was at the real path when it was resolved (no
         further system call: resolving found out)."""
-        return not self._resolution(path)[1]
+        found = self._resolved.get(path) if type(path) is str else None
+        return not (found or self._resolution(path))[1]
 
     def lstat(self, path: str | os.PathLike[str]) -> os.stat_result | None:
         """``os.lstat`` of the resolved path, None when nothing is there.

@@ -485,9 +485,18 @@ class PermissionEngine:
                    request: PermissionRequest) -> CompiledRule | None:
         """``_match`` over a tool's units (``_tool_units``): the same answer in a session without grants."""
         for unit in units:
-            hit = self._try(unit, behavior, request)
-            if hit is not None:
-                return hit
+            # _try's usual case inline (a call less per unit); anything raised goes to _try
+            try:
+                if isinstance(unit, _Group):
+                    index = unit.combined.first_match(request)
+                    if index is not None:
+                        return unit.rules[index]
+                elif unit.matcher.matches(request):
+                    return unit
+            except Exception as exc:
+                hit = self._failed(unit, behavior, request, exc)
+                if hit is not None:
+                    return hit
         return None
 
     def _may_match(self, request: PermissionRequest) -> bool:
@@ -511,13 +520,19 @@ class PermissionEngine:
                 return unit.rules[index] if index is not None else None
             return unit if unit.matcher.matches(request) else None
         except Exception as exc:
-            # A deny or ask rule that cannot be checked still applies (fail
-            # closed); an allow rule that cannot be checked does not.
-            first = unit.rules[0] if isinstance(unit, _Group) else unit
-            if behavior != "allow":
-                return first
-            request.extra.setdefault("rule_errors", []).append(f"{first.where}: {_short_error(exc)}")
-            return None
+            return PermissionEngine._failed(unit, behavior, request, exc)
+
+    @staticmethod
+    def _failed(unit: CompiledRule | _Group, behavior: str, request: PermissionRequest,
+                exc: Exception) -> CompiledRule | None:
+        """What a rule whose matcher raised ``exc`` decides: a deny or ask
+        rule that cannot be checked still applies (fail closed); an allow
+        rule that cannot be checked does not."""
+        first = unit.rules[0] if isinstance(unit, _Group) else unit
+        if behavior != "allow":
+            return first
+        request.extra.setdefault("rule_errors", []).append(f"{first.where}: {_short_error(exc)}")
+        return None
 
     # --- paths -------------------------------------------------------------
 

@@ -336,6 +336,16 @@ def test_a_matcher_that_raises_still_denies_and_asks_but_never_allows(project: P
     assert toolbox.permissions._match("ask", request) is not None
     assert toolbox.permissions._match("allow", request) is None
     assert "boom" in request.extra["rule_errors"][0]
+    # evaluate's own loop over a tool's rules (sessions without grants) fails the same way
+    engine = toolbox.permissions
+    deny, _, _ = engine._tool_units(toolbox.tools["Read"])
+    request = PermissionRequest(tool=toolbox.tools["Read"], input=Boom(), session=session, policy=session.policy)
+    assert engine._first_hit(deny, "deny", request) is not None
+    _, ask, allow = engine._tool_units(toolbox.tools["Write"])
+    request = PermissionRequest(tool=toolbox.tools["Write"], input=Boom(), session=session, policy=session.policy)
+    assert engine._first_hit(ask, "ask", request) is not None
+    assert engine._first_hit(allow, "allow", request) is None
+    assert "boom" in request.extra["rule_errors"][0]
 
 
 # --- protected paths -----------------------------------------------------------------

@@ -120,7 +120,7 @@ def _alternation(parts: list[tuple[int, str]]) -> re.Pattern[str]:
 class _Anchor:
     """The rules of one anchor (a resolved directory)."""
 
-    __slots__ = ("text", "prefix", "double_root", "lowest", "keyed", "anchored", "loose")
+    __slots__ = ("text", "prefix", "double_root", "lowest", "keyed", "anchored", "loose", "index_of")
 
     def __init__(self, anchor: Path, entries: list[tuple[int, str, str]]) -> None:
         self.text = str(anchor)
@@ -146,6 +146,8 @@ class _Anchor:
         self.keyed = {key: _alternation(parts) for key, parts in keyed.items()}
         self.anchored = _alternation(anchored) if anchored else None
         self.loose = tuple(sorted(loose, key=lambda item: item[0]))
+        # a matched group's name -> its rule's index (a lookup rather than int() of the name)
+        self.index_of = {f"r{index}": index for index, _, _ in entries}
 
     def search(self, text: str) -> int | None:
         """The lowest index of a rule whose pattern matches ``text`` (in
@@ -155,11 +157,11 @@ class _Anchor:
         if regex is not None:
             hit = regex.match(text)
             if hit is not None:
-                best = int(hit.lastgroup[1:])  # type: ignore[index]  # every branch is a named group
+                best = self.index_of[hit.lastgroup]  # type: ignore[index]  # every branch is a named group
         if self.anchored is not None:
             hit = self.anchored.match(text)
             if hit is not None:
-                index = int(hit.lastgroup[1:])  # type: ignore[index]  # every branch is a named group
+                index = self.index_of[hit.lastgroup]  # type: ignore[index]  # every branch is a named group
                 if best is None or index < best:
                     best = index
         for index, regex in self.loose:
