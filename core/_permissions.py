@@ -137,6 +137,7 @@ class PermissionEngine:
         # grants; made from _plans, and dropped with it (see _tool_units).
         self._by_tool: dict[str, tuple[Any, tuple[tuple[CompiledRule | _Group, ...], ...]]] = {}
         self._by_tool_plans: dict[str, dict[str, list[CompiledRule | _Group]]] = self._plans
+        self._by_tool_made = 0  # counts _forget_tool_units: a tuple made meanwhile is not kept
         # The tool namespaces plugins declared (pegboard_tool_namespaces): name -> (namespace, plugin).
         self.namespaces: dict[str, tuple[ToolNamespace, str]] = toolbox.plugins.namespaces
         # Every rule in order: compiled, or a layer whose rules passed their
@@ -296,7 +297,7 @@ class PermissionEngine:
             # not where it was grouped (only a damaged cache does this): where it belongs
             self._index[behavior].setdefault(rule.tool, []).append(compiled)
             self._plans[behavior].pop(rule.tool, None)
-            self._by_tool.clear()
+            self._forget_tool_units()
         return compiled
 
     # --- policies ----------------------------------------------------------
@@ -361,7 +362,7 @@ class PermissionEngine:
     def tools_changed(self) -> None:
         """The toolbox's tools changed: forget which rule names cover which tool."""
         self._key_cache.clear()
-        self._by_tool.clear()
+        self._forget_tool_units()
 
     def _add(self, compiled: CompiledRule) -> None:
         self._order.append(compiled)
@@ -371,7 +372,7 @@ class PermissionEngine:
             behavior, tool = compiled.rule.behavior, compiled.rule.tool
             self._index[behavior].setdefault(tool, []).append(compiled)
             self._plans[behavior].pop(tool, None)
-            self._by_tool.clear()
+            self._forget_tool_units()
 
     def namespace_of(self, name: str) -> tuple[ToolNamespace, str] | None:
         """The declared namespace a tool or rule name lies in, with the
@@ -463,6 +464,10 @@ class PermissionEngine:
                         return hit
         return None
 
+    def _forget_tool_units(self) -> None:
+        self._by_tool.clear()
+        self._by_tool_made += 1
+
     def _tool_units(self, tool: Any) -> tuple[tuple[CompiledRule | _Group, ...], ...]:
         """(deny, ask, allow): the units ``_match`` would try for a call of
         ``tool`` in a session without grants, each behavior's in its order
@@ -472,12 +477,19 @@ class PermissionEngine:
         if found is not None and found[0] is tool and self._by_tool_plans is self._plans:
             return found[1]
         if self._by_tool_plans is not self._plans:  # replaced whole (the tests and the bench do)
-            self._by_tool.clear()
+            self._forget_tool_units()
             self._by_tool_plans = self._plans
-        units = tuple(
-            tuple(unit for key in self._rule_keys(tool, behavior) if key in self._index[behavior]
-                  for unit in self._units(behavior, key))
-            for behavior in ("deny", "ask", "allow"))
+        while True:
+            made = self._by_tool_made
+            units = tuple(
+                tuple(unit for key in self._rule_keys(tool, behavior) if key in self._index[behavior]
+                      for unit in self._units(behavior, key))
+                for behavior in ("deny", "ask", "allow"))
+            # Compiling deferred rules just now may have put one under another
+            # name (_compile_late) after that name's units were taken: made
+            # again, from rules all compiled now.
+            if made == self._by_tool_made:
+                break
         self._by_tool[tool.name] = (tool, units)
         return units
 
