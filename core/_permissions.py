@@ -121,6 +121,19 @@ def _plan(rules: list[CompiledRule]) -> list[CompiledRule | _Group]:
     return units
 
 
+class _ToolEntry:
+    """What the engine keeps per tool (``PermissionEngine._tool_entry``): its
+    deny, ask and allow units, and whether the last policy asked offers it
+    (a policy's levels and the tool's required level are fixed for a toolbox)."""
+
+    __slots__ = ("tool", "units", "offered")
+
+    def __init__(self, tool: Any, units: tuple[tuple[CompiledRule | _Group, ...], ...]) -> None:
+        self.tool = tool
+        self.units = units
+        self.offered: tuple[Any, bool] = (None, False)
+
+
 class PermissionEngine:
     """Rules compiled once per toolbox; ``evaluate`` and ``authorize`` per call."""
 
@@ -135,7 +148,7 @@ class PermissionEngine:
         # Per tool name: (the tool, its deny, ask and allow units under every
         # name that covers it, in _match's order), for sessions without
         # grants; made from _plans, and dropped with it (see _tool_units).
-        self._by_tool: dict[str, tuple[Any, tuple[tuple[CompiledRule | _Group, ...], ...]]] = {}
+        self._by_tool: dict[str, _ToolEntry] = {}
         self._by_tool_plans: dict[str, dict[str, list[CompiledRule | _Group]]] = self._plans
         self._by_tool_made = 0  # counts _forget_tool_units: a tuple made meanwhile is not kept
         # The tool namespaces plugins declared (pegboard_tool_namespaces): name -> (namespace, plugin).
@@ -473,9 +486,12 @@ class PermissionEngine:
         ``tool`` in a session without grants, each behavior's in its order
         (its names in turn, each name's units), made once per tool rather
         than looked up name by name at every decision."""
+        return self._tool_entry(tool).units
+
+    def _tool_entry(self, tool: Any) -> _ToolEntry:
         found = self._by_tool.get(tool.name)
-        if found is not None and found[0] is tool and self._by_tool_plans is self._plans:
-            return found[1]
+        if found is not None and found.tool is tool and self._by_tool_plans is self._plans:
+            return found
         if self._by_tool_plans is not self._plans:  # replaced whole (the tests and the bench do)
             self._forget_tool_units()
             self._by_tool_plans = self._plans
@@ -490,8 +506,8 @@ class PermissionEngine:
             # again, from rules all compiled now.
             if made == self._by_tool_made:
                 break
-        self._by_tool[tool.name] = (tool, units)
-        return units
+        entry = self._by_tool[tool.name] = _ToolEntry(tool, units)
+        return entry
 
     def _first_hit(self, units: tuple[CompiledRule | _Group, ...], behavior: str,
                    request: PermissionRequest) -> CompiledRule | None:
@@ -636,8 +652,13 @@ class PermissionEngine:
         """
         policy = request.policy
         tool = request.tool
-        required = self.toolbox.required_level(tool)
-        if not policy.offers_tool(required, tool.read_only):
+        entry = self._tool_entry(tool)
+        offered = entry.offered  # (policy, whether it offers the tool) for the last policy asked
+        if offered[0] is not policy:
+            offered = entry.offered = (policy, policy.offers_tool(self.toolbox.required_level(tool),
+                                                                  tool.read_only))
+        if not offered[1]:
+            required = self.toolbox.required_level(tool)
             where = f"{policy.kind} {policy.name}"
             why = "only read-only tools are offered" if policy.read_only_tools and not tool.read_only \
                 else f"it needs {required}"
@@ -652,7 +673,7 @@ class PermissionEngine:
             deny = ask = allow = None
             ruled = self._may_match(request)
         else:
-            deny, ask, allow = self._tool_units(tool)
+            deny, ask, allow = entry.units
             ruled = False
         if deny:
             hit = self._first_hit(deny, "deny", request)
@@ -701,6 +722,7 @@ class PermissionEngine:
         if tool.read_only:
             return Decision("allow", f"{tool.name} is read-only", where)
         if policy.is_level:
+            required = self.toolbox.required_level(tool)
             return Decision("allow", f"{tool.name} is offered at {where} (it needs {required})", where)
         return self._unsettled(request, f"{tool.name} may change things and no plugin vouched for this call",
                                where, (tool.name,))
