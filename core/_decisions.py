@@ -6,11 +6,12 @@ import os
 import stat
 from collections.abc import Iterable, Mapping
 from dataclasses import field
+from functools import cached_property
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal, Protocol
 
-from ._paths import resolve_counted
-from ._records import FACTORY, record
+from ._paths import _resolve_counted, resolve_counted
+from ._records import record
 
 if TYPE_CHECKING:
     from ._policy import Policy
@@ -66,8 +67,13 @@ class Vote:
 
     def __init__(self, decision: DecisionKind, reason: str, firm: bool = False,
                  suggestions: tuple[str, ...] = ()) -> None:
-        # as Decision's: made for most calls, and frozen fields cost twice as much to set one by one
-        self.__dict__.update(decision=decision, reason=reason, firm=firm, suggestions=suggestions)
+        # made for most calls: into the instance's dict, as Decision's (a frozen
+        # dataclass's own __init__ sets each field through object.__setattr__)
+        fields = self.__dict__
+        fields["decision"] = decision
+        fields["reason"] = reason
+        fields["firm"] = firm
+        fields["suggestions"] = suggestions
 
     @classmethod
     def allow(cls, reason: str) -> Vote:
@@ -128,9 +134,16 @@ class Decision:
     def __init__(self, decision: DecisionKind, reason: str, source: str, suggestions: tuple[str, ...] = (),
                  firm: bool = False, classifiable: bool = False, previews: tuple[str, ...] = ()) -> None:
         # Every call gets one, and a frozen dataclass's own __init__ sets each
-        # field through object.__setattr__, at twice the cost of this.
-        self.__dict__.update(decision=decision, reason=reason, source=source, suggestions=suggestions,
-                             firm=firm, classifiable=classifiable, previews=previews)
+        # field through object.__setattr__, at twice the cost of this (stores
+        # into the dict, a third cheaper than one update with keywords).
+        fields = self.__dict__
+        fields["decision"] = decision
+        fields["reason"] = reason
+        fields["source"] = source
+        fields["suggestions"] = suggestions
+        fields["firm"] = firm
+        fields["classifiable"] = classifiable
+        fields["previews"] = previews
 
     def to_json(self) -> dict[str, Any]:
         """``{"decision", "reason", "source"}``, as ``pegboard permissions check --json`` prints it."""
@@ -165,9 +178,11 @@ class Rule:
         _set(self, "source", source)
         _set(self, "base_dir", base_dir)
 
-    @property
+    @cached_property
     def text(self) -> str:
         """The rule as written: ``Tool`` or ``Tool(specifier)``."""
+        # cached (in the instance's dict, which a frozen dataclass allows):
+        # every decision a rule settles names it in its reason and source
         return self.tool if self.specifier is None else f"{self.tool}({self.specifier})"
 
     @classmethod
@@ -358,7 +373,7 @@ class CompiledRule:
         _set(self, "matcher", matcher)
         _set(self, "layer", layer)
 
-    @property
+    @cached_property
     def where(self) -> str:
         """``"rule Read(./.env) in /path/config.toml"``: the rule and its file, for messages."""
         return f"rule {self.rule.text} in {self.rule.source}"
@@ -435,16 +450,17 @@ class PermissionRequest:
     _stats: dict[str, os.stat_result | None] = field(default_factory=dict, repr=False, compare=False)
 
     def __init__(self, tool: Tool, input: Mapping[str, Any], session: Session, policy: Policy,
-                 extra: dict[str, Any] = FACTORY, _resolved: dict[str, tuple[str, int]] = FACTORY,
-                 _paths: dict[str, Path] = FACTORY, _stats: dict[str, os.stat_result | None] = FACTORY) -> None:
+                 extra: dict[str, Any] | None = None) -> None:
+        # Made for every decision: the dataclass's own __init__ called a
+        # factory for each of the four dicts; literals cost a fraction of that.
         self.tool = tool
         self.input = input
         self.session = session
         self.policy = policy
-        self.extra = {} if extra is FACTORY else extra
-        self._resolved = {} if _resolved is FACTORY else _resolved
-        self._paths = {} if _paths is FACTORY else _paths
-        self._stats = {} if _stats is FACTORY else _stats
+        self.extra = {} if extra is None else extra
+        self._resolved = {}
+        self._paths = {}
+        self._stats = {}
 
     @property
     def working_dirs(self) -> tuple[Path, ...]:
@@ -467,20 +483,28 @@ class PermissionRequest:
     def resolve_str(self, path: str | os.PathLike[str]) -> str:
         """``str(self.resolve(path))``, without building a ``Path``, which
         costs as much as a system call; for matchers that work on text."""
-        return self._resolution(path)[0]
+        # the vote and each rule group ask: the remembered answer without a further call
+        found = self._resolved.get(path) if type(path) is str else None
+        return (found or self._resolution(path))[0]
 
     def _resolution(self, path: str | os.PathLike[str]) -> tuple[str, int]:
         """The real path, and how many of its last names were missing, remembered per path as given."""
         key = path if type(path) is str else os.fspath(path)
         found = self._resolved.get(key)
         if found is None:
-            found = self._resolved[key] = resolve_counted(key, self.session.root)
+            if key.startswith("/") and "\x00" not in key:
+                # resolve_counted's own checks, for an absolute path: one call less per decision
+                found = _resolve_counted(key)
+            else:
+                found = resolve_counted(key, self.session.root)
+            self._resolved[key] = found
         return found
 
     def exists(self, path: str | os.PathLike[str]) -> bool:
         """Whether anything was at the real path when it was resolved (no
         further system call: resolving found out)."""
-        return not self._resolution(path)[1]
+        found = self._resolved.get(path) if type(path) is str else None
+        return not (found or self._resolution(path))[1]
 
     def lstat(self, path: str | os.PathLike[str]) -> os.stat_result | None:
         """``os.lstat`` of the resolved path, None when nothing is there.
@@ -536,14 +560,17 @@ class PermissionRequest:
         except ValueError as exc:
             return Vote.deny(str(exc))
         session = self.session
-        # The engine asked directly: Session.inside_working_dirs and
-        # Session.is_protected only pass the question on to it.
+        # The engine asked directly, its prefixes looked up once: Session.inside_working_dirs
+        # and Session.is_protected only pass the question on to it.
         engine = session.toolbox.permissions
-        inside = engine.inside(real, session)
+        prefixes = engine._prefixes(session.working_dirs)
+        slashed = real + "/"
+        inside = slashed.startswith(prefixes[0])
         # Writing a protected path asks everywhere; reading one only outside
         # the working dirs (reading the project's own .git is ordinary work).
         # No git directory is looked for in the folders resolving found missing.
-        if (write or not inside) and engine.is_protected(real, session, absent=absent or self._not_a_folder(path)):
+        if (write or not inside) and engine._is_protected(real, slashed, prefixes, True,
+                                                          absent or self._not_a_folder(path)):
             return Vote.ask(f"{real} is a protected path", firm=True)
         tool = self.tool.name
         if write:

@@ -61,10 +61,11 @@ def enclosing_git_dir(path: str, stop: str = "/", *, absent: int = 0) -> str | N
     # String cuts rather than os.path.dirname, and the look inlined: every
     # write's decision walks here, and the Python around each system call
     # cost as much as the call.
-    for _ in range(absent):
+    while absent > 0:  # (no range(): this runs at every write's decision)
         if folder == stop or folder == "/":
             return None  # everything up to ``stop`` is missing
-        folder = folder[:folder.rfind("/")] or "/"
+        folder = folder.rpartition("/")[0] or "/"
+        absent -= 1
     if not _ACCESS_NOFOLLOW:  # pragma: no cover - every platform pegboard runs on has faccessat
         look = _something_at
     while True:
@@ -76,4 +77,4 @@ def enclosing_git_dir(path: str, stop: str = "/", *, absent: int = 0) -> str | N
             return folder
         if folder == stop or folder == "/":
             return None
-        folder = folder[:folder.rfind("/")] or "/"
+        folder = folder.rpartition("/")[0] or "/"

@@ -3,10 +3,12 @@
 from __future__ import annotations
 
 import ctypes
+import errno
 import os
 import sys
 import threading
 from pathlib import Path
+from typing import Any
 
 __all__ = ["gitignore_form", "is_within", "relative_posix", "resolve_counted", "resolve_path", "resolve_text",
            "rule_path"]
@@ -102,6 +104,8 @@ def _reference_counted(path: str) -> tuple[str, int]:
 def _resolve_counted(path: str) -> tuple[str, int]:
     """``os.path.realpath(path)`` for an absolute path, and how many of its
     last names are missing (see ``resolve_counted``)."""
+    if _openat2 and (clean := _symlink_free(path)) is not None:
+        return clean
     if _libc_realpath is None:
         return _reference_counted(path)
     if os.access(path, os.F_OK, follow_symlinks=False):
@@ -131,6 +135,68 @@ def _resolve_counted(path: str) -> tuple[str, int]:
     if folder != "/":
         folder += "/"
     return folder + ("/".join(reversed(missing)) if len(missing) > 1 else tail), len(missing)
+
+
+# openat2(2) with RESOLVE_NO_SYMLINKS (Linux 5.6) reaches a path only if no
+# name in it is a symlink: then a clean path (no "//", ".", "..", trailing
+# "/") is its own real path. One call (and a close) in place of realpath(3),
+# which reads every name's link, one system call each: the usual path has no
+# symlink, and a decision resolves one at least. Any other answer (a symlink
+# on the way, a file where a folder should be, no openat2 here, valgrind)
+# goes the general way below.
+_SYS_OPENAT2 = 437  # the same number on every Linux architecture
+_openat2: list[Any] = []  # [syscall, its number, AT_FDCWD, struct open_how, its size] once loaded
+
+
+class _OpenHow(ctypes.Structure):
+    _fields_ = [("flags", ctypes.c_uint64), ("mode", ctypes.c_uint64), ("resolve", ctypes.c_uint64)]
+
+
+def _load_openat2() -> None:
+    if not sys.platform.startswith("linux") or not hasattr(os, "O_PATH"):
+        return
+    try:
+        syscall = ctypes.CDLL(None, use_errno=True).syscall
+    except (OSError, AttributeError):
+        return
+    syscall.restype = ctypes.c_long
+    how = _OpenHow(os.O_PATH | os.O_CLOEXEC, 0, 0x04)  # RESOLVE_NO_SYMLINKS
+    # typed once: syscall(2) is variadic, and the kernel reads the last argument as a size_t
+    _openat2[:] = [syscall, ctypes.c_long(_SYS_OPENAT2), ctypes.c_int(-100), ctypes.byref(how),
+                   ctypes.c_size_t(ctypes.sizeof(_OpenHow)), how]
+
+
+_load_openat2()
+
+
+def _symlink_free(path: str) -> tuple[str, int] | None:
+    """``_resolve_counted`` for a clean absolute ``path`` in which no name is
+    a symlink: the path itself, and how many of its last names are missing
+    (each found absent, with the folders above it reached with no symlink
+    followed); None for anything else (the caller resolves it the general way)."""
+    if (not path.startswith("/") or "//" in path or "/./" in path or "/../" in path
+            or path.endswith(("/", "/.", "/..")) or "\x00" in path):
+        return None
+    try:
+        encoded = path.encode(_ENCODING, _ERRORS)
+    except UnicodeError:
+        return None
+    syscall, number, at_cwd, how, size, _ = _openat2
+    missing = 0
+    while True:
+        fd = syscall(number, at_cwd, encoded, how, size)
+        if fd >= 0:
+            os.close(fd)
+            return path, missing
+        err = ctypes.get_errno()
+        if err != errno.ENOENT:
+            if err in (errno.ENOSYS, errno.EPERM):  # an older kernel, a seccomp filter (or valgrind)
+                _openat2.clear()
+            return None  # a symlink (ELOOP), a file as a folder, no access...: the general way
+        # Nothing at ``current``, not even a dangling symlink (that would be
+        # ELOOP), and every folder above it reached: look one folder up.
+        missing += 1
+        encoded = encoded[:encoded.rfind(b"/")] or b"/"
 
 
 def is_within(path: Path, directory: Path) -> bool:

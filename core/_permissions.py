@@ -121,6 +121,19 @@ def _plan(rules: list[CompiledRule]) -> list[CompiledRule | _Group]:
     return units
 
 
+class _ToolEntry:
+    """What the engine keeps per tool (``PermissionEngine._tool_entry``): its
+    deny, ask and allow units, and whether the last policy asked offers it
+    (a policy's levels and the tool's required level are fixed for a toolbox)."""
+
+    __slots__ = ("tool", "units", "offered")
+
+    def __init__(self, tool: Any, units: tuple[tuple[CompiledRule | _Group, ...], ...]) -> None:
+        self.tool = tool
+        self.units = units
+        self.offered: tuple[Any, bool] = (None, False)
+
+
 class PermissionEngine:
     """Rules compiled once per toolbox; ``evaluate`` and ``authorize`` per call."""
 
@@ -132,6 +145,12 @@ class PermissionEngine:
         # matchers grouped (built on first use, dropped when a rule is added).
         self._plans: dict[str, dict[str, list[CompiledRule | _Group]]] = {"allow": {}, "ask": {}, "deny": {}}
         self._key_cache: dict[tuple[str, str, str], tuple[str, ...]] = {}
+        # Per tool name: (the tool, its deny, ask and allow units under every
+        # name that covers it, in _match's order), for sessions without
+        # grants; made from _plans, and dropped with it (see _tool_units).
+        self._by_tool: dict[str, _ToolEntry] = {}
+        self._by_tool_plans: dict[str, dict[str, list[CompiledRule | _Group]]] = self._plans
+        self._by_tool_made = 0  # counts _forget_tool_units: a tuple made meanwhile is not kept
         # The tool namespaces plugins declared (pegboard_tool_namespaces): name -> (namespace, plugin).
         self.namespaces: dict[str, tuple[ToolNamespace, str]] = toolbox.plugins.namespaces
         # Every rule in order: compiled, or a layer whose rules passed their
@@ -291,6 +310,7 @@ class PermissionEngine:
             # not where it was grouped (only a damaged cache does this): where it belongs
             self._index[behavior].setdefault(rule.tool, []).append(compiled)
             self._plans[behavior].pop(rule.tool, None)
+            self._forget_tool_units()
         return compiled
 
     # --- policies ----------------------------------------------------------
@@ -355,6 +375,7 @@ class PermissionEngine:
     def tools_changed(self) -> None:
         """The toolbox's tools changed: forget which rule names cover which tool."""
         self._key_cache.clear()
+        self._forget_tool_units()
 
     def _add(self, compiled: CompiledRule) -> None:
         self._order.append(compiled)
@@ -364,6 +385,7 @@ class PermissionEngine:
             behavior, tool = compiled.rule.behavior, compiled.rule.tool
             self._index[behavior].setdefault(tool, []).append(compiled)
             self._plans[behavior].pop(tool, None)
+            self._forget_tool_units()
 
     def namespace_of(self, name: str) -> tuple[ToolNamespace, str] | None:
         """The declared namespace a tool or rule name lies in, with the
@@ -455,6 +477,56 @@ class PermissionEngine:
                         return hit
         return None
 
+    def _forget_tool_units(self) -> None:
+        self._by_tool.clear()
+        self._by_tool_made += 1
+
+    def _tool_units(self, tool: Any) -> tuple[tuple[CompiledRule | _Group, ...], ...]:
+        """(deny, ask, allow): the units ``_match`` would try for a call of
+        ``tool`` in a session without grants, each behavior's in its order
+        (its names in turn, each name's units), made once per tool rather
+        than looked up name by name at every decision."""
+        return self._tool_entry(tool).units
+
+    def _tool_entry(self, tool: Any) -> _ToolEntry:
+        found = self._by_tool.get(tool.name)
+        if found is not None and found.tool is tool and self._by_tool_plans is self._plans:
+            return found
+        if self._by_tool_plans is not self._plans:  # replaced whole (the tests and the bench do)
+            self._forget_tool_units()
+            self._by_tool_plans = self._plans
+        while True:
+            made = self._by_tool_made
+            units = tuple(
+                tuple(unit for key in self._rule_keys(tool, behavior) if key in self._index[behavior]
+                      for unit in self._units(behavior, key))
+                for behavior in ("deny", "ask", "allow"))
+            # Compiling deferred rules just now may have put one under another
+            # name (_compile_late) after that name's units were taken: made
+            # again, from rules all compiled now.
+            if made == self._by_tool_made:
+                break
+        entry = self._by_tool[tool.name] = _ToolEntry(tool, units)
+        return entry
+
+    def _first_hit(self, units: tuple[CompiledRule | _Group, ...], behavior: str,
+                   request: PermissionRequest) -> CompiledRule | None:
+        """``_match`` over a tool's units (``_tool_units``): the same answer in a session without grants."""
+        for unit in units:
+            # _try's usual case inline (a call less per unit); anything raised goes to _try
+            try:
+                if isinstance(unit, _Group):
+                    index = unit.combined.first_match(request)
+                    if index is not None:
+                        return unit.rules[index]
+                elif unit.matcher.matches(request):
+                    return unit
+            except Exception as exc:
+                hit = self._failed(unit, behavior, request, exc)
+                if hit is not None:
+                    return hit
+        return None
+
     def _may_match(self, request: PermissionRequest) -> bool:
         """Whether ``_match`` could find a rule of any behavior for this
         call: a name it looks under is indexed, or the session holds grants.
@@ -476,13 +548,19 @@ class PermissionEngine:
                 return unit.rules[index] if index is not None else None
             return unit if unit.matcher.matches(request) else None
         except Exception as exc:
-            # A deny or ask rule that cannot be checked still applies (fail
-            # closed); an allow rule that cannot be checked does not.
-            first = unit.rules[0] if isinstance(unit, _Group) else unit
-            if behavior != "allow":
-                return first
-            request.extra.setdefault("rule_errors", []).append(f"{first.where}: {_short_error(exc)}")
-            return None
+            return PermissionEngine._failed(unit, behavior, request, exc)
+
+    @staticmethod
+    def _failed(unit: CompiledRule | _Group, behavior: str, request: PermissionRequest,
+                exc: Exception) -> CompiledRule | None:
+        """What a rule whose matcher raised ``exc`` decides: a deny or ask
+        rule that cannot be checked still applies (fail closed); an allow
+        rule that cannot be checked does not."""
+        first = unit.rules[0] if isinstance(unit, _Group) else unit
+        if behavior != "allow":
+            return first
+        request.extra.setdefault("rule_errors", []).append(f"{first.where}: {_short_error(exc)}")
+        return None
 
     # --- paths -------------------------------------------------------------
 
@@ -495,10 +573,16 @@ class PermissionEngine:
         none is looked for in the last ``absent`` names, which the caller
         found missing."""
         text = str(path)
-        slashed = text + "/"
+        return self._is_protected(text, text + "/", self._prefixes(session.working_dirs), git_dirs, absent)
+
+    def _is_protected(self, text: str, slashed: str, prefixes: tuple[tuple[str, ...], tuple[str, ...]],
+                      git_dirs: bool, absent: int) -> bool:
+        """``is_protected`` for a resolved ``text``, ``slashed`` being
+        ``text + "/"`` and ``prefixes`` the session's ``_prefixes`` (a path's
+        vote has both already)."""
         if slashed.startswith(self._own_prefixes):
             return True
-        inside, bases = self._prefixes(session.working_dirs)
+        inside, bases = prefixes
         if self._protected.matches_under(text, bases):
             return True
         if not git_dirs:
@@ -568,8 +652,13 @@ class PermissionEngine:
         """
         policy = request.policy
         tool = request.tool
-        required = self.toolbox.required_level(tool)
-        if not policy.offers_tool(required, tool.read_only):
+        entry = self._tool_entry(tool)
+        offered = entry.offered  # (policy, whether it offers the tool) for the last policy asked
+        if offered[0] is not policy:
+            offered = entry.offered = (policy, policy.offers_tool(self.toolbox.required_level(tool),
+                                                                  tool.read_only))
+        if not offered[1]:
+            required = self.toolbox.required_level(tool)
             where = f"{policy.kind} {policy.name}"
             why = "only read-only tools are offered" if policy.read_only_tools and not tool.read_only \
                 else f"it needs {required}"
@@ -577,11 +666,20 @@ class PermissionEngine:
         if request.session.hides(tool):
             where = "sub-agent " + " > ".join(request.session.chain)
             return Decision("deny", f"{tool.name} is not offered to this sub-agent", where)
-        # Most calls name a tool no rule and no grant names: then none of the
-        # three lookups below can match (each looks only under these names
-        # and, with grants, in them), and they are skipped.
-        ruled = self._may_match(request)
-        if ruled and (hit := self._match("deny", request)) is not None:
+        # Without grants (most sessions), each behavior's rules for this tool
+        # are a tuple made once (_tool_units); with grants, looked up name by
+        # name with the grants between (_match), once a rule or grant could match.
+        if request.session.has_grants():
+            deny = ask = allow = None
+            ruled = self._may_match(request)
+        else:
+            deny, ask, allow = entry.units
+            ruled = False
+        if deny:
+            hit = self._first_hit(deny, "deny", request)
+        else:
+            hit = self._match("deny", request) if ruled else None
+        if hit is not None:
             return Decision("deny", f"denied by {hit.rule.text}", hit.where)
         votes = self.votes(request)
         for plugin, vote in votes:
@@ -596,12 +694,20 @@ class PermissionEngine:
                     return Decision("deny", f"{vote.reason}; it needs a person's approval and {policy.kind} "
                                             f"{policy.name} asks no one", f"plugin {plugin}")
                 return Decision("ask", vote.reason, f"plugin {plugin}", _suggestions(votes), firm=True)
-        if ruled and (hit := self._match("ask", request)) is not None:
+        if ask:
+            hit = self._first_hit(ask, "ask", request)
+        else:
+            hit = self._match("ask", request) if ruled else None
+        if hit is not None:
             where = f"{policy.kind} {policy.name}"
             if not policy.prompts:
                 return Decision("deny", f"{hit.rule.text} asks, and {where} asks no one", hit.where)
             return Decision("ask", f"{hit.rule.text} asks", hit.where, _suggestions(votes))
-        if ruled and (hit := self._match("allow", request)) is not None:
+        if allow:
+            hit = self._first_hit(allow, "allow", request)
+        else:
+            hit = self._match("allow", request) if ruled else None
+        if hit is not None:
             return Decision("allow", f"allowed by {hit.rule.text}", hit.where)
         where = f"{policy.kind} {policy.name}"
         suggestions = _suggestions(votes)
@@ -616,6 +722,7 @@ class PermissionEngine:
         if tool.read_only:
             return Decision("allow", f"{tool.name} is read-only", where)
         if policy.is_level:
+            required = self.toolbox.required_level(tool)
             return Decision("allow", f"{tool.name} is offered at {where} (it needs {required})", where)
         return self._unsettled(request, f"{tool.name} may change things and no plugin vouched for this call",
                                where, (tool.name,))

@@ -95,7 +95,7 @@ class ProtectedPaths:
     negation the order of the lines matters, and pathspec itself decides.
     """
 
-    __slots__ = ("names", "bodies", "regex", "spec", "_under", "_patterns", "_built")
+    __slots__ = ("names", "bodies", "regex", "spec", "_under", "_patterns", "_built", "_names_at")
 
     def __init__(self, patterns: list[str]) -> None:
         # Compiled when first asked (a read-only command never asks). Two
@@ -131,6 +131,10 @@ class ProtectedPaths:
         bodies = tuple(body for text, body in others if not (text.endswith("/**") and text[:-3] in names))
         self.spec = spec
         self.names = frozenset(names)
+        # a bare name as a whole component of an absolute path: one search
+        # rather than splitting the path (half the time, for every write's vote)
+        self._names_at = re.compile("/(?:" + "|".join(re.escape(n) for n in sorted(names)) + r")(?:/|\Z)") \
+            if names else None
         self.bodies = bodies
         self.regex = re.compile("|".join(f"(?:{b})" for b in bodies)) if bodies else None
         self._under: dict[tuple[str, ...], re.Pattern[str] | None] = {}
@@ -160,7 +164,8 @@ class ProtectedPaths:
             bases = tuple(gitignore_form(b) for b in bases)
             return any(len(path) > len(b) and path.startswith(b) and self.spec.match_file(path[len(b):])
                        for b in bases)
-        if self.names and not self.names.isdisjoint(path.split("/")):
+        if self._names_at is not None and (self._names_at.search(path) is not None if path.startswith("/")
+                                           else not self.names.isdisjoint(path.split("/"))):
             return True
         if self.regex is None:
             return False

@@ -263,3 +263,48 @@ def test_decisions_through_the_toolbox_match_one_by_one(world: dict[str, Path], 
     assert combined == one_by_one
     assert {d for d, _, _ in combined} == {"allow", "ask", "deny"}
     assert os.path.isdir(proj)
+
+
+def test_a_tools_rules_made_once_agree_with_the_lookup_by_name(world: dict[str, Path], tmp_path: Path) -> None:
+    """Without grants, evaluate tries a tuple of each tool's units made once
+    (``_tool_units``) instead of ``_match``'s lookup name by name: the same
+    rule must be found either way, also for rules under another name (Edit
+    rules cover Write), and after a rule is added (the tuples are made again)."""
+    proj = world["proj"]
+    allow = [f"Write(gen{i}/**)" for i in range(40)] + ["Edit(docs/**)", "Read(src/**)", "Glob(**)"]
+    deny = [f"Read(secret{i}/**)" for i in range(40)] + ["Edit(src/pkg/**)", "Write(gen3/no.py)"]
+    ask = ["Edit(*.md)", "Write(src/gen5.py)", "NotebookEdit(**)"]
+    cfg = tmp_path / "rules.toml"
+    cfg.write_text("[permissions]\n" + "".join(f"{k} = {json.dumps(v)}\n" for k, v in
+                                                   (("allow", allow), ("deny", deny), ("ask", ask))))
+    tb = Toolbox.load(cwd=proj, plugins=["fs"], config=cfg)
+    engine = tb.permissions
+    paths = [*_paths(world), "gen7/x.py", "gen3/no.py", "docs/a.md", "src/gen5.py", "src/pkg/x.py", "secret9/k"]
+    session = tb.session(mode="default")
+
+    def check() -> set[str]:
+        found = set()
+        for tool in TOOLS:
+            units = dict(zip(("deny", "ask", "allow"), engine._tool_units(tb.tools[tool])))
+            for raw in paths:
+                for behavior in ("deny", "ask", "allow"):
+                    fast = engine._first_hit(units[behavior], behavior, _request(tb, session, tool, raw))
+                    slow = engine._match(behavior, _request(tb, session, tool, raw))
+                    assert fast is slow, (tool, raw, behavior, fast, slow)
+                    if fast is not None:
+                        found.add(f"{behavior} {fast.rule.text}")
+        return found
+
+    before = check()
+    assert {"allow Edit(docs/**)", "deny Edit(src/pkg/**)", "ask Edit(*.md)", "deny Write(gen3/no.py)"} <= before
+    engine._add(engine.compile(Rule.parse("Write(docs/**)", "deny", "test", proj), "test"))  # type: ignore[arg-type]
+    after = check()
+    assert "deny Write(docs/**)" in after and "deny Write(docs/**)" not in before
+    # With a grant, evaluate looks name by name (grants lie between): the same decisions.
+    granted = tb.session(mode="default")
+    granted.grant("Read(nothing-here/**)")
+    for tool in TOOLS:
+        for raw in paths:
+            plain = engine.evaluate(_request(tb, tb.session(mode="default"), tool, raw))
+            other = engine.evaluate(_request(tb, granted, tool, raw))
+            assert (plain.decision, plain.reason, plain.source) == (other.decision, other.reason, other.source)

@@ -336,6 +336,16 @@ def test_a_matcher_that_raises_still_denies_and_asks_but_never_allows(project: P
     assert toolbox.permissions._match("ask", request) is not None
     assert toolbox.permissions._match("allow", request) is None
     assert "boom" in request.extra["rule_errors"][0]
+    # evaluate's own loop over a tool's rules (sessions without grants) fails the same way
+    engine = toolbox.permissions
+    deny, _, _ = engine._tool_units(toolbox.tools["Read"])
+    request = PermissionRequest(tool=toolbox.tools["Read"], input=Boom(), session=session, policy=session.policy)
+    assert engine._first_hit(deny, "deny", request) is not None
+    _, ask, allow = engine._tool_units(toolbox.tools["Write"])
+    request = PermissionRequest(tool=toolbox.tools["Write"], input=Boom(), session=session, policy=session.policy)
+    assert engine._first_hit(ask, "ask", request) is not None
+    assert engine._first_hit(allow, "allow", request) is None
+    assert "boom" in request.extra["rule_errors"][0]
 
 
 # --- protected paths -----------------------------------------------------------------
@@ -805,3 +815,17 @@ def test_ask_level_asks_every_call_and_an_approved_write_is_not_confined(project
 def test_dont_ask_denies_with_a_hint(project: Project) -> None:
     decision = decide(project.load(), "WebFetch", {"url": "https://example.com"}, "dontAsk")
     assert decision.decision == "deny" and "WebFetch(domain:example.com)" in decision.reason
+
+
+def test_whether_a_policy_offers_a_tool_is_kept_per_tool_and_policy(project: Project) -> None:
+    """The engine keeps, per tool, whether the last policy asked offers it:
+    policies taking turns on one toolbox get what a toolbox of their own says."""
+    calls = [("Write", {"file_path": "a.txt", "content": "x"}), ("Read", {"file_path": "a.txt"}),
+             ("Bash", {"command": "ls"})]
+    shared = project.load()
+    for _ in range(2):
+        for name in POLICY_NAMES:
+            for tool, args in calls:
+                got = decide(shared, tool, args, mode=name)
+                alone = decide(project.load(), tool, args, mode=name)
+                assert (got.decision, got.reason) == (alone.decision, alone.reason), (name, tool)

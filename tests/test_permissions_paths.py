@@ -105,7 +105,8 @@ def test_protected_under_bases_agrees_with_each_base_in_turn(negate: bool) -> No
              "/srv/infra/prod/k", "/home/u/.bashrc", "/home/u/p/.bashrc", "/home/u/.config/fish/c",
              "/srv/app/.config/fish/c", "/srv/.config/fish/c", "/srv/app/a.tfstate", "/srv/.gitx/y",
              "/home/u/.ssh/id", "/srv/app/.mcp.json", "/.mcp.json", "/", "/home/u", "/srv/app/x/.pegboard/c",
-             "/srv/app/.config/fish\n", "/srv/app/.config\n/fish/c", "/srv/app/infra/prod/\n"]
+             "/srv/app/.config/fish\n", "/srv/app/.config\n/fish/c", "/srv/app/infra/prod/\n",
+             "/srv/app/.bashrc.bak", "/srv/app/x.git/y", "/srv/app/.gitx", "/srv/app/a/.ssh", "/.git", "/.git/x"]
     for path in paths:
         expected = any(len(path) > len(b) and path.startswith(b) and spec.match_file(path[len(b):]) for b in bases)
         assert fast.matches_under(path, bases) == expected, path
@@ -229,3 +230,23 @@ def test_the_default_protected_paths_are_the_documented_ones(tmp_path: Path) -> 
         for place in places:
             assert engine.is_protected(place, session), (pattern, place)
     assert not engine.is_protected(root / "src" / "main.py", session)
+
+
+def test_symlink_free_shortcut_agrees_with_the_general_way(tree: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Where openat2 is there, a path with no symlink in it is resolved in one
+    call: its answer, missing names counted, is the general way's."""
+    from pegboard import _paths
+
+    if not _paths._openat2:
+        pytest.skip("no openat2 here")
+    paths = [os.path.join(str(tree), *parts) for depth in (1, 2, 3)
+             for parts in itertools.product([*NAMES, "new", "a b", "x\ny"], repeat=depth)]
+    paths += [str(tree) + "//real", str(tree) + "/real/", str(tree / "real") + "/./sub", "/", "/tmp"]
+    fast = {path: _paths._resolve_counted(path) for path in paths}
+    used = sum(_paths._symlink_free(path) is not None for path in paths)
+    assert used > 100  # the shortcut answered most of them
+    assert _paths._symlink_free(str(tree / "link" / "sub")) is None  # a symlink on the way
+    assert _paths._symlink_free(str(tree / "dangling")) is None  # a dangling one is something there
+    monkeypatch.setattr(_paths, "_openat2", [])
+    for path in paths:
+        assert fast[path] == _paths._resolve_counted(path), path

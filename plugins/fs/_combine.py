@@ -120,7 +120,7 @@ def _alternation(parts: list[tuple[int, str]]) -> re.Pattern[str]:
 class _Anchor:
     """The rules of one anchor (a resolved directory)."""
 
-    __slots__ = ("text", "prefix", "double_root", "lowest", "keyed", "anchored", "loose")
+    __slots__ = ("text", "prefix", "double_root", "lowest", "keyed", "anchored", "loose", "index_of")
 
     def __init__(self, anchor: Path, entries: list[tuple[int, str, str]]) -> None:
         self.text = str(anchor)
@@ -146,6 +146,8 @@ class _Anchor:
         self.keyed = {key: _alternation(parts) for key, parts in keyed.items()}
         self.anchored = _alternation(anchored) if anchored else None
         self.loose = tuple(sorted(loose, key=lambda item: item[0]))
+        # a matched group's name -> its rule's index (a lookup rather than int() of the name)
+        self.index_of = {f"r{index}": index for index, _, _ in entries}
 
     def search(self, text: str) -> int | None:
         """The lowest index of a rule whose pattern matches ``text`` (in
@@ -155,11 +157,11 @@ class _Anchor:
         if regex is not None:
             hit = regex.match(text)
             if hit is not None:
-                best = int(hit.lastgroup[1:])  # type: ignore[index]  # every branch is a named group
+                best = self.index_of[hit.lastgroup]  # type: ignore[index]  # every branch is a named group
         if self.anchored is not None:
             hit = self.anchored.match(text)
             if hit is not None:
-                index = int(hit.lastgroup[1:])  # type: ignore[index]  # every branch is a named group
+                index = self.index_of[hit.lastgroup]  # type: ignore[index]  # every branch is a named group
                 if best is None or index < best:
                     best = index
         for index, regex in self.loose:
@@ -200,7 +202,7 @@ class PathRuleSet:
     def first_match(self, path: Path | str, known_dir: list[bool | None] | None = None) -> int | None:
         """``known_dir``: a one-item list caching whether ``path`` is a
         directory across calls for the same path (None in it: not asked yet)."""
-        text = str(path)
+        text = path if type(path) is str else str(path)
         double_root = text.startswith("//")
         best: int | None = None
         for anchor in self.anchors:
@@ -209,7 +211,9 @@ class PathRuleSet:
             prefix = anchor.prefix
             if not text.startswith(prefix) or double_root is not anchor.double_root or len(text) == len(prefix):
                 continue  # outside the anchor, or the anchor itself (".": no rule matches it)
-            rel = gitignore_form(text[len(prefix):])
+            rel = text[len(prefix):]
+            if "\n" in rel:
+                rel = gitignore_form(rel)
             hit = anchor.search(rel)
             if hit is not None and (best is None or hit < best):
                 best = hit
@@ -264,6 +268,10 @@ class CombinedFsRules:
             return min((failed for _, _, failed in subsets if failed is not None), default=None)
         # a path found missing is no directory: no second look, no stat
         known_dir: list[bool | None] = [None if request.exists(raw) else False]
+        if not self.narrows and len(subsets) == 1:  # the usual case (allow rules of one tool), without the loops
+            rules, indices, _failed = subsets[0]
+            hit = rules.first_match(real, known_dir)
+            return None if hit is None else indices[hit]
         best: int | None = None
         texts = (real, *request.session.originals(real)) if self.narrows else (real,)
         for text in texts:
