@@ -92,13 +92,19 @@ def test_the_worker_delivers_with_exec_and_doctor_sees_its_claim(project: Path, 
     wake, job = make_jobs(project, in_the_past)
     out_file = tmp_path / "delivered.jsonl"
     command = f"{sys.executable} -c \"import sys; open({str(out_file)!r}, 'a').write(sys.stdin.read())\""
+    started = time.time()
     done = subprocess.run([PEGBOARD, "--cwd", str(project), "schedule", "worker", "--exec", command, "--once"],
                           capture_output=True, text=True, timeout=60, env=os.environ)
     assert done.returncode == 0, done.stderr
     delivered = [json.loads(line) for line in out_file.read_text().splitlines()]
     assert sorted(d["job_id"] for d in delivered) == sorted([wake, job])
     missed = {d["job_id"]: d["missed"] for d in delivered}
-    assert missed[wake] == 0 and missed[job] == 5       # six half hours came due: one firing stands for them
+    # Six half hours came due in the three hours: one firing stands for them.
+    # A recurring firing goes up to 10% of its period late (3 minutes here), so
+    # when the worker ran within that of a :00 or :30, the last may not be due yet.
+    last_boundary = time.time() // 1800 * 1800
+    expected = {4, 5} if last_boundary > started - 180 else {5}
+    assert missed[wake] == 0 and missed[job] in expected, (missed, started)
     assert "schedule worker" in done.stderr and f"delivering to `{command}`" in done.stderr
     assert sum(line.startswith("delivered ") for line in done.stdout.splitlines()) == 2
     code, out, _ = run(project, "doctor")
