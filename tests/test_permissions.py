@@ -421,9 +421,9 @@ def test_a_git_directory_whose_head_is_a_dangling_link_is_still_found(project: P
 
 
 def test_a_git_directory_is_found_above_folders_a_write_would_make(project: Project) -> None:
-    """Folders that are not there yet hold no HEAD, so the walk skips them
-    (resolving found them missing), but not the folder they would be made
-    in: new folders inside a bare repository's hooks, or inside a working
+    """Folders that are not there yet hold no HEAD, so the walk may skip
+    those resolving counted missing (the general way counts them; openat2's
+    one call does not), but not the folder they would be made in: new folders inside a bare repository's hooks, or inside a working
     directory that is itself one, are still protected."""
     import subprocess
 
