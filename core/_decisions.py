@@ -444,7 +444,8 @@ class PermissionRequest:
     extra: dict[str, Any] = field(default_factory=dict)
     """The engine's notes about this decision (``call_id``, the person's answer, rule errors),
     kept for the audit; a plugin may read it and should not write it."""
-    # per path as given: the real path, and how many of its last names were missing (0: something is there)
+    # per path as given: the real path, and how many of its last names were found missing (0: something is
+    # there; else 1 or more, a lower bound: resolve_counted)
     _resolved: dict[str, tuple[str, int]] = field(default_factory=dict, repr=False, compare=False)
     _paths: dict[str, Path] = field(default_factory=dict, repr=False, compare=False)
     _stats: dict[str, os.stat_result | None] = field(default_factory=dict, repr=False, compare=False)

@@ -421,9 +421,9 @@ def test_a_git_directory_whose_head_is_a_dangling_link_is_still_found(project: P
 
 
 def test_a_git_directory_is_found_above_folders_a_write_would_make(project: Project) -> None:
-    """Folders that are not there yet hold no HEAD, so the walk skips them
-    (resolving found them missing), but not the folder they would be made
-    in: new folders inside a bare repository's hooks, or inside a working
+    """Folders that are not there yet hold no HEAD, so the walk may skip
+    those resolving counted missing (the general way counts them; openat2's
+    one call does not), but not the folder they would be made in: new folders inside a bare repository's hooks, or inside a working
     directory that is itself one, are still protected."""
     import subprocess
 
@@ -444,8 +444,43 @@ def test_a_git_directory_is_found_above_folders_a_write_would_make(project: Proj
     request = PermissionRequest(tool=toolbox.tools["Write"], input={"file_path": str(bare / "n" / "m" / "x")},
                                 session=session, policy=session.policy)
     assert request.path_vote(str(bare / "n" / "m" / "x"), write=True).firm
-    assert resolve_counted(bare / "n" / "m" / "x", project.root) == (str(bare / "n" / "m" / "x"), 3)
+    # openat2's one call says only that a name is missing (1); the general way counts them (3)
+    real, missing = resolve_counted(bare / "n" / "m" / "x", project.root)
+    assert real == str(bare / "n" / "m" / "x") and 1 <= missing <= 3
     assert resolve_counted(bare / "HEAD", project.root) == (str(bare / "HEAD"), 0)
+
+
+def test_write_decisions_agree_whether_missing_folders_are_counted_or_not(
+        project: Project, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The one-call resolving (openat2) says a path is missing without
+    counting its missing folders, so the vote's git walk also looks in them;
+    the general way counts them and skips them: both decide alike, on paths
+    in and under git directories, missing at every depth."""
+    import subprocess
+
+    from pegboard import _paths
+
+    bare = project.root / "bare.git"
+    subprocess.run(["git", "init", "-q", "--bare", str(bare)], check=True)
+    (project.root / "src").mkdir()
+    (project.root / "src" / "old.py").write_text("x")
+    paths = [base / tail for base in (project.root, bare, bare / "hooks", project.root / "src")
+             for tail in ("x", "n/x", "n/m/x", "old.py", "HEAD")]
+    paths += [project.root / ".git" / "new" / "x", project.root.parent / "elsewhere" / "n" / "x"]
+
+    def decisions() -> list[tuple[str, bool, str]]:
+        toolbox = project.load()
+        found = []
+        for path in paths:
+            for mode in ("acceptEdits", "default"):
+                d = decide(toolbox, "Write", {"file_path": str(path), "content": "x"}, mode)
+                found.append((d.decision, d.firm, d.reason))
+        return found
+
+    fast = decisions()
+    assert any(firm for _, firm, _ in fast) and any(d == "allow" for d, _, _ in fast)
+    monkeypatch.setattr(_paths, "_openat2", [])
+    assert decisions() == fast
 
 
 def test_protected_paths_are_configurable_but_a_project_cannot_shrink_them(project: Project) -> None:
