@@ -320,30 +320,3 @@ def test_the_built_in_agents_are_described_without_yaml(tmp_path: Path) -> None:
             "print(sorted(found.agents), found.broken, 'yaml' in sys.modules)\n")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True, timeout=60)
     assert out.stdout.strip() == "['Explore', 'general-purpose'] [] False"
-
-
-def test_a_source_is_the_frozen_dataclass_it_was(tmp_path: Path) -> None:
-    """Source's written-out methods answer as @dataclass(frozen=True)'s."""
-    import dataclasses
-
-    from pegboard.plugins.subtasks._sources import Source as Written
-
-    @dataclasses.dataclass(frozen=True)
-    class Source:  # the class as it was
-        kind: str
-        folder: Path
-        readable: bool = True
-        why_not: str = ""
-
-    Source.__qualname__ = "Source"
-    for args in (("user", tmp_path), ("project", tmp_path, False, "not trusted")):
-        old, new = Source(*args), Written(*args)
-        assert repr(new) == repr(old) and hash(new) == hash(old)
-        assert new == Written(*args) and new != old
-        assert (new == Written("other", tmp_path)) == (old == Source("other", tmp_path))
-        for what in (lambda s: setattr(s, "kind", "x"), lambda s: delattr(s, "folder"), lambda s: setattr(s, "n", 1)):
-            with pytest.raises(dataclasses.FrozenInstanceError) as written:
-                what(new)
-            with pytest.raises(dataclasses.FrozenInstanceError) as was:
-                what(old)
-            assert str(written.value) == str(was.value)

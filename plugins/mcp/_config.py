@@ -11,7 +11,7 @@ import hashlib
 import json
 import os
 import re
-from dataclasses import FrozenInstanceError
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
@@ -179,50 +179,19 @@ class McpConfig(BaseModel):
         return value
 
 
+@dataclass(frozen=True)
 class ServerSpec:
-    """A server as pegboard will run it, with where it came from.
-
-    Frozen, and compared, hashed and shown by its fields, as the frozen
-    dataclass it was; its methods are written out because ``@dataclass``
-    compiles them at import, 3.5M instructions of every start-up
-    (tests/test_mcp_config.py holds it to the dataclass)."""
+    """A server as pegboard will run it, with where it came from."""
 
     name: str
     config: ServerConfig
     source: str
     project_defined: bool
     root: Path
-    def_hash: str
+    def_hash: str = field(init=False)
 
-    def __init__(self, name: str, config: ServerConfig, source: str, project_defined: bool, root: Path) -> None:
-        _set = object.__setattr__
-        _set(self, "name", name)
-        _set(self, "config", config)
-        _set(self, "source", source)
-        _set(self, "project_defined", project_defined)
-        _set(self, "root", root)
-        _set(self, "def_hash", definition_hash(config))
-
-    def _fields(self) -> tuple[Any, ...]:
-        return (self.name, self.config, self.source, self.project_defined, self.root, self.def_hash)
-
-    def __eq__(self, other: object) -> bool:
-        if other.__class__ is self.__class__:
-            return self._fields() == other._fields()
-        return NotImplemented
-
-    def __hash__(self) -> int:
-        return hash(self._fields())
-
-    def __repr__(self) -> str:
-        return (f"{self.__class__.__qualname__}(name={self.name!r}, config={self.config!r}, source={self.source!r}, "
-                f"project_defined={self.project_defined!r}, root={self.root!r}, def_hash={self.def_hash!r})")
-
-    def __setattr__(self, name: str, value: Any) -> None:
-        raise FrozenInstanceError(f"cannot assign to field {name!r}")
-
-    def __delattr__(self, name: str) -> None:
-        raise FrozenInstanceError(f"cannot delete field {name!r}")
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "def_hash", definition_hash(self.config))
 
     @property
     def cache_key(self) -> str:
