@@ -21,8 +21,9 @@ def test_the_doc_has_examples() -> None:
 @pytest.mark.parametrize("source", BLOCKS, ids=[f"example{i}" for i in range(len(BLOCKS))])
 def test_example_runs(source: str, tmp_path: Path) -> None:
     # conftest's isolated XDG_* and PEGBOARD_POLICY are in os.environ.
+    # TMPDIR: the examples make their projects with tempfile.mkdtemp, which nothing removes.
     done = subprocess.run([sys.executable, "-c", source], capture_output=True, text=True, timeout=60,
-                          cwd=tmp_path, env=dict(os.environ))
+                          cwd=tmp_path, env={**os.environ, "TMPDIR": str(tmp_path)})
     assert done.returncode == 0, done.stderr
     assert done.stdout.strip(), "every example prints something"
 
