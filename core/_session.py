@@ -90,7 +90,7 @@ class Session:
         """The session this one was made from (``child``); None for a top session."""
         self._copies: tuple[tuple[str, str], ...] = ()
         self.label: str | None = None
-        """A child"s name in asks and in ``chain`` (the sub-agent"s type, say)."""
+        """A child's name in asks and in ``chain`` (the sub-agent's type, say)."""
         self.hidden_tools: frozenset[str] = frozenset()
         """Tools, groups or rule names a child session is not offered."""
         self.only_tools: frozenset[str] | None = None
