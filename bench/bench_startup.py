@@ -9,6 +9,14 @@ machine lands on all of them alike; the ratio is the median round's.
   cold, its cache removed before each run (target <= 2x);
 * ``pegboard permissions check Read --input ...`` with no rules (target <= 2x).
 
+It also prints, as information and not as a target, the same commands
+against a second floor: the import floor plus one pydantic model built and
+validated. Every command above builds models (the core's and the plugins'
+config, the tool's input), and the first model a process builds imports
+pydantic's schema machinery: about 1.9x the import floor in instructions
+(callgrind: 324M for the floor, 430M with ``from pydantic import BaseModel``,
+625M with one two-field model), before any of pegboard's own work.
+
     python bench/bench_startup.py [--rounds N]
 """
 
@@ -27,6 +35,11 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from _ratios import from_rounds, report  # noqa: E402
+
+
+# The import floor plus the first pydantic model of a process, built and validated.
+MODEL_FLOOR = ("import pydantic, pluggy, click\nfrom pydantic import BaseModel\n"
+               "class Floor(BaseModel):\n    a: int = 1\n    b: list[str] = []\nFloor(a=2)")
 
 
 def wall(cmd: list[str], env: dict[str, str]) -> float:
@@ -52,14 +65,16 @@ def main() -> None:
         project = root / "project"
         project.mkdir()
         floor_cmd = [sys.executable, "-c", "import pydantic, pluggy, click"]
+        model_floor_cmd = [sys.executable, "-c", MODEL_FLOOR]
         listing = [pegboard, "--cwd", str(project), "tools", "list"]
         check = [pegboard, "--cwd", str(project), "permissions", "check", "Read",
                  "--input", json.dumps({"file_path": str(project / "README.md")})]
-        for cmd in (floor_cmd, listing, check):
+        for cmd in (floor_cmd, model_floor_cmd, listing, check):
             subprocess.run(cmd, check=True, stdout=subprocess.DEVNULL, env=env)  # warm the OS caches
-        times: dict[str, list[float]] = {"floor": [], "warm": [], "cold": [], "check": []}
+        times: dict[str, list[float]] = {"floor": [], "model": [], "warm": [], "cold": [], "check": []}
         for _ in range(args.rounds):
             times["floor"].append(wall(floor_cmd, env))
+            times["model"].append(wall(model_floor_cmd, env))
             times["warm"].append(wall(listing, env))
             shutil.rmtree(root / "cache", ignore_errors=True)
             times["cold"].append(wall(listing, env))
@@ -69,8 +84,14 @@ def main() -> None:
     for key, label in (("warm", "tools list, warm cache"), ("cold", "tools list, no cache"),
                        ("check", "permissions check, no rules")):
         print(f"pegboard {label:<28} {statistics.median(times[key]) * 1000:7.1f} ms")
-    def rounds(key: str) -> list[float]:
-        return [t / f for t, f in zip(times[key], times["floor"])]
+    def rounds(key: str, against: str = "floor") -> list[float]:
+        return [t / f for t, f in zip(times[key], times[against])]
+
+    model = statistics.median(times["model"])
+    print(f"import floor plus one pydantic model:   {model * 1000:7.1f} ms  "
+          f"({statistics.median(rounds('model')):.2f}x the import floor)")
+    for key, label in (("cold", "tools list, no cache"), ("check", "permissions check, no rules")):
+        print(f"  (information) {label} / that floor: {statistics.median(rounds(key, 'model')):.2f}x")
 
     report(
         from_rounds("tools list, warm cache / import floor", rounds("warm"), 1.5),
