@@ -127,12 +127,9 @@ async def main(runs: int, size_kb: int) -> None:
     from pegboard.plugins.web._webfetch import run_fetch
 
     body = make_page(size_kb * 1024)
-    server, port = start_server(size_kb * 1024)
-    url = f"http://127.0.0.1:{port}/page"
     rules = [SimpleNamespace(tool="WebFetch", specifier="domain:127.0.0.1", behavior="allow", source="bench")]
     allowed = frozenset({"127.0.0.1"})
     config = WebConfig(cache_ttl_s=0)
-    args = WebFetchInput(url=url, prompt="what is on the page?")
     warm_cache = PageCache()
 
     shared = httpx.AsyncClient(trust_env=False)
@@ -159,6 +156,9 @@ async def main(runs: int, size_kb: int) -> None:
     async def cached() -> object:
         return await run_fetch(args, WebConfig(), rules=rules, cache=warm_cache)
 
+    server, port = start_server(size_kb * 1024)
+    url = f"http://127.0.0.1:{port}/page"
+    args = WebFetchInput(url=url, prompt="what is on the page?")
     try:
         sample = await whole()
         md_chars = len(sample.text_content())  # type: ignore[attr-defined]
@@ -243,7 +243,7 @@ async def batch_rounds(url: str, runs: int) -> dict[str, list[float]]:
 
 if __name__ == "__main__":
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--runs", type=int, default=7)
+    parser.add_argument("--runs", type=int, default=15)
     parser.add_argument("--size-kb", type=int, default=1024)
     parser.add_argument("--serve", action="store_true", help="only serve the page (the bench starts this itself)")
     ns = parser.parse_args()
