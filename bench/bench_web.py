@@ -1,9 +1,8 @@
 """WebFetch cost against a plain httpx GET, in the same run.
 
 Serves a ~1 MB HTML page on 127.0.0.1, from a process of its own as a real
-site is (an in-process server's threads take the GIL from the calls being
-measured: the batch figures below moved by 0.1-0.2 with it), and times, on
-one event loop:
+site is (an in-process server's threads would take the GIL from the calls
+being measured), and times, on one event loop:
 
 * ``httpx``      plain ``httpx.AsyncClient.get`` of the page on one kept-alive
                  client (the floor; ratios are against this);
