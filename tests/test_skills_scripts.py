@@ -180,9 +180,7 @@ def test_timeout_stops_the_script_and_its_children(tmp_path: Path) -> None:
     pidfile = tmp_path / "child.pid"
     script(folder, "scripts/slow.sh", f"#!/bin/sh\nsleep 60 &\necho $! > {pidfile}\nwait\n")
     session = start(tmp_path, options="scripts = true\nscript_timeout_s = 1")
-    began = time.monotonic()
     result = run(session, "run_skill_script", {"skill": "tools", "relpath": "scripts/slow.sh"})
-    assert time.monotonic() - began < 20
     assert result.is_error and "did not finish within 1s" in result.text_content()
     child = int(pidfile.read_text().strip())
     deadline = time.monotonic() + 5

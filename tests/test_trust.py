@@ -208,6 +208,7 @@ def test_additional_directories_need_a_trusted_folder(tmp_path: Path, directory:
 # --- lever: the program Grep runs -----------------------------------------------------------
 
 
+@pytest.mark.skipif(shutil.which("rg") is None, reason="ripgrep (rg) is not installed")
 def test_a_checkout_never_chooses_the_program_grep_runs(tmp_path: Path) -> None:
     marker = tmp_path / "ran"
     root = checkout(tmp_path)
