@@ -76,3 +76,69 @@ def test_the_sweep_leaves_folders_and_other_folders_alone(tmp_path: Path) -> Non
     atomic_write(here / "a.txt", "x")
     assert folder_named_like_one.is_dir() and elsewhere.exists()
     assert (here / "a.txt").read_text() == "x"
+
+
+# --- a full disk ---------------------------------------------------------------------
+
+
+def _fail_writes_where(monkeypatch: pytest.MonkeyPatch, fails: Any) -> None:
+    """os.write fails as on a full disk (ENOSPC) for every fd whose file
+    ``fails(path)``; other writes (the event loop's, pytest's) go through."""
+    real_write = os.write
+
+    def write(fd: int, data: Any) -> int:
+        try:
+            target = os.readlink(f"/proc/self/fd/{fd}")
+        except OSError:
+            target = ""
+        if fails(target):
+            raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))
+        return real_write(fd, data)
+
+    monkeypatch.setattr(os, "write", write)
+
+
+async def test_a_full_disk_on_a_new_file_says_it_was_not_created(
+        session: Any, proj: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    _fail_writes_where(monkeypatch, lambda path: path.endswith(".pegboard-tmp"))
+    r = await session.call("Write", {"file_path": str(proj / "new.txt"), "content": "hello\n"})
+    text = r.text_content()
+    assert r.is_error and "No space left on device" in text
+    assert "new.txt was not created" in text and "left as it was" not in text
+    assert os.listdir(proj) == []
+
+
+async def test_a_disk_full_everywhere_on_a_new_file_is_a_sentence_too(
+        session: Any, proj: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    # the checkpoint is written first: with the data folder's disk full too, it is what fails
+    assert session.data_dir.is_dir()
+    _fail_writes_where(monkeypatch, lambda path: path.startswith("/") and not path.startswith("/dev/"))
+    r = await session.call("Write", {"file_path": str(proj / "new.txt"), "content": "hello\n"})
+    text = r.text_content()
+    assert r.is_error and "No space left on device" in text and "OSError" not in text
+    assert "new.txt was not created" in text and "checkpoint" in text
+    assert os.listdir(proj) == []
+
+
+async def test_a_full_disk_on_an_existing_file_says_it_was_left_as_it_was(
+        session: Any, proj: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    target = proj / "old.txt"
+    target.write_text("old\n")
+    assert not (await session.call("Read", {"file_path": str(target)})).is_error
+    _fail_writes_where(monkeypatch, lambda path: path.endswith(".pegboard-tmp"))
+    r = await session.call("Write", {"file_path": str(target), "content": "new\n"})
+    text = r.text_content()
+    assert r.is_error and "The file was left as it was." in text and "OSError" not in text
+    assert target.read_text() == "old\n" and os.listdir(proj) == ["old.txt"]
+
+
+async def test_a_full_disk_past_the_checkpoint_says_so(
+        session: Any, proj: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    target = proj / "old.txt"
+    target.write_text("old\n")
+    assert not (await session.call("Read", {"file_path": str(target)})).is_error
+    _fail_writes_where(monkeypatch, lambda path: path.startswith(str(proj)) and path.endswith(".pegboard-tmp"))
+    r = await session.call("Write", {"file_path": str(target), "content": "new\n"})
+    assert r.is_error and r.text_content() == (f"Writing {target} failed: No space left on device. "
+                                               "The file was left as it was.")
+    assert target.read_text() == "old\n"
