@@ -11,6 +11,7 @@ from __future__ import annotations
 import errno
 import json
 import os
+import shutil
 import subprocess
 import sys
 import textwrap
@@ -142,3 +143,94 @@ async def test_a_full_disk_past_the_checkpoint_says_so(
     assert r.is_error and r.text_content() == (f"Writing {target} failed: No space left on device. "
                                                "The file was left as it was.")
     assert target.read_text() == "old\n"
+
+
+# --- what the model is told: sentences, not exception names -------------------------
+
+_REPR_SHAPES = ("ValueError", "RecursionError", "OSError", "TypeError", "internal error", "Traceback", "Errno")
+
+
+def _assert_a_sentence(text: str, tool: str) -> None:
+    assert not any(shape in text for shape in _REPR_SHAPES), text
+    assert tool in text, text
+
+
+@pytest.mark.parametrize(("tool", "args"), [
+    ("Read", {"file_path": "{proj}/a\x00.txt"}),
+    ("Write", {"file_path": "{proj}/a\x00.txt", "content": "x"}),
+    ("Edit", {"file_path": "{proj}/a\x00.txt", "old_string": "x", "new_string": "y"}),
+    ("NotebookEdit", {"notebook_path": "{proj}/n\x00.ipynb", "new_source": "x"}),
+    ("Glob", {"pattern": "*", "path": "{proj}/\x00"}),
+    ("Grep", {"pattern": "x", "path": "{proj}/\x00"}),
+    ("Grep", {"pattern": "a\x00b"}),
+    ("Grep", {"pattern": "x", "glob": "*\x00.py"}),
+    ("Grep", {"pattern": "x", "type": "p\x00y"}),
+])
+@pytest.mark.parametrize("engine", ["rg", "python"])
+async def test_a_nul_byte_in_any_fs_argument_is_a_sentence(
+        proj: Path, tmp_path: Path, tool: str, args: dict[str, str], engine: str) -> None:
+    if engine == "rg" and shutil.which("rg") is None:
+        pytest.skip("ripgrep (rg) is not installed")
+    (proj / "a.txt").write_text("x\n")
+    config = tmp_path / "engine.toml"
+    config.write_text(f'[plugins.fs]\nsearch_backend = "{engine}"\n')
+    s = Toolbox.load(cwd=proj, plugins=["fs"], config=config).session(mode="acceptEdits")
+    try:
+        r = await s.call(tool, {k: v.replace("{proj}", str(proj)) for k, v in args.items()})
+    finally:
+        await s.aclose()
+    assert r.is_error
+    _assert_a_sentence(r.text_content(), tool)
+    assert "NUL" in r.text_content()
+
+
+def _nested_list(depth: int) -> Any:
+    value: Any = []
+    for _ in range(depth):
+        value = [value]
+    return value
+
+
+@pytest.mark.parametrize("shape", ["list", "object", "json text", "just past the bound"])
+async def test_a_deeply_nested_input_is_refused_with_a_sentence(session: Any, proj: Path, shape: str) -> None:
+    path = str(proj / "a.txt")
+    arguments: Any
+    if shape == "list":
+        arguments = {"file_path": path, "limit": _nested_list(100_000)}
+    elif shape == "object":
+        deep: Any = {}
+        for _ in range(100_000):
+            deep = {"a": deep}
+        arguments = {"file_path": path, "extra": deep}
+    elif shape == "json text":
+        arguments = '{"file_path": %s, "x": %s}' % (json.dumps(path), "[" * 100_000 + "]" * 100_000)
+    else:
+        arguments = {"file_path": path, "limit": _nested_list(100)}
+    r = await session.call("Read", arguments)
+    assert r.is_error
+    _assert_a_sentence(r.text_content(), "Read")
+    assert "nested more than 100 levels deep" in r.text_content() and "nothing was run" in r.text_content()
+
+
+async def test_a_nested_input_within_the_bound_is_checked_as_usual(session: Any, proj: Path) -> None:
+    r = await session.call("Read", {"file_path": str(proj / "a.txt"), "limit": _nested_list(98)})
+    assert r.is_error and "nested" not in r.text_content()
+    assert "limit" in r.text_content()  # the ordinary validation message for the wrong type
+
+
+async def test_an_internal_failure_tells_the_model_what_to_do_and_the_operator_what_failed(
+        session: Any, proj: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
+    from pegboard import _pipeline
+
+    def broken(*args: Any, **kwargs: Any) -> Any:
+        raise RuntimeError("the frobnicator is out of sync")
+
+    # the pipeline's own step failing (a bug), which no tool or argument can cause on purpose
+    monkeypatch.setattr(_pipeline, "validate", broken)
+    r = await session.call("Read", {"file_path": str(proj / "a.txt")}, call_id="call-7")
+    text = r.text_content()
+    assert r.is_error
+    _assert_a_sentence(text, "Read")
+    assert "frobnicator" not in text and "not in your arguments" in text
+    err = capsys.readouterr().err
+    assert "RuntimeError: the frobnicator is out of sync" in err and "call-7" in err
