@@ -234,3 +234,24 @@ async def test_an_internal_failure_tells_the_model_what_to_do_and_the_operator_w
     assert "frobnicator" not in text and "not in your arguments" in text
     err = capsys.readouterr().err
     assert "RuntimeError: the frobnicator is out of sync" in err and "call-7" in err
+
+
+# --- an MCP server too slow to start ---------------------------------------------------
+
+KITCHEN_SINK = Path(__file__).parent / "mcp_servers" / "kitchen_sink.py"
+
+
+@pytest.mark.slow
+def test_an_mcp_server_that_misses_its_start_timeout_leaves_no_asyncio_noise(tmp_path: Path) -> None:
+    pytest.importorskip("mcp")
+    config = tmp_path / "slow.toml"
+    # KS_NEVER_START: the server sleeps before it answers anything
+    config.write_text(f'[plugins.mcp.servers.slow]\ncommand = {json.dumps(sys.executable)}\n'
+                      f'args = [{json.dumps(str(KITCHEN_SINK))}]\nstartup_timeout_s = 1.0\n'
+                      f'env = {{ KS_NEVER_START = "1" }}\n[permissions]\nallow = ["mcp__slow"]\n')
+    pegboard = Path(sys.executable).parent / "pegboard"
+    done = subprocess.run([str(pegboard), "--cwd", str(tmp_path), "--config", str(config),
+                           "call", "mcp__slow__echo", "--input", '{"text": "x"}'],
+                          capture_output=True, text=True, timeout=120, env=dict(os.environ))
+    assert done.returncode != 0
+    assert "never retrieved" not in done.stderr and "CancelledError" not in done.stderr, done.stderr
