@@ -125,6 +125,8 @@ def atomic_write(
                 raise NotRegular(errno.EINVAL, f"{real} is not a regular file")
             if old.st_nlink > 1 and not allow_multilinked:
                 raise MultiplyLinked(errno.EMLINK, f"{real} has {old.st_nlink} hard links")
+        # before this write's own temp file: space the orphans held may be what it needs
+        _sweep_orphans(dfd)
         # a new file gets default_mode through the umask, like any other program's file
         create_mode = 0o600 if old is not None else default_mode
         fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC, create_mode, dir_fd=dfd)
@@ -145,9 +147,7 @@ def atomic_write(
             raise
         # the rename itself must reach the disk for "new" to survive a power cut
         _fsync_dir(dfd)
-        new = os.stat(real.name, dir_fd=dfd, follow_symlinks=False)
-        _sweep_orphans(dfd)
-        return new
+        return os.stat(real.name, dir_fd=dfd, follow_symlinks=False)
     except BaseException:
         _unlink_quietly(tmp, dfd)
         raise
@@ -161,9 +161,11 @@ def _sweep_orphans(dfd: int) -> None:
     Age, not a pid in the name, tells an orphan: a pid names no process
     across pid namespaces (a sandbox, a container sharing the folder) or
     machines (a network file system), and pids are reused; no live writer's
-    temp file goes ``ORPHAN_AGE_S`` without a change. Best effort: the write
-    that called this has succeeded, and an orphan that cannot be removed now
-    (a read-only or foreign file) is tried again on a later write.
+    temp file goes ``ORPHAN_AGE_S`` without a change. It runs before the
+    write makes its own temp file, so a disk the orphans filled has their
+    space back first. Best effort: it must not fail the write that called
+    it, and an orphan that cannot be removed now (another user's, in a
+    sticky folder) is tried again on a later write.
     """
     try:
         folder = os.fstat(dfd)

@@ -133,6 +133,15 @@ async def test_a_full_disk_on_an_existing_file_says_it_was_left_as_it_was(
     assert target.read_text() == "old\n" and os.listdir(proj) == ["old.txt"]
 
 
+async def test_orphans_go_before_the_write_so_a_full_disk_gets_their_space_back(
+        session: Any, proj: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    orphan = _orphan(proj, "big.bin", age_s=3600)
+    _fail_writes_where(monkeypatch, lambda path: path.endswith(".pegboard-tmp"))
+    r = await session.call("Write", {"file_path": str(proj / "new.txt"), "content": "hello\n"})
+    assert r.is_error and "was not created" in r.text_content()
+    assert not orphan.exists()
+
+
 async def test_a_full_disk_past_the_checkpoint_says_so(
         session: Any, proj: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     target = proj / "old.txt"
