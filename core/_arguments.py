@@ -263,17 +263,39 @@ def drop_unset_nulls(schema: Mapping[str, Any], value: Any) -> Any:
     take null: models send null for an argument they leave out (in OpenAI's
     strict mode they must, since every property is required there), and
     such a null means "not given", not a wrong type. Nested objects too."""
-    if not _has_null(value):
-        return value
+    try:
+        if not _has_null(value):
+            return value
+    except _TooDeep:
+        return value  # validate refuses it, with the tool's name
     return _drop_nulls(schema, value, schema.get("$defs", {}), 0)
 
 
-def _has_null(value: Any) -> bool:
+# Arrays and objects inside one another, at most: no tool's input needs more,
+# and each step below (the null scan, pydantic, the audit's JSON) recurses.
+MAX_NESTING = 100
+
+
+class _TooDeep(Exception):
+    pass
+
+
+def _has_null(value: Any, depth: int = 0) -> bool:
+    """Whether a null is anywhere in ``value``; _TooDeep past MAX_NESTING.
+    The whole value is walked, null or not, so the depth is always checked."""
+    if depth >= MAX_NESTING:
+        raise _TooDeep
+    found = False
     # loops rather than any(generator): this runs for every call's arguments
     for v in value.values() if isinstance(value, dict) else value if isinstance(value, list) else ():
-        if v is None or isinstance(v, (dict, list)) and _has_null(v):
-            return True
-    return False
+        if v is None or isinstance(v, (dict, list)) and _has_null(v, depth + 1):
+            found = True
+    return found
+
+
+def _too_deep(name: str) -> Refusal:
+    return Refusal(f"The arguments for {name} are nested more than {MAX_NESTING} levels deep (arrays or objects "
+                   f"inside one another); nothing was run. Send a flatter value, or the deep part as a string.")
 
 
 def _resolve(node: Any, defs: Mapping[str, Any]) -> Mapping[str, Any]:
@@ -322,7 +344,11 @@ def _drop_nulls(schema: Any, value: Any, defs: Mapping[str, Any], depth: int) ->
 
 def validate(tool: Tool, args: dict[str, Any], *, rewritten: bool = False) -> tuple[Any, str | None]:
     """The handler's argument and, where something was off but not fatal, an advisory."""
-    if _has_null(args):  # the schema is built only when a null may need dropping
+    try:
+        nulls = _has_null(args)
+    except _TooDeep:
+        raise _too_deep(tool.name) from None
+    if nulls:  # the schema is built only when a null may need dropping
         args = drop_unset_nulls(tool.schema, args)
     model = tool.model
     if model is not None:
@@ -407,6 +433,8 @@ def parse_arguments(name: str, arguments: Any) -> dict[str, Any]:
             arguments = json.loads(arguments) if arguments.strip() else {}
         except json.JSONDecodeError as exc:
             raise Refusal(f"The arguments for {name} are not valid JSON ({exc}); nothing was run.") from None
+        except RecursionError:
+            raise _too_deep(name) from None
     if type(arguments) is dict:  # the common case, before the ABC check (a Python-level isinstance)
         return dict(arguments)
     if arguments is None:

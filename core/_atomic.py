@@ -10,14 +10,21 @@ symlink fails the walk instead of being followed. The data goes to a temp
 file in that folder's fd, is fsynced, and is renamed over the name inside
 the same fd (so a swapped parent cannot redirect it), and the folder is
 fsynced so the rename survives a power cut.
+
+A process killed between creating its temp file and the rename leaves the
+temp file behind. The next write into the same folder removes such orphans
+once they are older than ``ORPHAN_AGE_S``; see ``_sweep_orphans`` for why
+the age is what tells an orphan from a live writer's file.
 """
 
 from __future__ import annotations
 
 import errno
 import os
+import re
 import secrets
 import stat
+import time
 from pathlib import Path
 
 __all__ = ["MultiplyLinked", "NotRegular", "PathChanged", "atomic_write", "open_dir", "walk_error"]
@@ -25,6 +32,16 @@ __all__ = ["MultiplyLinked", "NotRegular", "PathChanged", "atomic_write", "open_
 # O_PATH lets us walk directories we may search but not list; it exists on Linux only.
 _DIR_FLAGS = getattr(os, "O_PATH", os.O_RDONLY) | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC
 _CHUNK = 1 << 20
+_TMP_SUFFIX = ".pegboard-tmp"
+_TMP_NAME = re.compile(r"\..+\.[0-9a-f]{12}" + re.escape(_TMP_SUFFIX), re.DOTALL)
+# A temp file untouched this long is an interrupted write's: a live writer
+# moves its mtime with every chunk, and after the last one only an fsync
+# stands before the rename.
+ORPHAN_AGE_S = 15 * 60
+# A folder is looked through at most this often per process (listing a big
+# folder on every write would cost more than the orphans do).
+_SWEEP_EVERY_S = 60.0
+_swept: dict[tuple[int, int], float] = {}
 
 
 class PathChanged(OSError):
@@ -95,7 +112,7 @@ def atomic_write(
     if isinstance(data, str):
         data = data.encode("utf-8")
     dfd = open_dir(real.parent)
-    tmp = f".{real.name}.{secrets.token_hex(6)}.pegboard-tmp"
+    tmp = f".{real.name}.{secrets.token_hex(6)}{_TMP_SUFFIX}"
     try:
         try:
             old = os.stat(real.name, dir_fd=dfd, follow_symlinks=False)
@@ -108,6 +125,8 @@ def atomic_write(
                 raise NotRegular(errno.EINVAL, f"{real} is not a regular file")
             if old.st_nlink > 1 and not allow_multilinked:
                 raise MultiplyLinked(errno.EMLINK, f"{real} has {old.st_nlink} hard links")
+        # before this write's own temp file: space the orphans held may be what it needs
+        _sweep_orphans(dfd)
         # a new file gets default_mode through the umask, like any other program's file
         create_mode = 0o600 if old is not None else default_mode
         fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC, create_mode, dir_fd=dfd)
@@ -134,6 +153,52 @@ def atomic_write(
         raise
     finally:
         os.close(dfd)
+
+
+def _sweep_orphans(dfd: int) -> None:
+    """Remove the temp files interrupted writes left in the folder ``dfd``.
+
+    Age, not a pid in the name, tells an orphan: a pid names no process
+    across pid namespaces (a sandbox, a container sharing the folder) or
+    machines (a network file system), and pids are reused; no live writer's
+    temp file goes ``ORPHAN_AGE_S`` without a change. It runs before the
+    write makes its own temp file, so a disk the orphans filled has their
+    space back first. Best effort: it must not fail the write that called
+    it, and an orphan that cannot be removed now (another user's, in a
+    sticky folder) is tried again on a later write.
+    """
+    try:
+        folder = os.fstat(dfd)
+    except OSError:
+        return
+    key = (folder.st_dev, folder.st_ino)
+    clock = time.monotonic()
+    last = _swept.get(key)
+    if last is not None and clock - last < _SWEEP_EVERY_S:
+        return
+    if len(_swept) > 4096:
+        _swept.clear()
+    _swept[key] = clock
+    cutoff = time.time() - ORPHAN_AGE_S
+    try:
+        rfd = os.open(".", os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC, dir_fd=dfd)
+    except OSError:
+        return  # a folder we may write in but not list: nothing to find
+    try:
+        with os.scandir(rfd) as entries:
+            for entry in entries:
+                if not (entry.name.endswith(_TMP_SUFFIX) and _TMP_NAME.fullmatch(entry.name)):
+                    continue
+                try:
+                    st = entry.stat(follow_symlinks=False)
+                except OSError:
+                    continue
+                if stat.S_ISREG(st.st_mode) and st.st_mtime < cutoff:
+                    _unlink_quietly(entry.name, dfd)
+    except OSError:
+        pass
+    finally:
+        os.close(rfd)
 
 
 def _unlink_quietly(name: str, dfd: int) -> None:

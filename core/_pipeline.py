@@ -40,7 +40,7 @@ from ._atomic import atomic_write
 from ._calls import RESULTS_FOLDER, CallInfo, PreCall
 from ._hooks import call as call_hook
 from ._paths import resolve_path
-from ._plugins import _short_error
+from ._plugins import _short_error, report_failure
 from ._scope import ignored_note
 from ._tools import TextContent, Tool, ToolContext, ToolResult
 
@@ -385,8 +385,12 @@ async def run_call(session: Session, name: str, arguments: Any, call_id: str,
     except asyncio.CancelledError:
         raise
     except Exception as exc:  # a bug in the pipeline or a plugin hook: still only this call fails
-        result = ToolResult.error(f"{name} could not be run: internal error {_short_error(exc)}. "
-                                  "Other calls are not affected; report this if it repeats.")
+        # The detail is for the operator; the model can act only on what happened to its call.
+        report_failure(f"the {name} call {call_id!r}", exc)
+        result = ToolResult.error(f"{name} could not be completed: pegboard failed while handling this call, a "
+                                  "fault on its side and not in your arguments. Other calls are not affected. Check "
+                                  "whether the call had its effect before trying it again; if it fails again, do "
+                                  f"without {name}.")
     settings = session.toolbox.settings
     if settings.ignored and session.note_once("core:ignored-config"):
         # Once, on the first result whatever it is: a call refused because

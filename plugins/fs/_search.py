@@ -146,8 +146,23 @@ async def glob(args: GlobInput, ctx: ToolContext) -> ToolResult:
 # --- Grep --------------------------------------------------------------------------
 
 
+def _nul_refusal(args: GrepInput) -> ToolResult | None:
+    """A NUL character cannot be passed to ripgrep (a command line ends at it)
+    and is in no file name or type name: said the same with either engine."""
+    if "\0" in args.pattern:
+        return ToolResult.error("Grep: pattern contains a NUL character, which cannot be searched for as typed; "
+                                "write it as the escape \\x00 instead. Nothing was searched.")
+    for name, value in (("glob", args.glob), ("type", args.type)):
+        if value is not None and "\0" in value:
+            return ToolResult.error(f"Grep: {name} contains a NUL character, which no file name or file type "
+                                    f"holds; remove it and call again. Nothing was searched.")
+    return None
+
+
 async def grep(args: GrepInput, ctx: ToolContext) -> ToolResult:
     cfg = config_of(ctx)
+    if (refused := _nul_refusal(args)) is not None:
+        return refused
     try:
         root = _root(ctx, args.path)
         rg = _backend(cfg)

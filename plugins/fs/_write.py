@@ -76,10 +76,19 @@ def _write_sync(ctx: ToolContext, real: Path, change: Change, must_exist: bool) 
         data, message = change(old)
     except ValueError as exc:
         return ToolResult.error(f"{tool} made no change to {real}: {exc}.")
+    # atomic_write removes its temp file on failure: an existing file keeps its old content, a new one is not made
+    untouched = "The file was left as it was." if old is not None else f"{real.name} was not created."
     cfg = config_of(ctx)
     if cfg.checkpoints:
         store = CheckpointStore(ctx.session.data_dir / "checkpoints", max_bytes=cfg.max_checkpoint_bytes)
-        store.save(real, old, tool, stat.S_IMODE(st.st_mode) if st is not None else None)
+        try:
+            store.save(real, old, tool, stat.S_IMODE(st.st_mode) if st is not None else None)
+        except OSError as exc:
+            # no write without the copy that lets it be undone
+            return ToolResult.error(
+                f"{tool} did not write {real}: the checkpoint that lets this change be undone could not be "
+                f"saved in {store.root} ({exc.strerror or exc}). {untouched} Free some space there, or call "
+                f"again once it is fixed.")
     try:
         new_st = _safeio.atomic_write(real, data, allow_multilinked=str(real) in ctx.state.get(HARDLINK_OK, set()))
     except _safeio.MultiplyLinked as exc:
@@ -90,7 +99,7 @@ def _write_sync(ctx: ToolContext, real: Path, change: Change, must_exist: bool) 
     except PermissionError:
         return ToolResult.error(f"The operating system does not let this process write in {real.parent}.")
     except OSError as exc:
-        return ToolResult.error(f"Writing {real} failed: {exc.strerror or exc}. The file was left as it was.")
+        return ToolResult.error(f"Writing {real} failed: {exc.strerror or exc}. {untouched}")
     tracker(ctx.state).record(real, new_st)
     return ToolResult.text(message)
 

@@ -243,9 +243,13 @@ class ServerConnection:
                     tg.start_soon(self._watch_tools, client)
         except BaseException as exc:
             if not ready.done():
-                ready.set_exception(exc if isinstance(exc, Exception) else RuntimeError(describe_exception(exc)))
                 if isinstance(exc, asyncio.CancelledError):
+                    # _start gave up waiting (its timeout) and cancelled us: nobody
+                    # reads ready any more, and a cancelled future is never reported
+                    # as an exception nobody retrieved.
+                    ready.cancel()
                     raise
+                ready.set_exception(exc if isinstance(exc, Exception) else RuntimeError(describe_exception(exc)))
                 return
             if isinstance(exc, asyncio.CancelledError):
                 raise
@@ -404,6 +408,8 @@ class ServerConnection:
             await asyncio.wait_for(asyncio.shield(ready), timeout)
         except TimeoutError:
             await self._reap(cancel=True)
+            if ready.done() and not ready.cancelled():
+                ready.exception()  # failed as the wait ended: read, so asyncio does not report it at exit
             self._fail(self._with_stderr(f"MCP server {self.name!r} did not start within {timeout:g} s"))
             raise ServerUnavailable(self.reason) from None
         except Exception as exc:

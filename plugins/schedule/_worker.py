@@ -281,7 +281,7 @@ class Scheduler:
         """Renew this worker's leases and its sign of life, every third of a lease (at most every 5 s)."""
         import asyncio
 
-        every = min(self.lease_s / 3, 5.0)
+        every = renewal_interval(self.lease_s)
         while True:
             await asyncio.sleep(every)
             try:
@@ -321,6 +321,14 @@ class Scheduler:
                 self._idle.pop().close()
             except Exception:
                 pass
+
+
+def renewal_interval(lease_s: float) -> float:
+    """How often a worker renews its leases: a third of a lease, so two
+    renewals may be late before one runs out, and at most every 5 s (a
+    long lease needs no faster sign of life). A lease shorter than 15 s is
+    renewed by its third, never by the 5 s cap."""
+    return min(lease_s / 3, 5.0)
 
 
 def schedule_context(toolbox: Toolbox) -> Any:
