@@ -326,7 +326,9 @@ class _Writer:
             return
         folder = self.spool_dir()
         try:
-            folder.mkdir(parents=True, exist_ok=True, mode=0o700)
+            from ._dirs import private_dir
+
+            private_dir(folder)
             path = folder / f"{os.getpid()}-{time.time_ns()}.jsonl"
             from ._atomic import atomic_write
             from ._paths import resolve_path

@@ -14,6 +14,7 @@ toolbox that never touches the store costs a small object, not an import.
 
 from __future__ import annotations
 
+import os
 import re
 import threading
 import time
@@ -96,6 +97,31 @@ def redact_url(url: str) -> str:
     return _PASSWORD_IN_QUERY.sub(r"\1***", _PASSWORD_IN_URL.sub(r"\1***@", url))
 
 
+SQLITE_SIDE_FILES = ("-wal", "-shm", "-journal")
+
+
+def sqlite_files(path: Path) -> list[Path]:
+    """A SQLite database and the files SQLite keeps beside it."""
+    return [path, *(path.with_name(path.name + suffix) for suffix in SQLITE_SIDE_FILES)]
+
+
+def make_private(path: Path) -> None:
+    """Before SQLite opens ``path``: its folder 0700 (and pegboard's data dir
+    with it), the database made 0600 if missing and narrowed to 0600 if
+    wider, and so its side files, at every start. SQLite gives a new ``-wal``
+    and ``-shm`` the database's own mode, so a 0600 database keeps them 0600
+    without touching the process's umask (which other threads share)."""
+    from ._dirs import PRIVATE_FILE_MODE, private_dir, tighten
+
+    private_dir(path.parent)
+    try:
+        os.close(os.open(path, os.O_WRONLY | os.O_CREAT | os.O_NOFOLLOW | os.O_CLOEXEC, PRIVATE_FILE_MODE))
+    except OSError:
+        pass  # SQLite's own open says what is wrong, with the URL
+    for file in sqlite_files(path):
+        tighten(file, PRIVATE_FILE_MODE)
+
+
 def _normalise(url: str) -> str:
     # Without a driver SQLAlchemy picks psycopg2, which pegboard does not use.
     for bare in ("postgresql://", "postgres://"):
@@ -169,11 +195,14 @@ class Store:
             from sqlalchemy import event
         except ImportError as exc:  # pragma: no cover - a declared dependency
             raise StoreError(f"the store needs SQLAlchemy: {exc}") from None
+        from ._dirs import narrow_data_dir
+
+        narrow_data_dir()  # sessions' files and the audit spool live there, whatever the backend
         kwargs: dict[str, Any] = {}
         if self.backend == "sqlite":
             path = self.sqlite_path
             if path is not None:
-                path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
+                make_private(path)
             kwargs["connect_args"] = {"timeout": SQLITE_BUSY_TIMEOUT_MS / 1000, "check_same_thread": False}
         elif self.backend == "postgresql":
             kwargs["pool_pre_ping"] = True
