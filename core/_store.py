@@ -15,7 +15,6 @@ toolbox that never touches the store costs a small object, not an import.
 from __future__ import annotations
 
 import os
-import re
 import threading
 import time
 from collections.abc import Callable, Iterator, Mapping
@@ -23,6 +22,8 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
+
+from ._redact import redact_url
 
 if TYPE_CHECKING:
     from sqlalchemy import Connection, Engine, MetaData
@@ -87,16 +88,6 @@ class StoreSchema:
         return found
 
 
-_PASSWORD_IN_URL = re.compile(r"(://[^:/@\s]*:)([^@\s]*)@")
-_PASSWORD_IN_QUERY = re.compile(r"((?:^|[?&])password=)[^&\s]*", re.I)
-
-
-def redact_url(url: str) -> str:
-    """The URL with any password replaced by ``***`` (in the authority and
-    in a ``password=`` query parameter), for everything that is printed."""
-    return _PASSWORD_IN_QUERY.sub(r"\1***", _PASSWORD_IN_URL.sub(r"\1***@", url))
-
-
 SQLITE_SIDE_FILES = ("-wal", "-shm", "-journal")
 
 
@@ -120,6 +111,15 @@ def make_private(path: Path) -> None:
         pass  # SQLite's own open says what is wrong, with the URL
     for file in sqlite_files(path):
         tighten(file, PRIVATE_FILE_MODE)
+
+
+def _raw_at_in_password(url: str) -> bool:
+    """More than one @ in the URL's authority (before its path or query)."""
+    rest = url.split("://", 1)
+    if len(rest) != 2:
+        return False
+    authority = rest[1].split("/", 1)[0].split("?", 1)[0]
+    return authority.count("@") > 1
 
 
 def _normalise(url: str) -> str:
@@ -146,6 +146,7 @@ class Store:
 
     def __init__(self, url: str, source: str = "defaults"):
         self.url = _normalise(url)
+        self.ambiguous = _raw_at_in_password(self.url)
         self.source = source
         self._engine: Engine | None = None
         self._lock = threading.Lock()
@@ -198,6 +199,11 @@ class Store:
         from ._dirs import narrow_data_dir
 
         narrow_data_dir()  # sessions' files and the audit spool live there, whatever the backend
+        if self.ambiguous:
+            # SQLAlchemy ends the password at its first @ and takes the rest for the host, which
+            # every connection error would then quote: refused before anything is tried.
+            raise StoreError(f"{self.redacted_url} (from {self.source}): the password holds a raw '@'; "
+                             "write it as %40 (every reserved character of a password %-encoded)")
         kwargs: dict[str, Any] = {}
         if self.backend == "sqlite":
             path = self.sqlite_path
