@@ -150,3 +150,27 @@ def test_config_show_hides_a_plugins_credentials(user_config: Callable[[str], Pa
     rows: list[dict[str, Any]] = json.loads(result.output)
     text = json.dumps(rows)
     assert "Note-pw-95" not in text and "Token-96" not in text, text
+
+
+def test_a_hook_error_that_quotes_an_input_is_printed_redacted(tmp_path: Path,
+                                                               capsys: pytest.CaptureFixture[str]) -> None:
+    from pegboard import hookimpl
+
+    class Host:
+        @hookimpl
+        def pegboard_event(self, kind: str, data: dict[str, Any]) -> None:
+            raise ValueError(f"cannot show {data}")  # quotes the call's input
+
+    class Ask(Host):
+        @hookimpl
+        def pegboard_ask(self, request: Any, decision: Any) -> Any:
+            from pegboard import Answer
+
+            return Answer.later()
+
+    session = Toolbox.load(cwd=tmp_path, plugins=["fs"], host=Ask()).session("default")
+    asyncio.run(session.call("Write", {"file_path": str(tmp_path / "a.env"),
+                                       "content": "PASSWORD=Hook-pw-97\n"}))
+    err = capsys.readouterr().err
+    assert "pegboard_event" in err and "failed" in err, err
+    assert "Hook-pw-97" not in err, err
