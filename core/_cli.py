@@ -478,7 +478,7 @@ def config_show(as_json: bool) -> None:
     effective["plugins"] = settings.merged.get("plugins", {})
     from ._redact import hide_secrets
 
-    rows = []
+    rows: list[dict[str, Any]] = []
     for keys, value in _flatten(effective):
         if not keys:
             continue

@@ -58,7 +58,7 @@ class PendingCall:
         return {"id": self.id, "session_id": self.session_id, "call_id": self.call_id, "tool": self.tool,
                 "input": self.input, "reason": self.reason, "source": self.source,
                 "suggestions": list(self.suggestions), "status": self.status,
-                "answer": _answer_json(self.answer), "created_at": self.created_at}
+                "answer": _answer_json(self.answer), "created_at": self.created_at, "digest": self.digest}
 
     def current_digest(self) -> str:
         """``approval_digest`` of the call's tool and input as they are now."""
