@@ -30,8 +30,8 @@ _SECRET_WORDS = r"(?:pass(?:word|wd|phrase)?|pwd|secret|token|api[_-]?key|apikey
                 r"credentials?|private[_-]?key|session[_-]?key|cookie)"
 # One shell word: quoted, or up to a space, quote or shell operator.
 _WORD = r"""(?:'[^'\n]*'|"[^"\n]*"|[^\s'";&|]+)"""
-# A program's name, with or without a folder before it.
-_PROGRAM = r"(?:(?<![\w./-])(?:[\w.-]*/)*)"
+# Where a program's name starts: not inside a word (``/usr/bin/`` before it is fine).
+_PROGRAM = r"(?<![\w.-])"
 # The rest of one simple command (no pipe, list or newline in between).
 _SAME_COMMAND = r"[^\n;&|]*?"
 
@@ -59,12 +59,10 @@ _REDACTIONS: list[tuple[re.Pattern[str], str]] = [
     (re.compile(r"(?i)(\s--?[A-Za-z0-9_-]*" + _SECRET_WORDS + r"[A-Za-z0-9_-]*\s+)([\"']?)[^\s\"']+"),
      r"\1\2***"),
     # echo PW | sudo -S, printf '%s\n' PW | passwd --stdin, echo user:PW | chpasswd, sudo -S <<< PW
-    (re.compile(r"(\b(?:echo|printf)\s+)([^|\n;&]+?)(\s*\|\s*" + _PROGRAM + r"(?:sudo\s" + _SAME_COMMAND
+    (re.compile(r"(\b(?:echo|printf)\s+)([^|\n;&]+?)(\s*\|\s*(?:[\w.-]*/)*(?:sudo\s" + _SAME_COMMAND
                 + r"-[A-Za-z]*S\b|passwd\s" + _SAME_COMMAND + r"--stdin\b|chpasswd\b))"), r"\1***\3"),
     (re.compile(r"(\bsudo\s" + _SAME_COMMAND + r"-[A-Za-z]*S\b" + _SAME_COMMAND + r"<<<\s*)" + _WORD),
      r"\1***"),
-    *((re.compile(rf"({_PROGRAM}(?:{programs})(?![\w.-]){_SAME_COMMAND}{option}){secret}"), r"\1***")
-      for programs, option, secret in _COMMAND_SECRETS),
     # the providers' published key shapes
     (re.compile(r"\b(?:gh[pousr]_[A-Za-z0-9]{20,}|github_pat_[A-Za-z0-9_]{20,}|glpat-[A-Za-z0-9_-]{20,}|"
                 r"sk-[A-Za-z0-9_-]{16,}|[sr]k_(?:live|test)_[0-9A-Za-z]{8,}|xox[abeposr]-[A-Za-z0-9-]{10,}|"
@@ -79,19 +77,37 @@ _REDACTIONS: list[tuple[re.Pattern[str], str]] = [
 ]
 
 
-# Everything a redaction above can match contains one of these: text without
-# any of them (most paths and short values) skips the passes.
-_MAYBE_SECRET = re.compile(r"(?i)[A-Za-z0-9+/_=-]{16,}|://|-----BEGIN|bearer|authori[sz]ation|pass|pwd|secret|"
-                           r"token|key|auth|credential|cookie|sudo|curl|wget|mysql|maria|sshpass|redis-cli|"
-                           r"smbclient|rpcclient|login|[sr]k_|xox|eyJ")
+# The command shapes, each tried only on text that names one of its programs.
+_COMMAND_REDACTIONS: list[tuple[tuple[str, ...], re.Pattern[str]]] = [
+    (tuple(programs.split("|")),
+     re.compile(rf"({_PROGRAM}(?:{programs})(?![\w.-]){_SAME_COMMAND}{option}){secret}"))
+    for programs, option, secret in _COMMAND_SECRETS
+]
+
+
+# Everything a redaction above can match contains a long run or one of these
+# (lower-cased): text without any (most paths and short values) skips the passes.
+# Substring tests, not one case-blind regex, which costs four times as much.
+_LONG_RUN = re.compile(r"[A-Za-z0-9+/_=-]{16,}")
+_MARKERS = ("://", "-----begin", "bearer", "auth", "pass", "pwd", "secret", "token", "key", "credential", "cookie",
+            "sudo", "curl", "wget", "mysql", "maria", "sshpass", "redis-cli", "smbclient", "rpcclient", "login",
+            "k_", "xox", "eyj")
+
+
+def _maybe_secret(text: str) -> bool:
+    lower = text.lower()
+    return any(marker in lower for marker in _MARKERS) or _LONG_RUN.search(text) is not None
 
 
 def redact(text: str) -> str:
     """``text`` with tokens, keys, passwords and credentials replaced by ``***``."""
-    if not _MAYBE_SECRET.search(text):
+    if not _maybe_secret(text):
         return text
     for pattern, replacement in _REDACTIONS:
         text = pattern.sub(replacement, text)
+    for programs, pattern in _COMMAND_REDACTIONS:
+        if any(program in text for program in programs):
+            text = pattern.sub(r"\1***", text)
     return text
 
 
