@@ -93,15 +93,17 @@ def private_dir(path: Path) -> Path:
 
 
 def data_folders() -> list[Path]:
-    """The folders of ``data_dir()`` that hold others' data when shared: the
-    data dir, ``sessions/``, ``audit-spool/`` and each store's spool folder."""
+    """The folders of ``data_dir()`` that hold data others must not read: the
+    data dir, each folder directly in it (``sessions/``, ``audit-spool/``, a
+    plugin's own), and each store's spool folder. Symlinks are left out."""
     base = data_dir()
-    spool = base / "audit-spool"
-    try:
-        spools = sorted(p for p in spool.iterdir() if p.is_dir())
-    except OSError:
-        spools = []
-    return [base, base / "sessions", spool, *spools]
+    found = [base]
+    for folder in (base, base / "audit-spool"):
+        try:
+            found += sorted(p for p in folder.iterdir() if p.is_dir() and not p.is_symlink())
+        except OSError:
+            continue
+    return list(dict.fromkeys(found))
 
 
 def narrow_data_dir() -> None:

@@ -71,6 +71,10 @@ def test_a_command_narrows_what_another_made_wide_and_doctor_tells(pegboard_env:
         assert not side.exists() or mode(side) == 0o600, (side, oct(mode(side)))
     assert files_line(tmp_path)["status"] == "ok"
 
+    (data / "mcp").mkdir(mode=0o755)  # a plugin's folder, made by another path
+    migrated = run("store", "migrate", cwd=tmp_path)
+    assert mode(data / "mcp") == 0o700
+
     (data / "sessions").chmod(0o775)  # made wider again
     again = files_line(tmp_path)
     assert again["status"] == "warn" and f"{data / 'sessions'} (775, want 700)" in again["detail"], again
