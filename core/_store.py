@@ -105,10 +105,14 @@ def make_private(path: Path) -> None:
     from ._dirs import PRIVATE_FILE_MODE, private_dir, tighten
 
     private_dir(path.parent)
-    try:
-        os.close(os.open(path, os.O_WRONLY | os.O_CREAT | os.O_NOFOLLOW | os.O_CLOEXEC, PRIVATE_FILE_MODE))
-    except OSError:
-        pass  # SQLite's own open says what is wrong, with the URL
+    if not os.path.lexists(path):
+        # Only a file not there yet is opened here: closing any descriptor of a database
+        # drops the POSIX locks this process's connections hold on it.
+        try:
+            os.close(os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC,
+                             PRIVATE_FILE_MODE))
+        except OSError:
+            pass  # made meanwhile, or not makeable: SQLite's own open says what is wrong, with the URL
     for file in sqlite_files(path):
         tighten(file, PRIVATE_FILE_MODE)
 
