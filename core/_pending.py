@@ -165,12 +165,14 @@ class PendingCalls:
             return ToolResult.error(f"Pending call {pending_id} was answered already "
                                     f"({'approved' if call.answer.allow else 'denied'}); each call is answered "
                                     "once: resolve it without an answer to settle it as answered.")
-        bound = call.digest if call.answer is not None else self._held.get(call.id)
+        # What the answer is bound to: the digest kept with it, and what this process held (and
+        # showed its host) when the call was made, if it is the same process.
+        bound = [d for d in (call.digest if call.answer is not None else None, self._held.get(call.id)) if d]
         answer = answer or call.answer
         if answer is None or answer.pending:
             return ToolResult.error(f"Pending call {pending_id} has no answer yet.")
         now = call.current_digest()
-        changed = answer.allow and bound is not None and bound != now
+        changed = answer.allow and any(d != now for d in bound)
         if changed:  # settled as refused, so that no later resolve runs it either
             answer = Answer(allow=False, message="its tool or input changed after it was approved")
         if not self._finish(call, answer):
@@ -180,7 +182,7 @@ class PendingCalls:
             result = ToolResult.error(
                 f"{call.tool} was not run: pending call {call.id}'s tool or input changed after it was "
                 f"{'approved' if call.answer is not None else 'held for approval'} (approved digest "
-                f"{str(bound)[:12]}…, now {now[:12]}…). An approval holds only for the call that was approved; "
+                f"{next(d for d in bound if d != now)[:12]}…, now {now[:12]}…). An approval holds only for the call that was approved; "
                 "make the call again to be asked about it.")
         elif answer.allow:
             result = await self._session.call(call.tool, call.input, call_id=call.call_id, approval=answer)

@@ -114,3 +114,23 @@ async def test_resolve_refuses_a_later_answer(tmp_path: Path) -> None:
         session.toolbox.answer_pending(waiting.id, Answer.later())
     done = await session.pending.resolve(waiting.id, Answer(allow=True))
     assert not done.is_error and (tmp_path / "a.txt").read_text() == "x"
+
+
+@pytest.mark.slow
+async def test_an_input_changed_before_approval_is_refused_by_the_process_that_held_it(
+        tmp_path: Path, store_url: str) -> None:
+    target, other = tmp_path / "shown.txt", tmp_path / "other.txt"
+    toolbox = _load(tmp_path)
+    session = toolbox.session("default", session_id="conv-h")
+    await session.call("Write", {"file_path": str(target), "content": "shown\n"})
+    [call] = session.pending.list()
+    from sqlalchemy import update
+
+    from pegboard._tables import pending
+
+    with toolbox.plugins.stores("pegboard").begin() as conn:  # changed before anyone answered
+        conn.execute(update(pending).where(pending.c.id == call.id).values(
+            input=json.dumps({"file_path": str(other), "content": "changed\n"})))
+    result = await session.pending.resolve(call.id, Answer(allow=True))  # the host answers what it was shown
+    assert result.is_error and "changed after it was" in result.text_content(), result.text_content()
+    assert not other.exists() and not target.exists()
