@@ -20,12 +20,13 @@ import fcntl
 import hashlib
 import json
 import os
-import re
 import sys
 import threading
 import time
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
+
+from ._redact import redact  # re-exported: one redaction for the audit and every other output
 
 if TYPE_CHECKING:
     from ._decisions import Decision, PermissionRequest
@@ -47,49 +48,6 @@ _PATH_NAMES = frozenset({"cwd", "directory", "dir"})
 
 def _is_path_field(key: object) -> bool:
     return isinstance(key, str) and (key.endswith(_PATH_SUFFIXES) or key in _PATH_NAMES)
-
-
-# --- redaction -------------------------------------------------------------------
-
-_SECRET_WORDS = r"(?:pass(?:word|wd)?|pwd|secret|token|api[_-]?key|apikey|access[_-]?key|auth|credentials?|" \
-                r"private[_-]?key|session[_-]?key|cookie)"
-_REDACTIONS: list[tuple[re.Pattern[str], str]] = [
-    (re.compile(r"-----BEGIN [A-Z0-9 ]*PRIVATE KEY-----.*?(?:-----END [A-Z0-9 ]*PRIVATE KEY-----|\Z)", re.S),
-     "[private key]"),
-    # scheme://user:password@host
-    (re.compile(r"([A-Za-z][A-Za-z0-9+.-]*://[^\s:/@]+):[^\s@/]+@"), r"\1:***@"),
-    # Authorization: Bearer xyz, -H 'Authorization: token xyz'
-    (re.compile(r"(?i)(authorization\s*[:=]\s*(?:bearer|basic|token|digest)?\s*)[^\s'\"]+"), r"\1***"),
-    (re.compile(r"(?i)\b(bearer\s+)[A-Za-z0-9._~+/=-]{8,}"), r"\1***"),
-    # KEY=value, key: value, "key": "value", ?token=value (the name holds a secret word)
-    (re.compile(r"(?i)((?:^|(?<=[\s;&|?,{(\"']))[\"']?[A-Za-z0-9_.-]*" + _SECRET_WORDS
-                + r"[A-Za-z0-9_.-]*[\"']?\s*[=:]\s*)([\"']?)[^\s\"'&;,}]+"), r"\1\2***"),
-    # --password value, -token value
-    (re.compile(r"(?i)(\s--?[A-Za-z0-9_-]*" + _SECRET_WORDS + r"[A-Za-z0-9_-]*\s+)([\"']?)[^\s\"']+"),
-     r"\1\2***"),
-    # well-known token shapes
-    (re.compile(r"\b(?:gh[pousr]_[A-Za-z0-9]{20,}|github_pat_[A-Za-z0-9_]{20,}|glpat-[A-Za-z0-9_-]{20,}|"
-                r"sk-[A-Za-z0-9_-]{16,}|xox[abposr]-[A-Za-z0-9-]{10,}|AKIA[0-9A-Z]{16}|AIza[0-9A-Za-z_-]{30,}|"
-                r"npm_[A-Za-z0-9]{30,}|eyJ[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,})"), "***"),
-    # any other long opaque run of letters and digits (keys, hashes, tokens)
-    (re.compile(r"(?<![A-Za-z0-9+/_=-])(?=[A-Za-z0-9+/_=-]*\d)(?=[A-Za-z0-9+/_=-]*[A-Za-z])"
-                r"[A-Za-z0-9+/_=-]{32,}(?![A-Za-z0-9+/_=-])"), "***"),
-]
-
-
-# Everything a redaction above can match contains one of these: text without
-# any of them (most paths and short values) skips the passes.
-_MAYBE_SECRET = re.compile(r"(?i)[A-Za-z0-9+/_=-]{16,}|://|-----BEGIN|bearer|authori[sz]ation|pass|pwd|secret|"
-                           r"token|key|auth|credential|cookie")
-
-
-def redact(text: str) -> str:
-    """``text`` with tokens, keys, passwords and credentials replaced by ``***``."""
-    if not _MAYBE_SECRET.search(text):
-        return text
-    for pattern, replacement in _REDACTIONS:
-        text = pattern.sub(replacement, text)
-    return text
 
 
 def _clip(text: str, limit: int) -> str:
@@ -179,7 +137,8 @@ class AuditLog:
                 "pid": self._pid,
             })
         except Exception as exc:  # the call must get its decision whatever happens here
-            _say(f"pegboard: could not record a decision in the audit log: {type(exc).__name__}: {exc}")
+            _say(f"pegboard: could not record a decision in the audit log: {type(exc).__name__}: "
+                 f"{redact(str(exc))}")  # an error about the row may quote the call's input
 
     def flush(self, timeout: float = EXIT_FLUSH_S) -> bool:
         return self._writer.flush(timeout)
@@ -326,7 +285,9 @@ class _Writer:
             return
         folder = self.spool_dir()
         try:
-            folder.mkdir(parents=True, exist_ok=True, mode=0o700)
+            from ._dirs import private_dir
+
+            private_dir(folder)
             path = folder / f"{os.getpid()}-{time.time_ns()}.jsonl"
             from ._atomic import atomic_write
             from ._paths import resolve_path

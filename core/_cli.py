@@ -476,10 +476,13 @@ def config_show(as_json: bool) -> None:
     # Protected paths add up across layers and plugins; show the list in force, not the last layer's.
     effective["permissions"]["protected_paths"] = list(toolbox.permissions.protected_patterns)
     effective["plugins"] = settings.merged.get("plugins", {})
-    rows = []
+    from ._redact import hide_secrets
+
+    rows: list[dict[str, Any]] = []
     for keys, value in _flatten(effective):
         if not keys:
             continue
+        value = hide_secrets(value, keys[-1])  # docs/config.md: a URL's password is never printed
         source = settings.source_of(*keys)
         if keys[:1] == ("permissions",) and keys[1:2] and keys[1] in ("allow", "ask", "deny", "protected_paths"):
             source = "every layer (see `pegboard permissions list`)"

@@ -52,6 +52,9 @@ def _answer(pending_id: str, allow: bool, remember: str | None, rule: str | None
     except KeyError:
         click.echo(f"pegboard: no call {pending_id!r} waits for approval (pegboard approvals list)", err=True)
         sys.exit(1)
+    except ValueError as exc:  # answered already: each pending call is answered once
+        click.echo(f"pegboard: {exc}", err=True)
+        sys.exit(1)
     except Exception as exc:
         store_failure(toolbox, exc)
         return

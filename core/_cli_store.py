@@ -11,7 +11,7 @@ import click
 from ._cli_shared import JSON, global_options
 from ._cli_shared import current_state as _state
 
-__all__ = ["audit_checks", "store_checks", "store_group", "store_report"]
+__all__ = ["audit_checks", "file_checks", "store_checks", "store_group", "store_report"]
 
 
 @click.group("store")
@@ -56,16 +56,52 @@ def store_report(toolbox: Any) -> dict[str, Any]:
     return report
 
 
-def store_checks(toolbox: Any) -> list[Any]:
-    """``pegboard doctor``'s lines for the store: reachable, schemas current."""
+def file_checks(toolbox: Any) -> list[Any]:
+    """``pegboard doctor``'s line for files at rest: pegboard's data folders
+    0700, the SQLite database, its side files and the audit spool 0600.
+    Looked at before the store is opened, since opening it narrows them."""
+    from ._dirs import PRIVATE_DIR_MODE, PRIVATE_FILE_MODE, data_dir, data_folders, wider_than
+    from ._store import sqlite_files
+
+    base = data_dir()
+    folders = data_folders()
+    files = _listed((base / "audit-spool").glob("*/*.jsonl"))
+    database = toolbox.plugins.stores.store.sqlite_path
+    if database is not None:
+        files += sqlite_files(database)
+        if database.parent.is_relative_to(base):
+            folders.append(database.parent)
+    wide = [f"{path} ({mode:o}, want {want:o})" for paths, want in ((folders, PRIVATE_DIR_MODE),
+                                                                      (files, PRIVATE_FILE_MODE))
+            for path in dict.fromkeys(paths) if (mode := wider_than(path, want)) is not None]
     from ._doctor import Check
 
+    if wide:
+        return [Check("files at rest", "warn",
+                      f"other users may read or change: {'; '.join(wide)}. pegboard narrows them each time "
+                      "it opens the store; if they stay so, chmod 700 the folders and 600 the files")]
+    return [Check("files at rest", "ok", f"{base}: folders 0700, the database and audit spool 0600")]
+
+
+def _listed(paths: Any) -> list[Any]:
+    try:
+        return sorted(paths)
+    except OSError:
+        return []
+
+
+def store_checks(toolbox: Any) -> list[Any]:
+    """``pegboard doctor``'s lines for the store: files at rest (before the
+    store is opened), reachable, schemas current."""
+    from ._doctor import Check
+
+    at_rest = file_checks(toolbox)
     report = store_report(toolbox)
     where = f"{report['url']} ({report['backend']}, from {report['source']})"
     if report["error"]:
-        return [Check("store", "fail", f"{where}: {report['error']}"), *audit_checks(toolbox)]
+        return [*at_rest, Check("store", "fail", f"{where}: {report['error']}"), *audit_checks(toolbox)]
     if report["reachable"] is None:
-        return [Check("store", "ok", f"{where}: not created yet (made when something first uses it)"),
+        return [*at_rest, Check("store", "ok", f"{where}: not created yet (made when something first uses it)"),
                 *audit_checks(toolbox)]
     checks = [Check("store", "ok", f"{where}: reachable")]
     for row in report["components"]:
@@ -76,7 +112,7 @@ def store_checks(toolbox: Any) -> list[Any]:
                             f"database {row['database']}, code {row['code']}: {row['state']}"))
     if len(checks) == 1:
         checks[0] = Check("store", "ok", f"{where}: reachable, every schema current")
-    return checks + audit_checks(toolbox)
+    return at_rest + checks + audit_checks(toolbox)
 
 
 def audit_checks(toolbox: Any) -> list[Any]:

@@ -8,10 +8,17 @@ session (``Toolbox.session(session_id=...)``) pending calls are kept in the
 store: any process can list and answer them (``pegboard approvals``), and the
 session resumed after a restart runs them. Otherwise they live in memory,
 for this process.
+
+An answer is bound to what was answered: it is kept with the digest of the
+call's tool and input (``approval_digest``), and a call whose tool or input
+no longer has that digest when it is resolved is refused, not run. Each call
+is answered once and run once (the store's row changes only from the state
+it was read in, so two processes racing do not both win).
 """
 
 from __future__ import annotations
 
+import hashlib
 import json
 import time
 import uuid
@@ -25,7 +32,7 @@ if TYPE_CHECKING:
     from ._toolbox import Toolbox
     from ._tools import ToolResult
 
-__all__ = ["PendingCall", "PendingCalls", "answer_pending", "list_pending"]
+__all__ = ["PendingCall", "PendingCalls", "answer_pending", "approval_digest", "list_pending"]
 
 
 @dataclass(frozen=True)
@@ -44,12 +51,18 @@ class PendingCall:
     status: str = "pending"
     answer: Answer | None = None
     created_at: float = field(default_factory=time.time)
+    digest: str | None = None
+    """``approval_digest`` of the tool and input the answer was given for (None: no answer yet)."""
 
     def to_json(self) -> dict[str, Any]:
         return {"id": self.id, "session_id": self.session_id, "call_id": self.call_id, "tool": self.tool,
                 "input": self.input, "reason": self.reason, "source": self.source,
                 "suggestions": list(self.suggestions), "status": self.status,
-                "answer": _answer_json(self.answer), "created_at": self.created_at}
+                "answer": _answer_json(self.answer), "created_at": self.created_at, "digest": self.digest}
+
+    def current_digest(self) -> str:
+        """``approval_digest`` of the call's tool and input as they are now."""
+        return approval_digest(self.tool, self.input)
 
     def message(self) -> str:
         """What the model is told instead of the result."""
@@ -58,25 +71,42 @@ class PendingCall:
                 "not depend on it.")
 
 
+def approval_digest(tool: str, input: Any) -> str:
+    """sha256 of the canonical JSON of a call's tool and input: what an answer
+    is bound to."""
+    raw = json.dumps({"tool": tool, "input": input}, sort_keys=True, separators=(",", ":"), ensure_ascii=False,
+                     default=str)
+    return hashlib.sha256(raw.encode("utf-8", "surrogatepass")).hexdigest()
+
+
+class AlreadyAnswered(ValueError):
+    """The pending call was answered (or run) already: each is answered once."""
+
+
 def _answer_json(answer: Answer | None) -> dict[str, Any] | None:
     if answer is None:
         return None
     return {"allow": answer.allow, "remember": answer.remember, "rule": answer.rule, "message": answer.message}
 
 
-def _answer_from(data: str | None) -> Answer | None:
+def _answer_from(data: str | None) -> tuple[Answer | None, str | None]:
     if not data:
-        return None
+        return None, None
     raw = json.loads(data)
-    return Answer(allow=bool(raw["allow"]), remember=raw.get("remember"), rule=raw.get("rule"),
-                  message=raw.get("message"))
+    return (Answer(allow=bool(raw["allow"]), remember=raw.get("remember"), rule=raw.get("rule"),
+                   message=raw.get("message")), raw.get("digest"))
+
+
+def _same_answer(one: Answer, other: Answer) -> bool:
+    return _answer_json(one) == _answer_json(other)
 
 
 def _row_to_call(row: Any) -> PendingCall:
+    answer, digest = _answer_from(row.answer)
     return PendingCall(id=row.id, session_id=row.session_id, call_id=row.call_id, tool=row.tool,
                        input=json.loads(row.input), reason=row.reason, source=row.source,
                        suggestions=tuple(json.loads(row.suggestions)), status=row.status,
-                       answer=_answer_from(row.answer), created_at=row.created_at)
+                       answer=answer, created_at=row.created_at, digest=digest)
 
 
 class PendingCalls:
@@ -85,6 +115,7 @@ class PendingCalls:
     def __init__(self, session: Session):
         self._session = session
         self._memory: dict[str, PendingCall] = {}
+        self._held: dict[str, str] = {}  # id -> digest of what this process held (and its host was shown)
 
     def hold(self, tool: str, input: dict[str, Any], call_id: str, decision: Decision) -> PendingCall:
         """Keep a call for a person's answer; the host hears ``approval.pending``."""
@@ -103,6 +134,7 @@ class PendingCalls:
                     created_at=call.created_at, resolved_at=None))
         else:
             self._memory[call.id] = call
+        self._held[call.id] = call.current_digest()
         session.emit("approval.pending", call.to_json())
         return call
 
@@ -126,11 +158,33 @@ class PendingCalls:
         call = self.get(pending_id)
         if call is None:
             return ToolResult.error(f"No pending call {pending_id!r} in this session.")
+        if answer is not None and answer.pending:
+            return ToolResult.error(f"Answer.later() does not answer pending call {pending_id}: it still waits; "
+                                    "resolve it with an approval or a denial.")
+        if answer is not None and call.answer is not None and not _same_answer(answer, call.answer):
+            return ToolResult.error(f"Pending call {pending_id} was answered already "
+                                    f"({'approved' if call.answer.allow else 'denied'}); each call is answered "
+                                    "once: resolve it without an answer to settle it as answered.")
+        # What the answer is bound to: the digest kept with it, and what this process held (and
+        # showed its host) when the call was made, if it is the same process.
+        bound = [d for d in (call.digest if call.answer is not None else None, self._held.get(call.id)) if d]
         answer = answer or call.answer
         if answer is None or answer.pending:
             return ToolResult.error(f"Pending call {pending_id} has no answer yet.")
-        self._finish(call, answer)
-        if answer.allow:
+        now = call.current_digest()
+        changed = answer.allow and any(d != now for d in bound)
+        if changed:  # settled as refused, so that no later resolve runs it either
+            answer = Answer(allow=False, message="its tool or input changed after it was approved")
+        if not self._finish(call, answer):
+            return ToolResult.error(f"Pending call {pending_id} was settled already (by another host); it is not "
+                                    "run twice.")
+        if changed:
+            result = ToolResult.error(
+                f"{call.tool} was not run: pending call {call.id}'s tool or input changed after it was "
+                f"{'approved' if call.answer is not None else 'held for approval'} (approved digest "
+                f"{next(d for d in bound if d != now)[:12]}…, now {now[:12]}…). An approval holds only for the call that was approved; "
+                "make the call again to be asked about it.")
+        elif answer.allow:
             result = await self._session.call(call.tool, call.input, call_id=call.call_id, approval=answer)
         else:
             result = ToolResult.error(f"{call.tool} was not run: {answer.message or 'the person declined this call'}.")
@@ -138,11 +192,15 @@ class PendingCalls:
                                                  "allowed": answer.allow, "is_error": result.is_error})
         return result
 
-    def _finish(self, call: PendingCall, answer: Answer) -> None:
+    def _finish(self, call: PendingCall, answer: Answer) -> bool:
+        """Mark the call done; False when it was done already."""
+        self._held.pop(call.id, None)
         if self._session.durable:
-            _record(self._session.toolbox, call.id, answer, "done")
-        else:
-            self._memory[call.id] = replace(call, status="done", answer=answer)
+            return _record(self._session.toolbox, call.id, answer, "done", was=call.status, digest=call.digest)
+        if self._memory[call.id].status == "done":
+            return False
+        self._memory[call.id] = replace(call, status="done", answer=answer)
+        return True
 
 
 def _store(toolbox: Toolbox) -> Any:
@@ -169,18 +227,28 @@ def answer_pending(toolbox: Toolbox, pending_id: str, answer: Answer) -> Pending
     """Record a person's answer to a durable session's pending call, from any
     process; the session's host runs it (``session.pending.resolve(id)``).
     ``KeyError`` when there is no such call waiting."""
+    if answer.pending:
+        raise ValueError("Answer.later() is no answer: approve or deny the call")
     found = next((c for c in list_pending(toolbox) if c.id == pending_id), None)
     if found is None:
         raise KeyError(pending_id)
-    _record(toolbox, pending_id, answer, "approved" if answer.allow else "denied")
-    return replace(found, status="approved" if answer.allow else "denied", answer=answer)
+    status = "approved" if answer.allow else "denied"
+    digest = found.current_digest()
+    if found.status != "pending" or not _record(toolbox, pending_id, answer, status, was="pending", digest=digest):
+        raise AlreadyAnswered(f"pending call {pending_id} was answered already ({found.status}); each pending call "
+                              "is answered once")
+    return replace(found, status=status, answer=answer, digest=digest)
 
 
-def _record(toolbox: Toolbox, pending_id: str, answer: Answer, status: str) -> None:
+def _record(toolbox: Toolbox, pending_id: str, answer: Answer, status: str, *, was: str,
+            digest: str | None) -> bool:
+    """Change the row from status ``was`` only; False when it had changed meanwhile."""
     from sqlalchemy import update
 
     from ._tables import pending
 
     with _store(toolbox).begin() as conn:
-        conn.execute(update(pending).where(pending.c.id == pending_id).values(
-            status=status, answer=json.dumps(_answer_json(answer)), resolved_at=time.time()))
+        changed = conn.execute(update(pending).where(pending.c.id == pending_id, pending.c.status == was).values(
+            status=status, answer=json.dumps({**(_answer_json(answer) or {}), "digest": digest}),
+            resolved_at=time.time()))
+        return bool(changed.rowcount)

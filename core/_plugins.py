@@ -286,7 +286,9 @@ class PluginRecord:
 def _short_error(exc: BaseException) -> str:
     frames = traceback.extract_tb(exc.__traceback__)
     where = f" (at {frames[-1].filename}:{frames[-1].lineno})" if frames else ""
-    return f"{type(exc).__name__}: {exc}{where}"
+    from ._redact import redact
+
+    return f"{type(exc).__name__}: {redact(str(exc))}{where}"  # a hook's error may quote a call's input
 
 
 def report_failure(what: str, exc: BaseException) -> None:

@@ -209,8 +209,9 @@ class Session:
     def data_dir(self) -> Path:
         """A private directory for this session's files (spilled output, logs), created on first use."""
         if self._data_dir is None:
-            path = self.data_path
-            path.mkdir(parents=True, exist_ok=True, mode=0o700)
+            from ._dirs import private_dir
+
+            path = private_dir(self.data_path)  # the data dir and sessions/ 0700 too, not only the leaf
             self._data_dir = path
         return self._data_dir
 

@@ -274,4 +274,4 @@ class DurableScratchpad(dict[str, str]):
             self._records.save_entry(self._session_id, name, text)
         except Exception as exc:
             _report(f"scratchpad entry {name!r} of session {self._session_id} was not saved to the store "
-                    f"({self._records.store.url}): {type(exc).__name__}: {exc}")
+                    f"({self._records.store.describe_error(exc)})")  # never SQLAlchemy's [parameters: ...]

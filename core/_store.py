@@ -14,7 +14,7 @@ toolbox that never touches the store costs a small object, not an import.
 
 from __future__ import annotations
 
-import re
+import os
 import threading
 import time
 from collections.abc import Callable, Iterator, Mapping
@@ -22,6 +22,8 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
+
+from ._redact import redact_url
 
 if TYPE_CHECKING:
     from sqlalchemy import Connection, Engine, MetaData
@@ -86,14 +88,42 @@ class StoreSchema:
         return found
 
 
-_PASSWORD_IN_URL = re.compile(r"(://[^:/@\s]*:)([^@\s]*)@")
-_PASSWORD_IN_QUERY = re.compile(r"((?:^|[?&])password=)[^&\s]*", re.I)
+SQLITE_SIDE_FILES = ("-wal", "-shm", "-journal")
 
 
-def redact_url(url: str) -> str:
-    """The URL with any password replaced by ``***`` (in the authority and
-    in a ``password=`` query parameter), for everything that is printed."""
-    return _PASSWORD_IN_QUERY.sub(r"\1***", _PASSWORD_IN_URL.sub(r"\1***@", url))
+def sqlite_files(path: Path) -> list[Path]:
+    """A SQLite database and the files SQLite keeps beside it."""
+    return [path, *(path.with_name(path.name + suffix) for suffix in SQLITE_SIDE_FILES)]
+
+
+def make_private(path: Path) -> None:
+    """Before SQLite opens ``path``: its folder 0700 (and pegboard's data dir
+    with it), the database made 0600 if missing and narrowed to 0600 if
+    wider, and so its side files, at every start. SQLite gives a new ``-wal``
+    and ``-shm`` the database's own mode, so a 0600 database keeps them 0600
+    without touching the process's umask (which other threads share)."""
+    from ._dirs import PRIVATE_FILE_MODE, private_dir, tighten
+
+    private_dir(path.parent)
+    if not os.path.lexists(path):
+        # Only a file not there yet is opened here: closing any descriptor of a database
+        # drops the POSIX locks this process's connections hold on it.
+        try:
+            os.close(os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC,
+                             PRIVATE_FILE_MODE))
+        except OSError:
+            pass  # made meanwhile, or not makeable: SQLite's own open says what is wrong, with the URL
+    for file in sqlite_files(path):
+        tighten(file, PRIVATE_FILE_MODE)
+
+
+def _raw_at_in_password(url: str) -> bool:
+    """More than one @ in the URL's authority (before its path or query)."""
+    rest = url.split("://", 1)
+    if len(rest) != 2:
+        return False
+    authority = rest[1].split("/", 1)[0].split("?", 1)[0]
+    return authority.count("@") > 1
 
 
 def _normalise(url: str) -> str:
@@ -120,6 +150,7 @@ class Store:
 
     def __init__(self, url: str, source: str = "defaults"):
         self.url = _normalise(url)
+        self.ambiguous = _raw_at_in_password(self.url)
         self.source = source
         self._engine: Engine | None = None
         self._lock = threading.Lock()
@@ -169,11 +200,19 @@ class Store:
             from sqlalchemy import event
         except ImportError as exc:  # pragma: no cover - a declared dependency
             raise StoreError(f"the store needs SQLAlchemy: {exc}") from None
+        from ._dirs import narrow_data_dir
+
+        narrow_data_dir()  # sessions' files and the audit spool live there, whatever the backend
+        if self.ambiguous:
+            # SQLAlchemy ends the password at its first @ and takes the rest for the host, which
+            # every connection error would then quote: refused before anything is tried.
+            raise StoreError(f"{self.redacted_url} (from {self.source}): the password holds a raw '@'; "
+                             "write it as %40 (every reserved character of a password %-encoded)")
         kwargs: dict[str, Any] = {}
         if self.backend == "sqlite":
             path = self.sqlite_path
             if path is not None:
-                path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
+                make_private(path)
             kwargs["connect_args"] = {"timeout": SQLITE_BUSY_TIMEOUT_MS / 1000, "check_same_thread": False}
         elif self.backend == "postgresql":
             kwargs["pool_pre_ping"] = True

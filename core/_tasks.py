@@ -107,7 +107,9 @@ class BackgroundTasks:
                 if inspect.iscoroutine(outcome):
                     await outcome
             except Exception as exc:  # the task is stopped below regardless
-                print(f"pegboard: on_stop of {task_id} failed: {exc!r}", file=sys.stderr)
+                from ._redact import redact
+
+                print(f"pegboard: on_stop of {task_id} failed: {redact(repr(exc))}", file=sys.stderr)
         if record._task is not None and not record._task.done():
             record._task.cancel()
             try:

@@ -374,7 +374,10 @@ class Toolbox:
     def answer_pending(self, pending_id: str, answer: Answer) -> PendingCall:
         """Record a person's answer to a durable session's pending call, from
         any process (a CLI, a web UI's server); that session's host runs it
-        with ``session.pending.resolve(id)``. ``KeyError``: no such call waits."""
+        with ``session.pending.resolve(id)``. ``KeyError``: no such call waits;
+        ``ValueError``: it was answered already (each call is answered once), or
+        the answer is ``Answer.later()``. The answer is kept with the digest of
+        the call's tool and input; a call changed since is refused when resolved."""
         from ._pending import answer_pending
 
         return answer_pending(self, pending_id, answer)
