@@ -24,14 +24,17 @@ cannot be written only costs speed.
 
 from __future__ import annotations
 
+import errno
 import hashlib
 import marshal
 import os
+import stat
 import sys
 from pathlib import Path
 from typing import Any
 
-__all__ = ["TOML_MIN_BYTES", "mark_rules_checked", "package_files", "read_toml", "rules_checked", "stamp"]
+__all__ = ["TOML_MIN_BYTES", "describe_file_type", "mark_rules_checked", "package_files", "read_regular_file",
+           "read_toml", "rules_checked", "stamp"]
 
 FORMAT = 1
 # tomllib parses about 3.5 MB/s here: below this a file parses faster than an entry is checked.
@@ -49,9 +52,8 @@ def read_toml(path: Path, cache_dir: Path | None) -> dict[str, Any]:
     # config file parses nothing.
     import tomllib
 
-    with path.open("rb") as fh:
-        raw = fh.read()
-        owned = os.fstat(fh.fileno()).st_uid == os.geteuid()
+    raw, st = read_regular_file(path)
+    owned = st.st_uid == os.geteuid()
     if cache_dir is None or not owned or len(raw) < TOML_MIN_BYTES:
         return tomllib.loads(raw.decode())
     digest = hashlib.sha256(raw).digest()
@@ -66,6 +68,28 @@ def read_toml(path: Path, cache_dir: Path | None) -> dict[str, Any]:
         return data
     _write(slot, encoded)
     return data
+
+
+def read_regular_file(path: Path) -> tuple[bytes, os.stat_result]:
+    """The bytes of ``path`` and its status, refusing (``OSError``) anything
+    but a regular file: opened without blocking, so a FIFO put where a
+    config file was expected is an error rather than a command that waits
+    for a writer for ever, and checked on the open file itself."""
+    fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC)
+    with os.fdopen(fd, "rb") as fh:
+        st = os.fstat(fd)
+        if not stat.S_ISREG(st.st_mode):
+            raise OSError(errno.EINVAL, f"not a regular file ({describe_file_type(st.st_mode)})")
+        return fh.read(), st
+
+
+def describe_file_type(mode: int) -> str:
+    """What a file that is not a regular one is, in a word or two."""
+    for test, name in ((stat.S_ISDIR, "a folder"), (stat.S_ISFIFO, "a FIFO"), (stat.S_ISSOCK, "a socket"),
+                       (stat.S_ISCHR, "a character device"), (stat.S_ISBLK, "a block device")):
+        if test(mode):
+            return name
+    return "not a regular file"
 
 
 def rules_checked(cache_dir: Path, path: Path, key: bytes) -> bool:
