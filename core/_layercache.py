@@ -46,28 +46,60 @@ KEPT_RULE_SETS = 4
 def read_toml(path: Path, cache_dir: Path | None) -> dict[str, Any]:
     """The parsed TOML of ``path``: from the cache under ``cache_dir`` when the
     file's bytes are the ones parsed before, else parsed (and remembered).
-    ``cache_dir`` None: parse, remember nothing. Raises ``OSError``,
-    ``UnicodeDecodeError`` and ``tomllib.TOMLDecodeError`` as parsing does."""
-    # Here: the permission engine imports this module, and a start-up with no
-    # config file parses nothing.
-    import tomllib
-
+    ``cache_dir`` None: parse, remember nothing. Raises ``OSError`` (for
+    anything but a regular file too), ``UnicodeDecodeError`` and
+    ``tomllib.TOMLDecodeError`` (for values nested deeper than ``MAX_DEPTH``
+    too)."""
     raw, st = read_regular_file(path)
     owned = st.st_uid == os.geteuid()
     if cache_dir is None or not owned or len(raw) < TOML_MIN_BYTES:
-        return tomllib.loads(raw.decode())
+        return _parse(raw)
     digest = hashlib.sha256(raw).digest()
     slot = _slot(cache_dir, "toml", path)
     entry = _read_entry(slot)
     if entry is not None and entry.get("digest") == digest and isinstance(entry.get("data"), dict):
         return entry["data"]
-    data = tomllib.loads(raw.decode())
+    data = _parse(raw)
     try:
         encoded = marshal.dumps({**_header(), "digest": digest, "data": data})
     except ValueError:  # a datetime value: not plain data, so never remembered
         return data
     _write(slot, encoded)
     return data
+
+
+# Deeper than any config needs: what merges, copies and validates layers
+# recurses, so a 5,000-deep array must stop here, as a config error.
+MAX_DEPTH = 64
+
+
+def _parse(raw: bytes) -> dict[str, Any]:
+    import tomllib
+
+    try:
+        data = tomllib.loads(raw.decode())
+    except RecursionError:  # tomllib recurses into arrays and inline tables
+        raise tomllib.TOMLDecodeError(f"arrays or tables nested more than {MAX_DEPTH} deep") from None
+    if _deeper_than(data, MAX_DEPTH):  # dotted keys and [a.b.c] headers nest without recursing
+        raise tomllib.TOMLDecodeError(f"arrays or tables nested more than {MAX_DEPTH} deep")
+    return data
+
+
+def _deeper_than(data: object, limit: int) -> bool:
+    """Whether ``data`` nests lists or dicts more than ``limit`` deep (without recursing)."""
+    stack: list[tuple[object, int]] = [(data, 0)]
+    while stack:
+        value, depth = stack.pop()
+        if isinstance(value, dict):
+            children: Any = value.values()
+        elif isinstance(value, list):
+            children = value
+        else:
+            continue
+        if depth >= limit:
+            return True
+        stack.extend((child, depth + 1) for child in children)
+    return False
 
 
 def read_regular_file(path: Path) -> tuple[bytes, os.stat_result]:
