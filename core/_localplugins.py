@@ -163,10 +163,8 @@ class _SourceOnlyLoader(importlib.machinery.SourceFileLoader):
         with open(path, "rb") as fh:
             _check_item(path, os.fstat(fh.fileno()))
             source = fh.read()
-        return self.source_to_code(source, str(path))  # type: ignore[no-any-return]
-
-    def set_data(self, path: str, data: bytes, *, _mode: int = 0o666) -> None:
-        return  # no bytecode is written beside the user's plugins
+        # The standard get_code is what reads and writes __pycache__: none of it runs here.
+        return self.source_to_code(source, str(path))
 
 
 class _LocalFinder(importlib.abc.MetaPathFinder):
