@@ -10,6 +10,7 @@ that sets it, and ``Settings.source_of`` says which file that was.
 from __future__ import annotations
 
 import os
+import stat
 from collections.abc import Iterator, Mapping
 from dataclasses import field
 from pathlib import Path
@@ -359,16 +360,17 @@ def find_layers(root: Path, explicit: Path | None, trusted: bool = True,
         candidates.append(("explicit", chosen, True))
     candidates.append(("policy", policy_path(), False))
     for name, path, required in candidates:
-        if not path.is_file():
-            if required:
-                raise ConfigError([f"{path}: config file not found (named by --config or PEGBOARD_CONFIG)"])
-            continue
-        if name in CHECKOUT_LAYERS:
+        if name in CHECKOUT_LAYERS and os.path.lexists(path):
             real = os.path.realpath(path)
             if not real.startswith(str(root).rstrip("/") + "/"):
                 if ignored is not None:
                     ignored.append(Ignored(str(path), "the whole file", "outside", f"it is {real}"))
                 continue
+        if not _is_config_file(name, path):
+            if required:
+                raise ConfigError([f"{path}: config file not found (named by --config or PEGBOARD_CONFIG)"])
+            continue
+        if name in CHECKOUT_LAYERS:
             if name == "checkout grants" and not trusted:
                 if ignored is not None:
                     ignored.append(Ignored(str(path), "remembered approvals in the checkout", "untrusted"))
@@ -377,6 +379,32 @@ def find_layers(root: Path, explicit: Path | None, trusted: bool = True,
         # where the person, not the operator, can write.
         layers.append(Layer(name, path, _read_toml(path, remember=name != "policy")))
     return layers
+
+
+def _is_config_file(name: str, path: Path) -> bool:
+    """Whether the config file ``path`` is there (False: nothing at that
+    name). Anything else there (a folder, a FIFO, a link to nothing, a file
+    that cannot be looked at) is a ``ConfigError`` naming it, never a layer
+    skipped without a word: for the system policy, every deny rule would
+    be gone, so no call runs until it is fixed."""
+    from ._layercache import describe_file_type
+
+    try:
+        st = os.stat(path)
+    except (FileNotFoundError, NotADirectoryError):
+        if not os.path.islink(path):
+            return False
+        problem = "a symbolic link to nothing"
+    except OSError as exc:
+        problem = f"cannot read: {exc.strerror}"
+    else:
+        if stat.S_ISREG(st.st_mode):
+            return True
+        problem = f"{describe_file_type(st.st_mode)}, not a regular file"
+    if name == "policy":
+        raise ConfigError([f"{path}: {problem}: the system policy (PEGBOARD_POLICY) must be a TOML file or "
+                           "absent; no call runs until this is fixed"])
+    raise ConfigError([f"{path}: {problem}: a config file must be a TOML file or absent"])
 
 
 def _merge_layers(layers: list[Layer]) -> tuple[dict[str, Any], dict[tuple[str, ...], str]]:

@@ -36,7 +36,7 @@ def update_toml(path: Path, change: Callable[[dict[str, Any]], dict[str, Any] | 
         if path.is_file():
             try:
                 data = tomllib.loads(path.read_text(encoding="utf-8"))
-            except (tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:
+            except (tomllib.TOMLDecodeError, UnicodeDecodeError, RecursionError) as exc:
                 raise ValueError(f"{path}: not valid TOML ({exc}); fix or remove it by hand") from None
         new = change(data)
         if new is None:

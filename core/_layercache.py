@@ -24,14 +24,17 @@ cannot be written only costs speed.
 
 from __future__ import annotations
 
+import errno
 import hashlib
 import marshal
 import os
+import stat
 import sys
 from pathlib import Path
 from typing import Any
 
-__all__ = ["TOML_MIN_BYTES", "mark_rules_checked", "package_files", "read_toml", "rules_checked", "stamp"]
+__all__ = ["TOML_MIN_BYTES", "describe_file_type", "mark_rules_checked", "package_files", "read_regular_file",
+           "read_toml", "rules_checked", "stamp"]
 
 FORMAT = 1
 # tomllib parses about 3.5 MB/s here: below this a file parses faster than an entry is checked.
@@ -43,29 +46,82 @@ KEPT_RULE_SETS = 4
 def read_toml(path: Path, cache_dir: Path | None) -> dict[str, Any]:
     """The parsed TOML of ``path``: from the cache under ``cache_dir`` when the
     file's bytes are the ones parsed before, else parsed (and remembered).
-    ``cache_dir`` None: parse, remember nothing. Raises ``OSError``,
-    ``UnicodeDecodeError`` and ``tomllib.TOMLDecodeError`` as parsing does."""
-    # Here: the permission engine imports this module, and a start-up with no
-    # config file parses nothing.
-    import tomllib
-
-    with path.open("rb") as fh:
-        raw = fh.read()
-        owned = os.fstat(fh.fileno()).st_uid == os.geteuid()
+    ``cache_dir`` None: parse, remember nothing. Raises ``OSError`` (for
+    anything but a regular file too), ``UnicodeDecodeError`` and
+    ``tomllib.TOMLDecodeError`` (for values nested deeper than ``MAX_DEPTH``
+    too)."""
+    raw, st = read_regular_file(path)
+    owned = st.st_uid == os.geteuid()
     if cache_dir is None or not owned or len(raw) < TOML_MIN_BYTES:
-        return tomllib.loads(raw.decode())
+        return _parse(raw)
     digest = hashlib.sha256(raw).digest()
     slot = _slot(cache_dir, "toml", path)
     entry = _read_entry(slot)
     if entry is not None and entry.get("digest") == digest and isinstance(entry.get("data"), dict):
         return entry["data"]
-    data = tomllib.loads(raw.decode())
+    data = _parse(raw)
     try:
         encoded = marshal.dumps({**_header(), "digest": digest, "data": data})
     except ValueError:  # a datetime value: not plain data, so never remembered
         return data
     _write(slot, encoded)
     return data
+
+
+# Deeper than any config needs: what merges, copies and validates layers
+# recurses, so a 5,000-deep array must stop here, as a config error.
+MAX_DEPTH = 64
+
+
+def _parse(raw: bytes) -> dict[str, Any]:
+    import tomllib
+
+    try:
+        data = tomllib.loads(raw.decode())
+    except RecursionError:  # tomllib recurses into arrays and inline tables
+        raise tomllib.TOMLDecodeError(f"arrays or tables nested more than {MAX_DEPTH} deep") from None
+    if _deeper_than(data, MAX_DEPTH):  # dotted keys and [a.b.c] headers nest without recursing
+        raise tomllib.TOMLDecodeError(f"arrays or tables nested more than {MAX_DEPTH} deep")
+    return data
+
+
+def _deeper_than(data: object, limit: int) -> bool:
+    """Whether ``data`` nests lists or dicts more than ``limit`` deep (without recursing)."""
+    stack: list[tuple[object, int]] = [(data, 0)]
+    while stack:
+        value, depth = stack.pop()
+        if isinstance(value, dict):
+            children: Any = value.values()
+        elif isinstance(value, list):
+            children = value
+        else:
+            continue
+        if depth >= limit:
+            return True
+        stack.extend((child, depth + 1) for child in children)
+    return False
+
+
+def read_regular_file(path: Path) -> tuple[bytes, os.stat_result]:
+    """The bytes of ``path`` and its status, refusing (``OSError``) anything
+    but a regular file: opened without blocking, so a FIFO put where a
+    config file was expected is an error rather than a command that waits
+    for a writer for ever, and checked on the open file itself."""
+    fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC)
+    with os.fdopen(fd, "rb") as fh:
+        st = os.fstat(fd)
+        if not stat.S_ISREG(st.st_mode):
+            raise OSError(errno.EINVAL, f"not a regular file ({describe_file_type(st.st_mode)})")
+        return fh.read(), st
+
+
+def describe_file_type(mode: int) -> str:
+    """What a file that is not a regular one is, in a word or two."""
+    for test, name in ((stat.S_ISDIR, "a folder"), (stat.S_ISFIFO, "a FIFO"), (stat.S_ISSOCK, "a socket"),
+                       (stat.S_ISCHR, "a character device"), (stat.S_ISBLK, "a block device")):
+        if test(mode):
+            return name
+    return "not a regular file"
 
 
 def rules_checked(cache_dir: Path, path: Path, key: bytes) -> bool:

@@ -5,18 +5,25 @@ A Python file in ``<config dir>/plugins/`` is a plugin named after the file
 (``greet.py`` is plugin ``greet``), imported as ``pegboard_local.<name>``,
 so its ``"module:attr"`` handlers resolve like an installed plugin's. Only
 the person's own config folder is looked at: a checkout cannot add code this
-way, trusted or not. A file (or the folder) that another user could have
-written is refused, as ssh refuses a key file others can write.
+way, trusted or not. A file, or a folder from it up to the plugins folder,
+that anyone but the person (or root) could have written is refused, as ssh
+refuses a key file others can write; so is every module a plugin imports
+from that folder (``pegboard_local._helper``), when it is imported. They are
+compiled from their source each time: nothing is read from or written to
+``__pycache__``.
 """
 
 from __future__ import annotations
 
 import importlib
+import importlib.abc
+import importlib.machinery
 import importlib.util
 import os
 import sys
 import types
 from collections.abc import Callable, Iterator, Mapping
+from importlib.machinery import ModuleSpec
 from pathlib import Path
 from typing import TYPE_CHECKING, Literal
 
@@ -114,36 +121,113 @@ def _import_loader(ref: str) -> Callable[[], object]:
     return load
 
 
-class UnsafePluginFile(Exception):
-    """A local plugin file that someone other than the person could have written."""
+class UnsafePluginFile(ImportError):
+    """A local plugin file, or a folder it is in, that someone other than the
+    person could have written."""
 
 
-def _check_ownership(path: Path) -> None:
-    me = os.getuid()
-    for item in (path.parent, path):
-        st = os.stat(item)
-        if st.st_uid not in (me, 0):
-            raise UnsafePluginFile(f"{item} belongs to another user (uid {st.st_uid}); only your own files load")
-        if st.st_mode & 0o002:
-            raise UnsafePluginFile(f"{item} is writable by every user; run `chmod o-w {item}`")
+def _check_item(item: Path, st: os.stat_result) -> None:
+    if st.st_uid not in (os.geteuid(), 0):
+        raise UnsafePluginFile(f"{item} belongs to another user (uid {st.st_uid}); only your own files load")
+    if st.st_mode & 0o002:
+        raise UnsafePluginFile(f"{item} is writable by every user; run `chmod o-w {item}`")
+    if st.st_mode & 0o020:
+        raise UnsafePluginFile(f"{item} is writable by its group; run `chmod g-w {item}`")
+
+
+def _check_folders(path: Path, top: Path) -> None:
+    """Every folder from ``path``'s up to ``top`` (the plugins folder), and ``top`` itself."""
+    folder = path.parent
+    while True:
+        _check_item(folder, os.stat(folder))
+        if folder == top or folder == folder.parent:
+            return
+        folder = folder.parent
+
+
+class _SourceOnlyLoader(importlib.machinery.SourceFileLoader):
+    """Loads a module of the plugins folder from its source, checked as it is
+    read: never from ``__pycache__`` (a planted ``.pyc`` for an unchanged
+    source would otherwise run, whatever ``sys.dont_write_bytecode`` says),
+    and never writing one there."""
+
+    def __init__(self, fullname: str, path: str, top: Path) -> None:
+        super().__init__(fullname, path)
+        self.top = top
+
+    def get_code(self, fullname: str) -> types.CodeType:
+        path = Path(self.get_filename(fullname))
+        _check_folders(path, self.top)
+        # The file's owner and mode are those of what is read (fstat of the
+        # open file), not of whatever the name pointed to a moment before.
+        with open(path, "rb") as fh:
+            _check_item(path, os.fstat(fh.fileno()))
+            source = fh.read()
+        # The standard get_code is what reads and writes __pycache__: none of it runs here.
+        return self.source_to_code(source, str(path))
+
+
+class _LocalFinder(importlib.abc.MetaPathFinder):
+    """Finds every ``pegboard_local.*`` module in the plugins folder of the
+    moment, as source only, each checked by ``_SourceOnlyLoader``: a helper
+    a plugin imports (at import or inside a handler, later) is held to what
+    the plugin's own file is. Nothing else finds these names: the package's
+    ``__path__`` is empty, so neither a ``.pyc`` without source nor an
+    extension module beside the plugins is ever loaded."""
+
+    folder: Path | None = None
+
+    def find_spec(self, fullname: str, path: object = None, target: object = None) -> ModuleSpec | None:
+        if not fullname.startswith(LOCAL_PACKAGE + ".") or self.folder is None:
+            return None
+        parts = fullname.split(".")[1:]
+        base = self.folder.joinpath(*parts)
+        for candidate, package in ((base / "__init__.py", True), (base.with_name(base.name + ".py"), False)):
+            if candidate.is_file():
+                loader = _SourceOnlyLoader(fullname, str(candidate), self.folder)
+                return importlib.util.spec_from_file_location(
+                    fullname, candidate, loader=loader,
+                    submodule_search_locations=[] if package else None)
+        raise ModuleNotFoundError(f"No module named {fullname!r} (no {base}.py in {self.folder})", name=fullname)
+
+
+_FINDER = _LocalFinder()
+
+
+def _local_package(folder: Path) -> types.ModuleType:
+    package = sys.modules.get(LOCAL_PACKAGE)
+    if package is None:
+        package = types.ModuleType(LOCAL_PACKAGE, "The user's one-file pegboard plugins.")
+        sys.modules[LOCAL_PACKAGE] = package
+    # Empty: only _FINDER finds the package's modules (see there).
+    package.__path__ = []
+    if _FINDER.folder != folder:
+        # The folder is the user's config folder of the moment (tests change
+        # it): a helper imported from another folder is not this one's.
+        for name in [n for n in sys.modules if n.startswith(LOCAL_PACKAGE + ".")]:
+            file = getattr(sys.modules[name], "__file__", None)
+            if not file or not Path(file).is_relative_to(folder):
+                del sys.modules[name]
+                if name.count(".") == 1:  # `from pegboard_local import x` looks at the package first
+                    package.__dict__.pop(name.partition(".")[2], None)
+        _FINDER.folder = folder
+    if _FINDER not in sys.meta_path:
+        sys.meta_path.insert(0, _FINDER)
+    return package
 
 
 def _file_loader(path: Path, name: str) -> Callable[[], object]:
     def load() -> object:
-        _check_ownership(path)
+        _local_package(path.parent)
         st = os.stat(path)
         stamp = (str(path), st.st_mtime_ns, st.st_size)
-        package = sys.modules.get(LOCAL_PACKAGE)
-        if package is None:
-            package = types.ModuleType(LOCAL_PACKAGE, "The user's one-file pegboard plugins.")
-            sys.modules[LOCAL_PACKAGE] = package
-        # The folder is the user's config folder of the moment (tests change it).
-        package.__path__ = [str(path.parent)]
         qualified = f"{LOCAL_PACKAGE}.{name}"
         known = sys.modules.get(qualified)
         if known is not None and getattr(known, "__pegboard_stamp__", None) == stamp:
+            _check_folders(path, path.parent)
+            _check_item(path, os.stat(path))
             return known
-        spec = importlib.util.spec_from_file_location(qualified, path)
+        spec = _FINDER.find_spec(qualified)
         if spec is None or spec.loader is None:
             raise ImportError(f"cannot import {path}")
         module = importlib.util.module_from_spec(spec)

@@ -291,6 +291,83 @@ def _short_error(exc: BaseException) -> str:
     return f"{type(exc).__name__}: {redact(str(exc))}{where}"  # a hook's error may quote a call's input
 
 
+def _import_error(exc: BaseException) -> str:
+    if isinstance(exc, SystemExit):
+        # Not the end of the command: one plugin's exit must not take every command down with it.
+        frames = traceback.extract_tb(exc.__traceback__)
+        where = f" (at {frames[-1].filename}:{frames[-1].lineno})" if frames else ""
+        return f"it called sys.exit({exc.code!r}) while being imported{where}"
+    return _short_error(exc)
+
+
+# Seconds a plugin's import may take before stderr names it (PEGBOARD_PLUGIN_IMPORT_WARN_S).
+IMPORT_WARN_S = 10.0
+
+
+class ImportWatch:
+    """Names the plugin being imported on stderr each time its import has
+    taken another ``PEGBOARD_PLUGIN_IMPORT_WARN_S`` seconds (10 by default),
+    so that a plugin that hangs at import is seen, not a silent command.
+
+    It only reports: a thread cannot be stopped from outside, and ending the
+    process from inside ``Toolbox.load`` would end an embedding host's
+    process for one plugin. Whoever reads the name can interrupt the command
+    and switch the plugin off (``[plugins.NAME] enabled = false``). One
+    thread for all of a load's imports, started with the first."""
+
+    def __init__(self) -> None:
+        import threading
+
+        try:
+            bound = float(os.environ.get("PEGBOARD_PLUGIN_IMPORT_WARN_S", IMPORT_WARN_S))
+        except ValueError:
+            bound = IMPORT_WARN_S
+        self.bound = bound if bound > 0 else IMPORT_WARN_S
+        self._lock = threading.Lock()
+        self._current: tuple[Source, float] | None = None
+        self._finished = threading.Event()
+        self._thread: threading.Thread | None = None
+
+    def load(self, source: Source) -> object:
+        """``source.load()``, watched."""
+        import threading
+        import time
+
+        with self._lock:
+            self._current = (source, time.monotonic())
+        if self._thread is None:
+            self._thread = threading.Thread(target=self._watch, name="pegboard-plugin-imports", daemon=True)
+            self._thread.start()
+        try:
+            return source.load()
+        finally:
+            with self._lock:
+                self._current = None
+
+    def close(self) -> None:
+        self._finished.set()
+
+    def _watch(self) -> None:
+        import sys
+        import time
+
+        watched: tuple[Source, float] | None = None
+        reports = 0
+        while not self._finished.wait(self.bound / 4):
+            with self._lock:
+                current = self._current
+            if current is None:
+                continue
+            if current is not watched:
+                watched, reports = current, 0
+            source, started = current
+            taken = time.monotonic() - started
+            if taken >= self.bound * (reports + 1):
+                reports += 1
+                print(f"pegboard: still importing plugin {source.name!r} ({source.label}), {taken:.0f}s so far...",
+                      file=sys.stderr, flush=True)
+
+
 def report_failure(what: str, exc: BaseException) -> None:
     """Something failed where nothing can be refused any more (a plugin's
     hook after the work, a cleanup): say so on stderr, for the operator,
@@ -321,6 +398,7 @@ class Plugins:
         # Tools of disabled plugins, collected only for listings (never offered).
         self.inventory: dict[str, Tool] = {}
         self._inventory = inventory
+        self._import_watch = ImportWatch()
         self._listing = listing
         self._contexts: dict[str, PluginContext] = {}
         self._stores: Stores | None = None
@@ -452,29 +530,33 @@ class Plugins:
                     f"{self.settings.source_of('plugins', name, 'enabled')}: [plugins.{name}] enabled: the "
                     f"core's own tools cannot be switched off (block one with [tools] block)")
             self._load_one(record, obj)
-        for source in sources:
-            if source.name in self.records:
-                self.settings.problems.append(f"plugin {source.name!r} ({source.label}) not loaded: "
-                                              f"{source.name!r} is the core's own name")
-                continue
-            record = PluginRecord(
-                name=source.name,
-                module=source.module,
-                distribution=source.distribution,
-                version=source.version,
-                enabled=self.settings.plugin_enabled(source.name),
-                origin=source.origin,
-                file=source.file,
-            )
-            self.records[source.name] = record
-            if not record.enabled:
-                if self._inventory:
-                    self._take_inventory(source, record)
-                continue
-            try:
-                imported.append((source, record, source.load()))
-            except Exception as exc:  # a plugin's own bug: isolate and report it
-                record.error = f"failed to import {source.label}: {_short_error(exc)}"
+        watch = self._import_watch = ImportWatch()
+        try:
+            for source in sources:
+                if source.name in self.records:
+                    self.settings.problems.append(f"plugin {source.name!r} ({source.label}) not loaded: "
+                                                  f"{source.name!r} is the core's own name")
+                    continue
+                record = PluginRecord(
+                    name=source.name,
+                    module=source.module,
+                    distribution=source.distribution,
+                    version=source.version,
+                    enabled=self.settings.plugin_enabled(source.name),
+                    origin=source.origin,
+                    file=source.file,
+                )
+                self.records[source.name] = record
+                if not record.enabled:
+                    if self._inventory:
+                        self._take_inventory(source, record)
+                    continue
+                try:
+                    imported.append((source, record, watch.load(source)))
+                except (Exception, SystemExit) as exc:  # a plugin's own bug: isolate and report it
+                    record.error = f"failed to import {source.label}: {_import_error(exc)}"
+        finally:
+            watch.close()
         for source, record, obj in imported:
             mismatch = api_mismatch(getattr(obj, "PEGBOARD_API", API_VERSION))
             if mismatch is not None:
@@ -633,7 +715,7 @@ class Plugins:
         """Learn a disabled plugin's tool names for `tools list`, without
         registering its hooks: it stays switched off."""
         try:
-            obj = source.load()
+            obj = self._import_watch.load(source)
             register = getattr(obj, "pegboard_register_tools", None)
             if register is None:
                 return
@@ -645,7 +727,7 @@ class Plugins:
 
             params = inspect.signature(register).parameters
             register(**{k: v for k, v in spec_args.items() if k in params})
-        except Exception:
+        except (Exception, SystemExit):
             return  # listing a switched-off plugin is best effort
         for tool in found:
             self.inventory[tool.name] = _with_plugin(tool, record.name)

@@ -10,9 +10,11 @@ kept as ``Ignored`` entries, so that nothing is dropped silently.
 from __future__ import annotations
 
 import functools
+import json
+import re
 import types
 import typing
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import Any, Literal
 
 from pydantic import BaseModel
@@ -69,36 +71,56 @@ class Ignored:
         _set(self, "kind", kind)
         _set(self, "detail", detail)
 
-    def describe(self) -> str:
+    def describe(self, quote: Callable[[str], str] = str, say: Callable[[str], str] = str) -> str:
+        """One line: the source, what, why. ``quote`` and ``say`` render the
+        source and the project's words (``ignored_note`` quotes them)."""
         why = {"untrusted": "the folder is not trusted",
                "user scope": "only your own config (user file, --config, system policy) may set it",
                "outside": "it resolves outside the project folder"}[self.kind]
-        extra = f"; {self.detail}" if self.detail else ""
-        return f"{self.source}: {self.what}: ignored ({why}{extra})"
+        extra = f"; {say(self.detail)}" if self.detail else ""
+        return f"{quote(self.source)}: {say(self.what)}: ignored ({why}{extra})"
 
     def to_json(self) -> dict[str, Any]:
         return {"source": self.source, "what": self.what, "kind": self.kind, "detail": self.detail}
 
 
 NOTE_ITEMS = 8
+# What the note leaves unquoted: pegboard's own key spellings ("[permissions] allow[2]",
+# "MCP servers a, b"), which cannot hold a bracket's end or a line break.
+_PLAIN = re.compile(r"(\[[A-Za-z0-9_.-]+\] )?[A-Za-z0-9 _.,:*/=+-]*(\[[0-9]+\])?")
+
+
+def quote_for_model(text: str) -> str:
+    """``text`` as a JSON string in which no character can end the note's
+    ``[pegboard: ...]`` bracket or start a line of its own: line breaks
+    (every Unicode one: the escape is ASCII-only) and brackets are written as
+    ``\\n``, ``\\u005d`` and so on. The project's file and folder names are
+    the checkout's words, never pegboard's."""
+    return json.dumps(text, ensure_ascii=True).replace("[", "\\u005b").replace("]", "\\u005d")
+
+
+def _said(text: str) -> str:
+    return text if _PLAIN.fullmatch(text) else quote_for_model(text)
 
 
 def ignored_note(settings: Any) -> str:
     """What the model is told once per session when the project's files were
-    not all applied: what was left out, and that only the person can change it."""
-    root = settings.root
+    not all applied: what was left out, and that only the person can change
+    it. Every path and every word taken from the project's files is quoted
+    (``quote_for_model``), so that no file or folder name speaks as pegboard."""
+    root = quote_for_model(str(settings.root))
     untrusted = [i for i in settings.ignored if i.kind == "untrusted"]
     others = [i for i in settings.ignored if i.kind != "untrusted"]
     parts = []
     if untrusted:
-        listed = "; ".join(f"{i.what} ({i.source})" for i in untrusted[:NOTE_ITEMS])
+        listed = "; ".join(f"{_said(i.what)} ({quote_for_model(i.source)})" for i in untrusted[:NOTE_ITEMS])
         more = f"; and {len(untrusted) - NOTE_ITEMS} more" if len(untrusted) > NOTE_ITEMS else ""
         parts.append(f"[pegboard: the folder {root} is not trusted, so its own files may only narrow what runs "
                      f"here. Not applied: {listed}{more}. Calls those settings would allow are asked or "
                      f"refused. Only the person can trust the folder (`pegboard trust {root}`), for sessions "
                      "started after that; do not try to work around it.]")
     if others:
-        listed = "; ".join(i.describe() for i in others[:NOTE_ITEMS])
+        listed = "; ".join(i.describe(quote_for_model, _said) for i in others[:NOTE_ITEMS])
         more = f"; and {len(others) - NOTE_ITEMS} more" if len(others) > NOTE_ITEMS else ""
         parts.append(f"[pegboard: also not applied from this project's files: {listed}{more}. "
                      "`pegboard doctor` lists them for the person.]")

@@ -8,7 +8,7 @@ it (a nested project root, a vendored repository, is a checkout of its own).
 The project grants ("always allow for this project") live beside it, one
 file per project, so that no repository can ship them.
 
-Stdlib and ``_grants`` only: the tool listing's cache key names these files.
+Stdlib, ``_layercache`` and ``_grants`` only: the tool listing's cache key names these files.
 """
 
 from __future__ import annotations
@@ -59,8 +59,10 @@ class TrustStore:
     def folders(self) -> list[TrustedFolder]:
         """Every trusted folder. ``ValueError`` (naming the file) for a file
         that does not parse: nobody's trust is guessed."""
+        from ._layercache import read_regular_file
+
         try:
-            text = self.path.read_text(encoding="utf-8")
+            raw, _ = read_regular_file(self.path)  # a FIFO there is an error, not a wait
         except FileNotFoundError:
             return []
         except OSError as exc:
@@ -68,8 +70,8 @@ class TrustStore:
         import tomllib  # here: a start-up with no trusted folder parses nothing
 
         try:
-            data = tomllib.loads(text)
-        except tomllib.TOMLDecodeError as exc:
+            data = tomllib.loads(raw.decode("utf-8"))
+        except (tomllib.TOMLDecodeError, UnicodeDecodeError, RecursionError) as exc:
             raise ValueError(f"{self.path}: not valid TOML: {exc}") from None
         return _folders(data, self.path)
 

@@ -457,8 +457,8 @@ def test_the_first_result_tells_the_model_what_was_ignored_once(tmp_path: Path) 
             return [first.text_content(), second.text_content()]
 
     first, second = asyncio.run(run())
-    assert f"the folder {root} is not trusted" in first and "[permissions] allow" in first
-    assert f"pegboard trust {root}" in first and "do not try to work around it" in first
+    assert f'the folder "{root}" is not trusted' in first and "[permissions] allow" in first
+    assert f'pegboard trust "{root}"' in first and "do not try to work around it" in first
     assert "not trusted" not in second
     # A trusted folder with nothing left out: no note at all.
     trust(root)

@@ -8,6 +8,7 @@ on-disk cache of each server's tool list, so listing tools starts nothing.
 
 from __future__ import annotations
 
+import os
 import re
 from collections.abc import Callable
 from contextvars import ContextVar
@@ -187,10 +188,12 @@ def pegboard_register_tools(register: Callable[[Tool], None], config: McpConfig,
     specs, problems = collect_servers(config, context.root, context.settings, plugin=context.name)
     for problem in problems:
         context.report(problem)
-    if config.read_mcp_json and not context.project_trusted:
+    if config.read_mcp_json and not context.project_trusted and os.path.lexists(context.root / ".mcp.json"):
+        # Named whatever it holds: a file with no server pegboard would start
+        # (one it cannot parse, entries it does not take) was ignored too.
         found, _ = read_mcp_json(context.root / ".mcp.json")
-        if found:
-            context.report_ignored(context.root / ".mcp.json", f"MCP servers {', '.join(sorted(found))}")
+        context.report_ignored(context.root / ".mcp.json",
+                               f"MCP servers {', '.join(sorted(found))}" if found else "the whole file")
     # `tools list` caches its answer; these files decide ours, so a change to
     # any of them (a refreshed tool list, an approval) must invalidate it.
     watch = getattr(context, "watch", None)

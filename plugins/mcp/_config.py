@@ -11,6 +11,7 @@ import hashlib
 import json
 import os
 import re
+import stat
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
@@ -237,6 +238,8 @@ def expand_vars(text: str, environ: dict[str, str] | None = None) -> str:
 def read_mcp_json(path: Path) -> tuple[dict[str, ServerConfig], list[str]]:
     """The servers of one ``.mcp.json`` and the problems found (file and key named)."""
     try:
+        if not stat.S_ISREG(os.stat(path).st_mode):  # a FIFO put there by a checkout must not block us
+            return {}, [f"{path}: not a regular file"]
         data = json.loads(path.read_text(encoding="utf-8"))
     except FileNotFoundError:
         return {}, []
