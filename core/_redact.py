@@ -71,9 +71,10 @@ _REDACTIONS: list[tuple[re.Pattern[str], str]] = [
                 r"SG\.[A-Za-z0-9_-]{16,}\.[A-Za-z0-9_-]{16,}|"
                 r"eyJ[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,})"), "***"),
     (re.compile(r"(hooks\.slack\.com/services/)[A-Za-z0-9_/]+"), r"\1***"),
-    # any other long opaque run of letters and digits (keys, hashes, tokens)
-    (re.compile(r"(?<![A-Za-z0-9+/_=-])(?=[A-Za-z0-9+/_=-]*\d)(?=[A-Za-z0-9+/_=-]*[A-Za-z])"
-                r"[A-Za-z0-9+/_=-]{32,}(?![A-Za-z0-9+/_=-])"), "***"),
+    # any other long opaque run of letters and digits (keys, hashes, tokens); not a run with a
+    # slash beside it or inside it, which is a path the operator needs to read
+    (re.compile(r"(?<![A-Za-z0-9+/_=.-])(?=[A-Za-z0-9+_=-]*\d)(?=[A-Za-z0-9+_=-]*[A-Za-z])"
+                r"[A-Za-z0-9+_=-]{32,}(?![A-Za-z0-9+/_=.-])"), "***"),
 ]
 
 
