@@ -455,11 +455,16 @@ def run_serve(toolbox: Any, *, mode: str | None, wire: tuple[BinaryIO, BinaryIO]
     # uvicorn stops cleanly on SIGTERM/SIGINT, then raises the signal again
     # once its own handlers are gone: with the default handler back, the
     # process would die before closing its sessions (and their MCP servers)
-    # and removing the token file. It reaches this recorder instead, and is
-    # raised once everything is closed.
+    # and removing the token file. This handler takes it instead (and a
+    # signal that comes before uvicorn listens), unwinds to here, and the
+    # signal is raised again once everything is closed.
     caught: list[int] = []
-    stops = (signal.SIGTERM, signal.SIGINT)
-    previous = {sig: signal.signal(sig, lambda signum, frame: caught.append(signum)) for sig in stops}
+
+    def stopping(signum: int, frame: Any) -> None:
+        caught.append(signum)
+        raise _Stopped
+
+    previous = {sig: signal.signal(sig, stopping) for sig in (signal.SIGTERM, signal.SIGINT)}
     try:
         if http.no_auth:
             warn(f"WARNING: --no-auth: {url} asks no credential. Any process on this machine, run by any "
@@ -471,6 +476,8 @@ def run_serve(toolbox: Any, *, mode: str | None, wire: tuple[BinaryIO, BinaryIO]
             warn(f"serving MCP at {url}")
             warn(line)
         anyio.run(serve_http, toolbox, mode, http, sock, token)
+    except _Stopped:
+        pass
     finally:
         sock.close()
         if token is not None:
@@ -480,6 +487,10 @@ def run_serve(toolbox: Any, *, mode: str | None, wire: tuple[BinaryIO, BinaryIO]
     if caught:
         signal.signal(caught[0], signal.SIG_DFL)
         signal.raise_signal(caught[0])
+
+
+class _Stopped(Exception):
+    """A stop signal, unwinding serve --http to its clean-up."""
 
 
 def _url_host(host: str) -> str:

@@ -101,6 +101,9 @@ def listen(host: str, port: int) -> socket.socket:
     try:
         sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
         sock.bind((host, port))
+        # listening from here: a client told the address may connect at once
+        # (it waits in the backlog until uvicorn accepts)
+        sock.listen(2048)
     except OSError as exc:
         sock.close()
         raise click.ClickException(f"cannot listen on {host}:{port}: {exc.strerror or exc}") from None
