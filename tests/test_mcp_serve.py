@@ -238,7 +238,7 @@ async def http_client(url: str, **options: Any) -> AsyncIterator[Client]:
     import httpx2
     from mcp.client.streamable_http import streamable_http_client
 
-    async with httpx2.AsyncClient(headers={"Authorization": f"Bearer {HTTP_TOKEN}"}) as http:
+    async with httpx2.AsyncClient(headers={"Authorization": f"Bearer {HTTP_TOKEN}"}, timeout=120) as http:
         async with Client(streamable_http_client(url, http_client=http), **options) as client:
             yield client
 

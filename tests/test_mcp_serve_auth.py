@@ -161,7 +161,7 @@ async def test_the_sdk_client_with_the_token_calls_tools_and_answers_questions(s
         asked.append(params.message)
         return ElicitResult(action="accept", content={"answer": "allow"})
 
-    async with httpx2.AsyncClient(headers={"Authorization": f"Bearer {served.token()}"}) as http:
+    async with httpx2.AsyncClient(headers={"Authorization": f"Bearer {served.token()}"}, timeout=120) as http:
         async with Client(streamable_http_client(served.url, http_client=http), elicitation_callback=allow) as client:
             assert "Read" in {t.name for t in (await client.list_tools()).tools}
             read = await client.call_tool("Read", {"file_path": str(project / "notes.txt")})
@@ -303,3 +303,42 @@ def test_an_unauthenticated_request_cannot_answer_a_question(served: Served, pro
                     break
         assert result is not None and result["isError"], result
         assert not target.exists()
+
+
+@pytest.mark.anyio
+async def test_sigterm_to_serve_http_closes_its_sessions_and_their_mcp_servers(project: Path) -> None:
+    """uvicorn raises a stop signal again once it has shut down; serve --http
+    closes its sessions first (here the one 2026-07-28 requests share, which
+    outlives the client) and removes its token file."""
+    import signal
+
+    import httpx2
+    from mcp import Client
+    from mcp.client.streamable_http import streamable_http_client
+    from mcp_servers.helpers import KITCHEN_SINK, pid_alive, wait_dead
+
+    from _trusted import trust
+
+    config = project / ".pegboard" / "config.toml"
+    config.parent.mkdir()
+    trust(project)
+    config.write_text(f'[plugins.mcp.servers.ks]\ncommand = "{sys.executable}"\nargs = ["{KITCHEN_SINK}"]\n'
+                      '[permissions]\nallow = ["mcp__ks"]\n')
+    approved = subprocess.run([str(PEGBOARD), "--cwd", str(project), "mcp", "approve", "ks"], capture_output=True,
+                              text=True, timeout=120, env=child_env())
+    assert "ks: " in approved.stdout, approved.stderr
+    served = start(project)
+    try:
+        token_path = served.token_path()
+        async with httpx2.AsyncClient(headers={"Authorization": f"Bearer {served.token()}"}, timeout=120) as http:
+            async with Client(streamable_http_client(served.url, http_client=http)) as client:
+                result = await client.call_tool("mcp__ks__spawn_grandchild", {})
+                assert not result.is_error, result.content
+                grandchild = int(result.content[0].text)
+        assert pid_alive(grandchild)
+        served.proc.send_signal(signal.SIGTERM)
+        assert served.proc.wait(30) == -signal.SIGTERM
+        assert wait_dead(grandchild)
+        assert not token_path.exists()
+    finally:
+        stop(served)
