@@ -342,3 +342,21 @@ async def test_sigterm_to_serve_http_closes_its_sessions_and_their_mcp_servers(p
         assert not token_path.exists()
     finally:
         stop(served)
+
+
+def test_allow_remote_with_tls_serves_https_and_still_asks_the_token(project: Path, tmp_path: Path) -> None:
+    openssl = shutil.which("openssl")
+    if openssl is None:
+        pytest.skip("openssl is not installed (to make a test certificate)")
+    cert, key = tmp_path / "cert.pem", tmp_path / "key.pem"
+    subprocess.run([openssl, "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-keyout", str(key), "-out", str(cert),
+                    "-days", "1", "-subj", "/CN=127.0.0.1"], check=True, capture_output=True, timeout=120)
+    served = start(project, "127.0.0.1:0", "--allow-remote", "--tls-cert", str(cert), "--tls-key", str(key))
+    try:
+        assert served.url.startswith("https://127.0.0.1:")
+        with httpx.Client(verify=False, timeout=30) as http:
+            assert http.post(served.url, json=INIT, headers=MCP_HEADERS).status_code == 401
+            bearer = {"Authorization": f"Bearer {served.token()}"}
+            assert http.post(served.url, json=INIT, headers={**MCP_HEADERS, **bearer}).status_code == 200
+    finally:
+        stop(served)
