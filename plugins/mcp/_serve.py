@@ -461,6 +461,9 @@ def run_serve(toolbox: Any, *, mode: str | None, wire: tuple[BinaryIO, BinaryIO]
     caught: list[int] = []
 
     def stopping(signum: int, frame: Any) -> None:
+        if caught:  # a second signal while closing: stop now
+            signal.signal(signum, signal.SIG_DFL)
+            signal.raise_signal(signum)
         caught.append(signum)
         raise _Stopped
 
