@@ -598,7 +598,7 @@ def completion(shell: str) -> None:
 
 def main() -> None:
     """The console script: the command line of a process that ends with the command."""
-    cli(prog_name="pegboard", obj=_CLIState(_freeze_after_load=True))
+    cli(prog_name="pegboard", obj=_CLIState(_freeze_after_load=True, _plugin_output_to_stderr=True))
 
 
 def __getattr__(name: str) -> Any:

@@ -46,16 +46,20 @@ class CLIState:
     # Set by the console script only (``main``), never in a process that
     # goes on after the command (a test, an embedding): see ``toolbox``.
     _freeze_after_load: bool = False
+    # Console script only too: fd 1 is the process's own to divert.
+    _plugin_output_to_stderr: bool = False
 
     def __init__(self, cwd: Path | None = None, config: Path | None = None,
                  _toolboxes: dict[tuple[Any, ...], Any] = FACTORY, _given: Mapping[str, object] | None = None,
-                 _only: list[str] | None = None, _freeze_after_load: bool = False) -> None:
+                 _only: list[str] | None = None, _freeze_after_load: bool = False,
+                 _plugin_output_to_stderr: bool = False) -> None:
         self.cwd = cwd
         self.config = config
         self._toolboxes = {} if _toolboxes is FACTORY else _toolboxes
         self._given = _given
         self._only = _only
         self._freeze_after_load = _freeze_after_load
+        self._plugin_output_to_stderr = _plugin_output_to_stderr
 
     def toolbox(self, *, inventory: bool = False, host: object | None = None, listing: bool = False) -> Toolbox:
         """The toolbox for ``--cwd`` and ``--config``, loaded once; a config
@@ -83,13 +87,21 @@ class CLIState:
             if pause:
                 gc.disable()
             try:
+                from contextlib import nullcontext
+
                 from ._config import ConfigError
+                from ._stdout import plugin_output_to_stderr
                 from ._toolbox import Toolbox
 
+                # What a plugin prints while it is imported is not the command's
+                # output (and would be read as a message by a command that speaks
+                # a protocol on stdout, such as an MCP server on stdio).
+                diverted = plugin_output_to_stderr() if self._plugin_output_to_stderr else nullcontext()
                 try:
-                    self._toolboxes[key] = Toolbox.load(cwd=self.cwd, config=self.config, inventory=inventory,
-                                                        host=host, listing=listing, plugins=self._only,
-                                                        extra_plugins=self._given)
+                    with diverted:
+                        self._toolboxes[key] = Toolbox.load(cwd=self.cwd, config=self.config, inventory=inventory,
+                                                            host=host, listing=listing, plugins=self._only,
+                                                            extra_plugins=self._given)
                 except ConfigError as exc:
                     fail_config(exc)
                 if self._freeze_after_load:

@@ -20,8 +20,13 @@ toolbox they select::
 ``ConfigError``: each problem on stderr, exit status 2.
 ``terminal_host()`` is the host ``pegboard call`` asks the person with
 (None when stdin is not a terminal): pass it to ``toolbox(host=...)``.
+``claim_stdout()`` is for a command that speaks a protocol on stdout: it
+returns the real stdout and sends everything else printed from then on to
+stderr (what plugins print while they are imported goes there already).
 """
 
 from ._cli_shared import JSON, MODE, CLIState, current_state, fail_config, global_options, terminal_host
+from ._stdout import claim_stdout
 
-__all__ = ["CLIState", "JSON", "MODE", "current_state", "fail_config", "global_options", "terminal_host"]
+__all__ = ["CLIState", "JSON", "MODE", "claim_stdout", "current_state", "fail_config", "global_options",
+           "terminal_host"]

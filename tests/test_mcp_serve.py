@@ -6,7 +6,8 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
-from collections.abc import Awaitable, Callable, Iterator
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
+from contextlib import asynccontextmanager
 from pathlib import Path
 from typing import Any
 
@@ -212,11 +213,17 @@ async def test_stdio_subprocess(project: Path) -> None:
         assert denied.is_error and "denied" in denied.content[0].text and not (project / "d.txt").exists()
 
 
+# serve --http asks every request for its bearer token (tests/test_mcp_serve_auth.py): here it is
+# given through --token-env, as a client's launcher would.
+HTTP_TOKEN = "pegboard-serve-test-token-0123456789"
+
+
 @pytest.fixture
 def http_serve(project: Path) -> Iterator[str]:
     port = free_port()
-    proc = subprocess.Popen([str(PEGBOARD), "serve", "--cwd", str(project), "--http", f"127.0.0.1:{port}"],
-                            env={**os.environ, **child_env()}, stderr=subprocess.PIPE)
+    proc = subprocess.Popen([str(PEGBOARD), "serve", "--cwd", str(project), "--http", f"127.0.0.1:{port}",
+                             "--token-env", "SERVE_TOKEN"],
+                            env={**os.environ, **child_env(), "SERVE_TOKEN": HTTP_TOKEN}, stderr=subprocess.DEVNULL)
     try:
         wait_for_port(port, proc)
         yield f"http://127.0.0.1:{port}/mcp"
@@ -225,10 +232,21 @@ def http_serve(project: Path) -> Iterator[str]:
         proc.wait(10)
 
 
+@asynccontextmanager
+async def http_client(url: str, **options: Any) -> AsyncIterator[Client]:
+    """The SDK's client for ``url``, sending the bearer token on every request."""
+    import httpx2
+    from mcp.client.streamable_http import streamable_http_client
+
+    async with httpx2.AsyncClient(headers={"Authorization": f"Bearer {HTTP_TOKEN}"}, timeout=120) as http:
+        async with Client(streamable_http_client(url, http_client=http), **options) as client:
+            yield client
+
+
 @pytest.mark.parametrize("era", ["legacy", "auto"])
 async def test_streamable_http(project: Path, http_serve: str, era: str) -> None:
     asked: list[str] = []
-    async with Client(http_serve, mode=era, elicitation_callback=answering("allow", asked)) as client:
+    async with http_client(http_serve, mode=era, elicitation_callback=answering("allow", asked)) as client:
         names = {t.name for t in (await client.list_tools()).tools}
         assert "Read" in names
         read = await client.call_tool("Read", {"file_path": str(project / "notes.txt")})
@@ -237,7 +255,7 @@ async def test_streamable_http(project: Path, http_serve: str, era: str) -> None
         written = await client.call_tool("Write", {"file_path": str(target), "content": era})
         assert not written.is_error, written.content[0].text
         assert target.read_text() == era and len(asked) == 1
-    async with Client(http_serve, mode=era, elicitation_callback=answering(None, asked)) as client:
+    async with http_client(http_serve, mode=era, elicitation_callback=answering(None, asked)) as client:
         target = project / f"http-denied-{era}.txt"
         denied = await client.call_tool("Write", {"file_path": str(target), "content": "x"})
         assert denied.is_error and not target.exists()
@@ -333,8 +351,8 @@ async def test_http_sessions_do_not_share_remembered_answers(project: Path, http
     first: list[str] = []
     second: list[str] = []
     # Handshake-era clients each have an MCP session id, hence a pegboard session each.
-    async with Client(http_serve, mode="legacy", elicitation_callback=remembering(first)) as a, \
-            Client(http_serve, mode="legacy", elicitation_callback=remembering(second)) as b:
+    async with http_client(http_serve, mode="legacy", elicitation_callback=remembering(first)) as a, \
+            http_client(http_serve, mode="legacy", elicitation_callback=remembering(second)) as b:
         for name in ("a1.txt", "a2.txt"):
             assert not (await a.call_tool("Write", {"file_path": str(project / name), "content": "a"})).is_error
         assert len(first) == 1  # remembered for a's session
@@ -345,7 +363,7 @@ async def test_http_sessions_do_not_share_remembered_answers(project: Path, http
     # 2026-07-28 requests over HTTP carry no connection: nothing may be remembered across them.
     choices.clear()
     modern: list[str] = []
-    async with Client(http_serve, elicitation_callback=remembering(modern)) as c:
+    async with http_client(http_serve, elicitation_callback=remembering(modern)) as c:
         for name in ("m1.txt", "m2.txt"):
             assert not (await c.call_tool("Write", {"file_path": str(project / name), "content": "m"})).is_error
     assert choices == [["allow", "deny"], ["allow", "deny"]]

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+from pathlib import Path
 from typing import Any
 
 import click
@@ -300,16 +301,72 @@ def add_commands(cli: click.Group, plugin: str) -> None:
     @global_options
     @MODE
     @click.option("--http", "http", metavar="HOST:PORT", default=None,
-                  help="Serve Streamable HTTP at http://HOST:PORT/mcp instead of stdio.")
+                  help="Serve Streamable HTTP at http://HOST:PORT/mcp instead of stdio (PORT 0 picks a free one).")
+    @click.option("--token-file", type=click.Path(path_type=Path, dir_okay=False), default=None,
+                  help="--http: the bearer token is the content of this file (0600) instead of a new one.")
+    @click.option("--token-env", metavar="NAME", default=None,
+                  help="--http: the bearer token is the value of this environment variable.")
+    @click.option("--show-token", is_flag=True, help="--http: print the token itself on stderr, not only where it is.")
+    @click.option("--no-auth", is_flag=True,
+                  help="--http: ask no credential (any local user can call the tools): a single-user test setting.")
     @click.option("--allow-remote", is_flag=True,
-                  help="Allow --http on an address other than loopback (anyone who can reach it can call tools).")
-    def serve(mode: str | None, http: str | None, allow_remote: bool) -> None:
-        """Offer pegboard's tools to an MCP client (stdio by default)."""
+                  help="Allow --http on an address other than loopback; needs --tls-cert/--tls-key or "
+                       "--trusted-network.")
+    @click.option("--tls-cert", type=click.Path(exists=True, dir_okay=False), default=None,
+                  help="--http: serve HTTPS with this certificate (PEM).")
+    @click.option("--tls-key", type=click.Path(exists=True, dir_okay=False), default=None,
+                  help="--http: the certificate's private key (PEM).")
+    @click.option("--trusted-network", is_flag=True,
+                  help="With --allow-remote and no TLS: the network is trusted (tokens and calls cross it in clear).")
+    def serve(mode: str | None, http: str | None, token_file: Path | None, token_env: str | None,
+              show_token: bool, no_auth: bool, allow_remote: bool, tls_cert: str | None, tls_key: str | None,
+              trusted_network: bool) -> None:
+        """Offer pegboard's tools to an MCP client (stdio by default).
+
+        Over --http every request must carry a bearer token; stderr says where it is."""
         from ._sdk import sdk_problem
 
         if (missing := sdk_problem()) is not None:
             raise click.ClickException(f"pegboard serve needs the MCP SDK: {missing}")
         from ._serve import parse_address, run_serve
 
-        address = parse_address(http, allow_remote) if http else None
-        run_serve(_toolbox(listing=False), mode=mode, address=address)
+        http_only = {"--token-file": token_file is not None, "--token-env": token_env is not None,
+                     "--show-token": show_token, "--no-auth": no_auth, "--allow-remote": allow_remote,
+                     "--tls-cert": tls_cert is not None, "--tls-key": tls_key is not None,
+                     "--trusted-network": trusted_network}
+        if http is None:
+            given = [name for name, on in http_only.items() if on]
+            if given:
+                raise click.UsageError(f"{', '.join(given)}: only with --http (stdio serves the one client that "
+                                       "started it)")
+            from ._serve_stdio import claim_stdio
+
+            # Before the toolbox this command runs with is loaded: from here on
+            # only the transport writes to the real stdout.
+            wire = claim_stdio()
+            run_serve(_toolbox(listing=False), mode=mode, wire=wire)
+            return
+        from ._serve_http import HttpPlan, TokenSource
+
+        if (tls_cert is None) != (tls_key is None):
+            raise click.UsageError("--tls-cert and --tls-key go together")
+        if allow_remote and tls_cert is None and not trusted_network:
+            raise click.UsageError(
+                "--allow-remote needs TLS (--tls-cert and --tls-key), or --trusted-network to say that the network "
+                "may see the token and every call in clear")
+        if no_auth and (token_file is not None or token_env is not None or show_token):
+            raise click.UsageError("--no-auth asks no token: it does not go with --token-file, --token-env or "
+                                   "--show-token")
+        if no_auth and allow_remote:
+            raise click.UsageError("--no-auth is for a single-user test setting on loopback; it does not go with "
+                                   "--allow-remote")
+        if token_file is not None and token_env is not None:
+            raise click.UsageError("--token-file and --token-env: choose one")
+        host, port = parse_address(http, allow_remote)
+        plan = HttpPlan(host=host, port=port, allow_remote=allow_remote,
+                        tls=(tls_cert, tls_key) if tls_cert and tls_key else None, no_auth=no_auth,
+                        tokens=TokenSource(file=token_file, env=token_env, show=show_token))
+        toolbox = _toolbox(listing=False)
+        from ._config import own_folder
+
+        run_serve(toolbox, mode=mode, http=plan, data_folder=own_folder(_context(toolbox, plugin)))

@@ -24,14 +24,13 @@ from __future__ import annotations
 import base64
 import contextvars
 import hashlib
-import ipaddress
 import json
 import os
 import signal
 import sys
 from contextlib import suppress
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, BinaryIO
 
 import anyio
 import mcp_types as types
@@ -358,32 +357,30 @@ def _version() -> str:
 def parse_address(text: str, allow_remote: bool) -> tuple[str, int]:
     import click
 
+    from ._serve_http import is_loopback
+
     host, sep, port = text.rpartition(":")
-    if not sep or not port.isdigit():
+    if not sep or not port.isdigit() or int(port) > 65535:
         raise click.BadParameter(f"{text!r}: expected HOST:PORT, e.g. 127.0.0.1:8765", param_hint="--http")
     host = host.strip("[]") or "127.0.0.1"
-    loopback = host == "localhost"
-    if not loopback:
-        try:
-            loopback = ipaddress.ip_address(host).is_loopback
-        except ValueError:
-            loopback = False
-    if not loopback and not allow_remote:
+    if not is_loopback(host) and not allow_remote:
         raise click.BadParameter(
             f"{host} is not a loopback address: anyone who reaches it could run tools on this machine. "
             "Add --allow-remote if that is what you want.", param_hint="--http")
     return host, int(port)
 
 
-async def serve_stdio(toolbox: Any, mode: str | None) -> None:
-    from mcp.server.stdio import stdio_server
+async def serve_stdio(toolbox: Any, mode: str | None, wire: tuple[BinaryIO, BinaryIO]) -> None:
+    """``wire``: the real stdin and stdout, claimed by the command before the
+    toolbox loaded (``claim_stdio``)."""
+    from ._serve_stdio import stdio_streams
 
     registry = SessionRegistry(toolbox, mode, single_connection=True)
     server = build_server(toolbox, registry)
     try:
         async with anyio.create_task_group() as tg:
             tg.start_soon(_stop_on_signal, registry)
-            async with stdio_server() as (read, write):
+            async with stdio_streams(*wire) as (read, write):
                 await server.run(read, write, server.create_initialization_options())
             tg.cancel_scope.cancel()
     finally:
@@ -406,26 +403,33 @@ async def _stop_on_signal(registry: SessionRegistry) -> None:
             os._exit(128 + signum)
 
 
-async def serve_http(toolbox: Any, mode: str | None, host: str, port: int) -> None:
+async def serve_http(toolbox: Any, mode: str | None, plan: Any, sock: Any, token: str | None) -> None:
+    """``plan``: the checked options (``_serve_http.HttpPlan``); ``sock``: bound
+    already; ``token``: what every request must carry (None: ``--no-auth``)."""
     import uvicorn
-    from mcp.server.transport_security import TransportSecuritySettings
+
+    from ._serve_http import BearerGate, host_checks
 
     registry = SessionRegistry(toolbox, mode, single_connection=False)
     server = build_server(toolbox, registry)
-    security = None
-    if host not in ("127.0.0.1", "localhost", "::1"):
-        # --allow-remote: the Host header is whatever name clients use for this machine.
-        security = TransportSecuritySettings(enable_dns_rebinding_protection=False)
-    app = server.streamable_http_app(host=host, transport_security=security)
-    config = uvicorn.Config(app, host=host, port=port, log_level="warning", lifespan="on")
+    port = sock.getsockname()[1]
+    app: Any = server.streamable_http_app(host=plan.host, transport_security=host_checks(
+        plan.host, port, plan.scheme, plan.allow_remote))
+    if token is not None:
+        app = BearerGate(app, token)
+    certfile, keyfile = plan.tls or (None, None)
+    config = uvicorn.Config(app, log_level="warning", lifespan="on", ssl_certfile=certfile, ssl_keyfile=keyfile)
     try:
-        await uvicorn.Server(config).serve()  # uvicorn turns SIGTERM/SIGINT into a clean shutdown
+        await uvicorn.Server(config).serve(sockets=[sock])  # uvicorn turns SIGTERM/SIGINT into a clean shutdown
     finally:
         with anyio.CancelScope(shield=True):
             await registry.aclose()
 
 
-def run_serve(toolbox: Any, *, mode: str | None, address: tuple[str, int] | None) -> None:
+def run_serve(toolbox: Any, *, mode: str | None, wire: tuple[BinaryIO, BinaryIO] | None = None,
+              http: Any = None, data_folder: Any = None) -> None:
+    """Stdio over ``wire`` (claimed by the command), or HTTP as ``http`` (an
+    ``HttpPlan``) says; ``data_folder``: the plugin's own, for a generated token."""
     from pegboard import ConfigError
     from pegboard.cli import fail_config
 
@@ -437,8 +441,60 @@ def run_serve(toolbox: Any, *, mode: str | None, address: tuple[str, int] | None
         fail_config(exc)
         return
     anyio.run(session.aclose)
-    if address is None:
-        anyio.run(serve_stdio, toolbox, mode)
-    else:
-        print(f"pegboard: serving MCP at http://{address[0]}:{address[1]}/mcp", file=sys.stderr)
-        anyio.run(serve_http, toolbox, mode, *address)
+    if http is None:
+        assert wire is not None
+        anyio.run(serve_stdio, toolbox, mode, wire)
+        return
+    from ._serve_http import forget_token, listen, prepare_token, warn
+
+    sock = listen(http.host, http.port)
+    port = sock.getsockname()[1]
+    url = f"{http.scheme}://{_url_host(http.host)}:{port}/mcp"
+    written = None
+    token: str | None = None
+    # uvicorn stops cleanly on SIGTERM/SIGINT, then raises the signal again
+    # once its own handlers are gone: with the default handler back, the
+    # process would die before closing its sessions (and their MCP servers)
+    # and removing the token file. This handler takes it instead (and a
+    # signal that comes before uvicorn listens), unwinds to here, and the
+    # signal is raised again once everything is closed.
+    caught: list[int] = []
+
+    def stopping(signum: int, frame: Any) -> None:
+        if caught:  # a second signal while closing: stop now
+            signal.signal(signum, signal.SIG_DFL)
+            signal.raise_signal(signum)
+        caught.append(signum)
+        raise _Stopped
+
+    previous = {sig: signal.signal(sig, stopping) for sig in (signal.SIGTERM, signal.SIGINT)}
+    try:
+        if http.no_auth:
+            warn(f"WARNING: --no-auth: {url} asks no credential. Any process on this machine, run by any "
+                 "user, can call pegboard's tools as you and answer their questions. Use it only in a "
+                 "single-user test setting.")
+            warn(f"serving MCP at {url}")
+        else:
+            token, line, written = prepare_token(http.tokens, data_folder, http.host, port)
+            warn(f"serving MCP at {url}")
+            warn(line)
+        anyio.run(serve_http, toolbox, mode, http, sock, token)
+    except _Stopped:
+        pass
+    finally:
+        sock.close()
+        if token is not None:
+            forget_token(written, token)
+        for sig, handler in previous.items():
+            signal.signal(sig, handler)
+    if caught:
+        signal.signal(caught[0], signal.SIG_DFL)
+        signal.raise_signal(caught[0])
+
+
+class _Stopped(Exception):
+    """A stop signal, unwinding serve --http to its clean-up."""
+
+
+def _url_host(host: str) -> str:
+    return f"[{host}]" if ":" in host else host
