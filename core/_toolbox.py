@@ -412,7 +412,7 @@ class Toolbox:
 
 def _answer_schema(schema: Mapping[str, Any]) -> dict[str, Any]:
     """``output_schema`` checked: a valid JSON Schema describing an object (what tool inputs are)."""
-    import jsonschema
+    import jsonschema  # type: ignore[import-untyped,unused-ignore]  # only an answer schema pays for it
 
     if not isinstance(schema, Mapping):
         raise ValueError(f"output_schema must be a JSON Schema (a dict), not {type(schema).__name__}")

@@ -13,7 +13,7 @@ MAX_ERRORS_SHOWN = 20
 
 def answer_problems(schema: dict[str, Any], answer: Any) -> list[str]:
     """Each way ``answer`` breaks ``schema``, as ``where: what`` (empty: it matches)."""
-    import jsonschema
+    import jsonschema  # type: ignore[import-untyped,unused-ignore]  # only an answer schema pays for it
 
     validator = jsonschema.validators.validator_for(schema)(schema)
     errors = sorted(validator.iter_errors(answer), key=lambda e: [str(p) for p in e.absolute_path])

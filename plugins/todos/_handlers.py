@@ -58,9 +58,10 @@ def _changed(ctx: ToolContext, doc: dict[str, Any]) -> None:
 
 async def task_create(args: TaskCreateInput, ctx: ToolContext) -> ToolResult:
     def create(doc: dict[str, Any]) -> dict[str, Any]:
-        task = {"id": str(doc["next_id"]), "subject": args.subject, "description": args.description,
-                "activeForm": args.activeForm, "status": "pending", "owner": None, "blocks": [],
-                "blockedBy": [], "metadata": dict(args.metadata or {})}
+        task: dict[str, Any] = {
+            "id": str(doc["next_id"]), "subject": args.subject, "description": args.description,
+            "activeForm": args.activeForm, "status": "pending", "owner": None, "blocks": [], "blockedBy": [],
+            "metadata": dict(args.metadata or {})}
         doc["next_id"] += 1
         doc["tasks"].append(task)
         return task
