@@ -117,9 +117,11 @@ def test_the_schema_is_as_models_know_it(tmp_path: Path) -> None:
     schema = load(tmp_path).tools["AskUserQuestion"].schema
     assert set(schema["properties"]) == {"questions", "answers", "annotations", "metadata"}
     assert schema["required"] == ["questions"]
-    defs = schema["$defs"]
-    assert sorted(defs["Question"]["required"]) == ["header", "multiSelect", "options", "question"]
-    assert sorted(defs["Option"]["required"]) == ["description", "label"]
+    assert "$defs" not in schema  # nested objects spelled out, as models know them
+    question = schema["properties"]["questions"]["items"]
+    assert sorted(question["required"]) == ["header", "multiSelect", "options", "question"]
+    assert sorted(question["properties"]["options"]["items"]["required"]) == ["description", "label"]
+    assert question["properties"]["header"]["maxLength"] == 12
 
 
 @pytest.mark.slow

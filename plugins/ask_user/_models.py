@@ -12,6 +12,33 @@ OTHER = "Other"
 """The choice always added to each question: the person's own answer."""
 
 
+def _inlined(schema: dict[str, Any]) -> dict[str, Any]:
+    """The schema with its ``$defs`` written in where they are used: models
+    read a nested object best spelled out, and strict-mode checkers that
+    refuse bare ``$ref`` (the OpenAI Agents SDK's) accept it. The nested
+    models here are not recursive."""
+    defs = schema.pop("$defs", {})
+
+    def walk(node: Any) -> Any:
+        if isinstance(node, list):
+            return [walk(item) for item in node]
+        if not isinstance(node, dict):
+            return node
+        ref = node.get("$ref")
+        if isinstance(ref, str) and ref.startswith("#/$defs/"):
+            rest = {k: v for k, v in node.items() if k != "$ref"}
+            return walk({**defs[ref.rsplit("/", 1)[1]], **rest})
+        return {key: walk(value) for key, value in node.items()}
+
+    return walk(schema)  # type: ignore[no-any-return]
+
+
+class _InlineSchema(BaseModel):
+    @classmethod
+    def model_json_schema(cls, *args: Any, **kwargs: Any) -> dict[str, Any]:
+        return _inlined(super().model_json_schema(*args, **kwargs))
+
+
 class Option(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
@@ -41,7 +68,7 @@ class Question(BaseModel):
         return self
 
 
-class AskUserQuestionInput(BaseModel):
+class AskUserQuestionInput(_InlineSchema):
     model_config = ConfigDict(extra="forbid")
 
     questions: list[Question] = Field(min_length=1, max_length=4, description="1 to 4 questions to ask.")

@@ -2,11 +2,40 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 from pydantic import BaseModel, ConfigDict, Field
 
 from . import MAX_FINDINGS
 
 __all__ = ["Finding", "ReportFindingsInput"]
+
+
+def _inlined(schema: dict[str, Any]) -> dict[str, Any]:
+    """The schema with its ``$defs`` written in where they are used: models
+    read a nested object best spelled out, and strict-mode checkers that
+    refuse bare ``$ref`` (the OpenAI Agents SDK's) accept it. The nested
+    models here are not recursive."""
+    defs = schema.pop("$defs", {})
+
+    def walk(node: Any) -> Any:
+        if isinstance(node, list):
+            return [walk(item) for item in node]
+        if not isinstance(node, dict):
+            return node
+        ref = node.get("$ref")
+        if isinstance(ref, str) and ref.startswith("#/$defs/"):
+            rest = {k: v for k, v in node.items() if k != "$ref"}
+            return walk({**defs[ref.rsplit("/", 1)[1]], **rest})
+        return {key: walk(value) for key, value in node.items()}
+
+    return walk(schema)  # type: ignore[no-any-return]
+
+
+class _InlineSchema(BaseModel):
+    @classmethod
+    def model_json_schema(cls, *args: Any, **kwargs: Any) -> dict[str, Any]:
+        return _inlined(super().model_json_schema(*args, **kwargs))
 
 
 class Finding(BaseModel):
@@ -25,7 +54,7 @@ class Finding(BaseModel):
     outcome: str | None = Field(None, description="What should happen to it (fix, follow up, ...).")
 
 
-class ReportFindingsInput(BaseModel):
+class ReportFindingsInput(_InlineSchema):
     model_config = ConfigDict(extra="forbid")
 
     findings: list[Finding] = Field(max_length=MAX_FINDINGS, description=(

@@ -13,6 +13,33 @@ Status = Literal["pending", "in_progress", "completed"]
 STATUSES: tuple[str, ...] = ("pending", "in_progress", "completed")
 
 
+def _inlined(schema: dict[str, Any]) -> dict[str, Any]:
+    """The schema with its ``$defs`` written in where they are used: models
+    read a nested object best spelled out, and strict-mode checkers that
+    refuse bare ``$ref`` (the OpenAI Agents SDK's) accept it. The nested
+    models here are not recursive."""
+    defs = schema.pop("$defs", {})
+
+    def walk(node: Any) -> Any:
+        if isinstance(node, list):
+            return [walk(item) for item in node]
+        if not isinstance(node, dict):
+            return node
+        ref = node.get("$ref")
+        if isinstance(ref, str) and ref.startswith("#/$defs/"):
+            rest = {k: v for k, v in node.items() if k != "$ref"}
+            return walk({**defs[ref.rsplit("/", 1)[1]], **rest})
+        return {key: walk(value) for key, value in node.items()}
+
+    return walk(schema)  # type: ignore[no-any-return]
+
+
+class _InlineSchema(BaseModel):
+    @classmethod
+    def model_json_schema(cls, *args: Any, **kwargs: Any) -> dict[str, Any]:
+        return _inlined(super().model_json_schema(*args, **kwargs))
+
+
 class TaskCreateInput(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
@@ -57,7 +84,7 @@ class TodoItem(BaseModel):
     activeForm: str = Field(min_length=1, description="The same in the present continuous (\"Running the tests\").")
 
 
-class TodoWriteInput(BaseModel):
+class TodoWriteInput(_InlineSchema):
     model_config = ConfigDict(extra="forbid")
 
     todos: list[TodoItem] = Field(description="The whole updated list: it replaces the one before.")
