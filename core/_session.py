@@ -98,6 +98,10 @@ class Session:
         self.output_schema: dict[str, Any] | None = None
         """The JSON Schema of the answer the host wants from the model (``Toolbox.session(output_schema=...)``),
         or None; a plugin offers a tool to hand it in (structured_output's StructuredOutput)."""
+        self.can_ask: bool | None = None
+        """False when the host knows that a tool's question to the person (``elicit``, or a plugin's
+        own hook) reaches nobody in this session (``pegboard serve`` for an MCP client that cannot
+        take a form mid-call): tools that only ask are then not offered. None: not known."""
         self.structured_output: Any = None
         """The model's answer, validated against ``output_schema``, once given (None until then)."""
         self._hides: dict[tuple[str, str, frozenset[str], frozenset[str] | None], bool] = {}

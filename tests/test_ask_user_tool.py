@@ -90,7 +90,7 @@ async def test_not_offered_where_nobody_can_answer(tmp_path: Path) -> None:
     assert refused.is_error and "not offered in this session" in refused.text_content()
     assert "AskUserQuestion" in load(tmp_path).tools  # listed all the same
     hosted = load(tmp_path, ScriptedHost()).session("default")
-    hosted.plugin_state("ask_user")["can_ask"] = False  # a host that knows this session's person cannot answer
+    hosted.can_ask = False  # a host that knows this session's person cannot answer
     assert "AskUserQuestion" not in hosted.catalogue().names()
 
 

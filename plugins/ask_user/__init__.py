@@ -34,9 +34,9 @@ _P = "pegboard.plugins.ask_user"
 def someone_answers(context: PluginContext, session: Session) -> bool:
     """Whether a host can put questions to the person for ``session``: it
     implements ``pegboard_ask_user`` or ``pegboard_elicit``, and has not said
-    this session cannot (``session.plugin_state(name)["can_ask"] = False``,
-    set by a host that knows, such as a server whose client cannot elicit)."""
-    if session.plugin_state(context.name).get("can_ask") is False:
+    this session cannot (``session.can_ask = False``, set by a host that
+    knows, such as ``pegboard serve`` for a client that cannot take a form)."""
+    if session.can_ask is False:
         return False
     return context.host_implements("pegboard_ask_user") or context.host_implements("pegboard_elicit")
 

@@ -3,7 +3,7 @@
 Tool: ``ReportFindings`` (at most 32 findings, most severe first, each with
 its file, summary and failure scenario). The validated list reaches the host
 as the event ``findings`` and as the result's structured content (under
-``pegboard serve``, the tool result's ``structuredContent``). ``Finding`` is
+``pegboard serve``, the tool result's ``_meta["pegboard/structured"]``). ``Finding`` is
 the typed form of one. See docs/plugins/findings.md.
 """
 
