@@ -63,7 +63,7 @@ async def test_a_wrong_update_changes_nothing_and_says_why(tmp_path: Path) -> No
     assert "Deleted task #1" in gone.text_content() and "The task list is empty." in gone.text_content()
 
 
-async def test_the_list_survives_a_resumed_durable_session(tmp_path: Path) -> None:
+async def test_the_list_survives_a_resumed_durable_session(tmp_path: Path, store_url: str) -> None:
     first = load(tmp_path).session("default", session_id="todo-conv")
     await first.call("TaskCreate", {"subject": "Alpha", "description": "a"})
     await first.call("TaskCreate", {"subject": "Beta", "description": "b"})
