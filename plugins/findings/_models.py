@@ -29,7 +29,8 @@ def _inlined(schema: dict[str, Any]) -> dict[str, Any]:
             return walk({**defs[ref.rsplit("/", 1)[1]], **rest})
         return {key: walk(value) for key, value in node.items()}
 
-    return walk(schema)  # type: ignore[no-any-return]
+    inlined: dict[str, Any] = walk(schema)
+    return inlined
 
 
 class _InlineSchema(BaseModel):
