@@ -34,7 +34,8 @@ class NoInput(_Input):
 
 
 class TaskOutputInput(_Input):
-    task_id: str = Field(description="The task id, as returned when the task started.")
+    task_id: str | None = Field(default=None, description="The task id, as returned when the task started; "
+                                                        "leave it out to list this session's tasks.")
     wait_s: float = Field(default=0, ge=0, le=600,
                           description="Wait up to this many seconds for a running task to finish.")
 

@@ -110,7 +110,7 @@ async def scratchpad_list(args: NoInput, ctx: ToolContext) -> ToolResult:
     return ToolResult.text("\n".join(f"{name}\t{len(text):,} characters" for name, text in sorted(pad.items())))
 
 
-async def task_list(args: NoInput, ctx: ToolContext) -> ToolResult:
+def _listed_tasks(ctx: ToolContext) -> ToolResult:
     tasks = ctx.session.tasks.list()
     if not tasks:
         return ToolResult.text("No background tasks in this session.")
@@ -118,12 +118,22 @@ async def task_list(args: NoInput, ctx: ToolContext) -> ToolResult:
         f"{t.id}\t{t.status}\t{t.runtime_s:g} s\t{t.kind}\t{t.description}" for t in tasks))
 
 
+async def task_list(args: NoInput, ctx: ToolContext) -> ToolResult:
+    # Deprecated: the todos plugin's TaskList (a task list the model keeps)
+    # takes this name when it is loaded; TaskOutput without a task_id lists
+    # background tasks. Kept, giving way to that plugin, for one release.
+    return _listed_tasks(ctx)
+
+
 async def task_output(args: TaskOutputInput, ctx: ToolContext) -> ToolResult:
+    if args.task_id is None:
+        return _listed_tasks(ctx)
     task = ctx.session.tasks.get(args.task_id)
     if task is not None and args.wait_s:
         await ctx.session.tasks.wait(args.task_id, args.wait_s)
     if task is None:
-        return ToolResult.error(f"No task {args.task_id!r} in this session; TaskList shows the tasks.")
+        return ToolResult.error(f"No task {args.task_id!r} in this session; TaskOutput without a task_id "
+                                "lists the tasks.")
     if task.status == "running":
         return ToolResult.text(f"{task.id} is still running ({task.description}, {task.runtime_s:g} s so far). "
                                "Call again later, or with wait_s to wait for it.")
@@ -140,7 +150,7 @@ async def task_stop(args: TaskStopInput, ctx: ToolContext) -> ToolResult:
         return ToolResult.error("Give task_id.")
     if await ctx.session.tasks.stop(task_id):
         return ToolResult.text(f"Stopped {task_id}.")
-    return ToolResult.error(f"No running task {task_id!r}; TaskList shows the tasks.")
+    return ToolResult.error(f"No running task {task_id!r}; TaskOutput without a task_id lists the tasks.")
 
 
 def core_tools() -> list[Tool]:

@@ -63,6 +63,7 @@ class DeferredTool:
     description: str = ""
     tool: Tool | None = field(default=None, repr=False, compare=False)
     background: bool = field(default=False, repr=False, compare=False)
+    session: Session | None = field(default=None, repr=False, compare=False)
 
     @property
     def source(self) -> str:
@@ -70,7 +71,7 @@ class DeferredTool:
 
     @cached_property
     def input_schema(self) -> dict[str, Any]:
-        return _augment(self.tool, self.background) if self.tool is not None else {"type": "object"}
+        return _augment(self.tool, self.background, self.session) if self.tool is not None else {"type": "object"}
 
 
 DEFAULT_DEFERRED_BUDGET = 8_000
@@ -230,11 +231,11 @@ def _grouped_listing(deferred: list[DeferredTool], budget: int) -> str:
 def augmented_schema(session: Session, tool: Tool) -> dict[str, Any]:
     """The tool's schema plus pegboard's ``scratchpad`` (and ``background``
     when enabled), unless the tool has parameters of those names."""
-    return _augment(tool, session.toolbox.settings.core.background.enabled)
+    return _augment(tool, session.toolbox.settings.core.background.enabled, session)
 
 
-def _augment(tool: Tool, background: bool) -> dict[str, Any]:
-    schema = dict(tool.schema)
+def _augment(tool: Tool, background: bool, session: Session | None = None) -> dict[str, Any]:
+    schema = dict(tool.schema) if tool.session_schema is None else tool.schema_in(session)
     props = dict(schema.get("properties", {}))
     if "scratchpad" not in props:
         extra = " Setting it also lifts this tool's output caps." if tool.lifts_caps_with_scratchpad else ""
@@ -264,8 +265,8 @@ def build_catalogue(session: Session) -> Catalogue:
             continue  # its description failed: left out alone (see Toolbox.tool_problem)
         if tool.loading == "deferred" and tool.name not in session.loaded:
             deferred.append(DeferredTool(tool.name, clip_summary(description), tool.plugin, tool.group,
-                                         description, tool, background))
+                                         description, tool, background, session))
         elif toolbox.tool_problem(tool) is None:  # a schema that cannot be built leaves that tool out alone
-            tools.append(CatalogueTool(tool.name, description, _augment(tool, background), tool.read_only,
+            tools.append(CatalogueTool(tool.name, description, _augment(tool, background, session), tool.read_only,
                                        tool.loading == "deferred", tool.plugin))
     return Catalogue(tools, deferred, toolbox.settings.core.tools.deferred_budget)

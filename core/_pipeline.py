@@ -447,8 +447,8 @@ async def _run_call(session: Session, name: str, arguments: Any, call_id: str,
 
         task_id = session.tasks.start(work(), kind="tool", description=f"{tool.name} (call {call_id})")
         started = ToolResult.text(f"Started {tool.name} in the background as {task_id}. Its result will be "
-                                  f"delivered when it finishes; TaskOutput fetches it, TaskList lists tasks, "
-                                  f"TaskStop stops it.")
+                                  "delivered when it finishes; TaskOutput fetches it (without a task_id it lists "
+                                  "tasks), TaskStop stops it.")
         return _append_notes(started, notes)
     result = await _execute(session, tool, validated, call_id, uncapped, request)
     # (hooks looked up now, not before the call: a hook registered while the call ran counts)

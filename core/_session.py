@@ -95,6 +95,15 @@ class Session:
         """Tools, groups or rule names a child session is not offered."""
         self.only_tools: frozenset[str] | None = None
         """When set, the only tools a child session is offered."""
+        self.output_schema: dict[str, Any] | None = None
+        """The JSON Schema of the answer the host wants from the model (``Toolbox.session(output_schema=...)``),
+        or None; a plugin offers a tool to hand it in (structured_output's StructuredOutput)."""
+        self.can_ask: bool | None = None
+        """False when the host knows that a tool's question to the person (``elicit``, or a plugin's
+        own hook) reaches nobody in this session (``pegboard serve`` for an MCP client that cannot
+        take a form mid-call): tools that only ask are then not offered. None: not known."""
+        self.structured_output: Any = None
+        """The model's answer, validated against ``output_schema``, once given (None until then)."""
         self._hides: dict[tuple[str, str, frozenset[str], frozenset[str] | None], bool] = {}
         self._offered: dict[str, tuple[Tool, Policy]] = {}
 
@@ -112,12 +121,14 @@ class Session:
 
     def set_mode(self, name: str) -> None:
         """Switch the session's mode or level; the operator's ceilings still hold, and the host
-        hears ``catalogue.changed`` when the tools offered change with it."""
+        hears ``mode.changed`` (``mode``, ``previous``) and ``catalogue.changed`` when the mode
+        changes (a plugin may call it: the plan_mode plugin's EnterPlanMode does)."""
         # Through the engine: disable_bypass_permissions and the system
         # policy's ceiling hold for a mode switched mid-session too.
         before = self.policy
         self.policy = self.toolbox.permissions.session_policy(name)
         if self.policy != before:
+            self.emit("mode.changed", {"mode": self.policy.name, "previous": before.name})
             self.emit("catalogue.changed", {"reason": "mode", "mode": self.policy.name})
 
     @property
@@ -445,7 +456,9 @@ class Session:
 
     def hides(self, tool: Tool) -> bool:
         """Whether this session is not offered ``tool`` whatever its policy
-        says (a child session's narrowing)."""
+        says (a child session's narrowing, or the tool's own ``offered_when``)."""
+        if tool.offered_when is not None and not self._offers_now(tool):
+            return True
         if self.parent is None and not self.hidden_tools and self.only_tools is None:
             return False
         # Asked twice per call (the catalogue lookup, the decision); the
@@ -455,6 +468,13 @@ class Session:
         if found is None:
             found = self._hides[key] = self._narrowed_away(tool)
         return found
+
+    def _offers_now(self, tool: Tool) -> bool:
+        try:
+            return tool.offered_to(self)
+        except Exception as exc:  # a plugin's bug hides its own tool, never the catalogue
+            _report(f"offered_when of tool {tool.name!r}", exc)
+            return False
 
     def _narrowed_away(self, tool: Tool) -> bool:
         if self.parent is not None and not tool.subagents:

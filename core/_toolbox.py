@@ -329,6 +329,9 @@ class Toolbox:
             return f"There is no tool called {name!r}.{hint}"
         if not status.enabled:
             return f"{name} is not available: {status.status}."
+        if status.tool.offered_when is not None and not session._offers_now(status.tool):
+            return (f"{name} is not offered in this session (the {status.tool.plugin} plugin offers it "
+                    "only to sessions where it applies).")
         if session.hides(status.tool):
             return f"{name} is not offered to this sub-agent ({' > '.join(session.chain)})."
         if (name == "ToolSearch" and status.tool.plugin == CORE_PLUGIN
@@ -341,8 +344,15 @@ class Toolbox:
     # --- sessions ----------------------------------------------------------
 
     def session(self, mode: str | None = None, *, session_id: str | None = None,
-                parent_id: str | None = None) -> Session:
+                parent_id: str | None = None, output_schema: Mapping[str, Any] | None = None) -> Session:
         """A new session in ``mode`` (a mode or level name; default from config).
+
+        ``output_schema``: the JSON Schema (an object's) of the final answer
+        the host wants from the model. It is ``session.output_schema``; a
+        plugin offers the model a tool to hand the answer in (the
+        structured_output plugin's StructuredOutput, whose input schema it
+        is), and the validated answer becomes ``session.structured_output``.
+        ``ValueError`` when it is not a valid JSON Schema of an object.
 
         With ``session_id`` the session is durable: its record, scratchpad
         and what plugins store under its id are kept in the store, and the
@@ -352,7 +362,9 @@ class Toolbox:
         """
         # The permission engine applies disable_bypass_permissions and the
         # system policy's mode as a ceiling (Session.set_mode goes there too).
+        checked = _answer_schema(output_schema) if output_schema is not None else None
         session = Session(self, self.permissions.session_policy(mode), session_id)
+        session.output_schema = checked
         if session_id is not None:
             self.make_durable(session, session_id, parent_id)
         return session
@@ -399,6 +411,22 @@ class Toolbox:
     def _listing_order(self, tool: Tool) -> tuple[bool, bool]:
         head, sep, _ = tool.name.partition("__")
         return bool(sep) and head in self.plugins.namespaces, tool.plugin == CORE_PLUGIN
+
+
+def _answer_schema(schema: Mapping[str, Any]) -> dict[str, Any]:
+    """``output_schema`` checked: a valid JSON Schema describing an object (what tool inputs are)."""
+    import jsonschema  # type: ignore[import-untyped,unused-ignore]  # only an answer schema pays for it
+
+    if not isinstance(schema, Mapping):
+        raise ValueError(f"output_schema must be a JSON Schema (a dict), not {type(schema).__name__}")
+    checked = dict(schema)
+    if checked.get("type") != "object":
+        raise ValueError('output_schema must describe an object ("type": "object"): a tool\'s input is one')
+    try:
+        jsonschema.validators.validator_for(checked).check_schema(checked)
+    except jsonschema.SchemaError as exc:
+        raise ValueError(f"output_schema is not a valid JSON Schema: {exc.message}") from None
+    return checked
 
 
 def level_rank(level: Level) -> int:

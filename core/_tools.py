@@ -249,12 +249,24 @@ class Tool:
     metadata: Mapping[str, Any] = field(default_factory=dict)
     """Free-form facts for other plugins and the core: ``{"requires": "Bash"}`` makes the tool go
     when Bash is blocked; ``{"rule_names": [...]}`` names that rules for it may use."""
+    offered_when: Callable[[Session], bool] | str | None = None
+    """``offered_when(session) -> bool`` (or ``"module:attribute"`` naming it): the tool is offered
+    only to sessions it says yes to (StructuredOutput: a session with an answer schema). None:
+    every session its policy offers it to. Asked whenever the session's tools are looked at, so
+    keep it cheap; one that raises hides the tool (and is reported). Listings still show the tool."""
+    session_schema: Callable[[Session], Mapping[str, Any]] | str | None = None
+    """``session_schema(session) -> dict`` (or ``"module:attribute"``): the input schema a session's
+    catalogue shows in place of the registered one (StructuredOutput's is the session's answer
+    schema). The handler then checks its arguments itself: the pipeline validates against the
+    registered ``input_schema`` only, as advice."""
 
     def __init__(self, *, name: str, handler: Handler | str, input_model: type[BaseModel] | str | None = None,
                  input_schema: Mapping[str, Any] | None = None, read_only: bool = False, loading: Loading = "always",
                  permission: Level = "workspace", subagents: bool = True, description: str | None = None,
                  timeout_s: float | None = None, lifts_caps_with_scratchpad: bool = False, plugin: str = "",
-                 group: str | None = None, title: str | None = None, metadata: Mapping[str, Any] = FACTORY) -> None:
+                 group: str | None = None, title: str | None = None, metadata: Mapping[str, Any] = FACTORY,
+                 offered_when: Callable[[Session], bool] | str | None = None,
+                 session_schema: Callable[[Session], Mapping[str, Any]] | str | None = None) -> None:
         _set = object.__setattr__
         _set(self, "name", name)
         _set(self, "handler", handler)
@@ -271,6 +283,8 @@ class Tool:
         _set(self, "group", group)
         _set(self, "title", title)
         _set(self, "metadata", {} if metadata is FACTORY else metadata)
+        _set(self, "offered_when", offered_when)
+        _set(self, "session_schema", session_schema)
         self.__post_init__()
 
     def __post_init__(self) -> None:
@@ -302,6 +316,23 @@ class Tool:
         from ._schemas import clean_schema
 
         return clean_schema(self.model.model_json_schema())
+
+    def offered_to(self, session: Session) -> bool:
+        """Whether ``offered_when`` lets ``session`` have this tool (True without one); what it
+        raises comes through (``Session.hides`` reports it and hides the tool)."""
+        check = self.offered_when
+        if check is None:
+            return True
+        fn = _import_attr(check) if isinstance(check, str) else check
+        return bool(fn(session))
+
+    def schema_in(self, session: Session | None) -> dict[str, Any]:
+        """The input JSON Schema ``session`` shows the model: ``session_schema``'s, else ``schema``."""
+        custom = self.session_schema
+        if custom is None or session is None:
+            return self.schema
+        fn = _import_attr(custom) if isinstance(custom, str) else custom
+        return dict(fn(session))
 
     @cached_property
     def function(self) -> Handler:

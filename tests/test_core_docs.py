@@ -167,6 +167,9 @@ def _arguments(toolbox: Toolbox, session: Any, added: list[object], registered: 
         "server": "summarizer",
         "params": {"messages": [{"role": "user", "content": {"type": "text", "text": "Summarize the notes."}}],
                    "maxTokens": 200},
+        "questions": [{"question": "Which library?", "header": "Library", "multiSelect": False,
+                       "options": [{"label": "httpx", "description": "async"},
+                                   {"label": "requests", "description": "sync"}]}],
         "firing": Firing(id="job-1@0", job_id="job-1", session_id=session.id, kind="wakeup",
                          prompt="Check the build.", due_at=0.0, zone="UTC", root=str(session.root)),
     }
@@ -212,6 +215,8 @@ def _check(hook: str, value: Any, args: dict[str, Any], added: list[object], reg
         assert value and all({"name", "description"} <= set(p) for p in value)
     elif hook == "pegboard_mcp_sample":
         assert isinstance(value, str) and value
+    elif hook == "pegboard_ask_user":
+        assert value["answers"] == {"Which library?": "httpx"}
     elif hook == "pegboard_schedule_deliver":
         assert value is True
     elif hook == "pegboard_rule_samples":

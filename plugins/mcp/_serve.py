@@ -295,7 +295,13 @@ def _listing(toolbox: Any, session: Any) -> list[types.Tool]:
 def build_server(toolbox: Any, registry: SessionRegistry) -> Server[Any]:
     async def on_list_tools(ctx: ServerRequestContext[Any, Any],
                             params: types.PaginatedRequestParams | None) -> types.ListToolsResult:
-        return types.ListToolsResult(tools=_listing(registry.toolbox, registry.get(ctx)))
+        session = registry.get(ctx)
+        caps = ctx.session.client_capabilities
+        forms = caps.elicitation if caps is not None else None
+        # A tool's own form (Session.elicit) reaches a handshake-era client that elicits, no other.
+        session.can_ask = (forms is not None and (forms.form is not None or forms.url is None)
+                           and ctx.protocol_version < "2026-07-28")
+        return types.ListToolsResult(tools=_listing(registry.toolbox, session))
 
     async def on_call_tool(ctx: ServerRequestContext[Any, Any],
                            params: types.CallToolRequestParams) -> types.CallToolResult | types.InputRequiredResult:
@@ -304,6 +310,7 @@ def build_server(toolbox: Any, registry: SessionRegistry) -> Server[Any]:
         elicitation = caps.elicitation if caps is not None else None
         can_elicit = elicitation is not None and (elicitation.form is not None or elicitation.url is None)
         modern = ctx.protocol_version >= "2026-07-28"
+        session.can_ask = can_elicit and not modern  # as pegboard_elicit below can pass a form on
         state = _CallState(ctx=ctx, modern=modern, can_elicit=can_elicit, remember=registry.private(ctx),
                            responses=dict(params.input_responses or {}),
                            asked_digest=_decode_state(params.request_state))

@@ -1,7 +1,8 @@
 """The subtasks plugin: sub-agents under the parent's authority, on any model loop.
 
 Tools: ``Agent`` (start a sub-agent), ``SendMessage`` (a follow-up),
-``ListAgents``, ``DeleteAgent``. The model loop is the host's: pegboard asks
+``ListAgents``, ``DeleteAgent``; and, offered only to a sub-agent in auto
+mode, ``SubagentHandback`` (its report handed in, ending its run). The model loop is the host's: pegboard asks
 it to run one sub-agent through ``pegboard_run_subagent``, or runs the
 reference runner named by ``[plugins.subtasks] runner``. See
 docs/plugins/subtasks.md.
@@ -48,7 +49,11 @@ _P = "pegboard.plugins.subtasks"
 _H = f"{_P}._handlers"
 _M = f"{_P}._models"
 # Asked of auto mode's classifier (they start work that runs on its own).
-_CLASSIFIED = frozenset({"Agent", "SendMessage"})
+_CLASSIFIED = frozenset({"Agent", "SendMessage", "SubagentHandback"})
+
+
+def _a_subagent_in_auto(session: Session) -> bool:
+    return session.parent is not None and session.mode == "auto"
 
 
 @hookimpl
@@ -83,6 +88,11 @@ def pegboard_register_tools(register: Callable[[Tool], None], config: SubtasksCo
                   read_only=True, loading="always", permission="read", metadata=goes_with))
     register(Tool(name="DeleteAgent", handler=f"{_H}:delete_agent", input_model=f"{_M}:DeleteAgentInput",
                   loading="deferred", permission="read", metadata=goes_with))
+    # The child's side: its report handed in, ending its run. Only in auto
+    # mode, where nobody watches the child's turns to see it is done.
+    register(Tool(name="SubagentHandback", handler=f"{_H}:subagent_handback",
+                  input_model=f"{_M}:SubagentHandbackInput", loading="always", permission="read",
+                  offered_when=_a_subagent_in_auto))
 
 
 @hookimpl

@@ -32,7 +32,7 @@ if TYPE_CHECKING:
     from ._config import SubtasksConfig
 
 __all__ = ["AGENT_TOOL", "Family", "RunnerError", "drain_inbox", "family", "mark_driven", "new_agent_id",
-           "note_event", "records_for", "start_run", "terms_of"]
+           "note_event", "records_for", "run_of", "start_run", "terms_of"]
 
 AGENT_TOOL = "Agent"
 RESUMED_NOTE = ("(This conversation continues in a new session: which files you had read, so Edit and Write "
@@ -183,6 +183,43 @@ async def drive(run: SubagentRun, config: SubtasksConfig, hook: Any) -> str:
     return await run_reference(run, config)
 
 
+async def _until_handback(run: SubagentRun, driving: Any) -> str:
+    """The run's report: what its loop returns, or what the child handed in
+    with SubagentHandback, which ends the loop (a host's loop is stopped
+    when it carries on after the call)."""
+    loop = asyncio.ensure_future(driving)
+    handed = asyncio.ensure_future(run.handed_back.wait())
+    try:
+        await asyncio.wait({loop, handed}, return_when=asyncio.FIRST_COMPLETED)
+    except asyncio.CancelledError:
+        loop.cancel()
+        handed.cancel()
+        raise
+    handed.cancel()
+    if loop.done():
+        report = loop.result()
+        return run.handback if run.handback is not None else report
+    loop.cancel()
+    try:
+        await loop
+    except asyncio.CancelledError:
+        pass
+    except Exception:  # noqa: S110  (the loop failed on its way out, after the report was handed in)
+        pass
+    return run.handback or ""
+
+
+def run_of(session: Session) -> SubagentRun | None:
+    """The run ``session`` (a sub-agent's) is in now, if one runs in this process."""
+    parent = session.parent
+    if parent is None:
+        return None
+    for live in family(parent).live.values():
+        if live.session is session and live.run is not None:
+            return live.run
+    return None
+
+
 @dataclass
 class Prepared:
     """Everything one run needs, gathered by the tool that starts it."""
@@ -239,7 +276,7 @@ async def _run(prep: Prepared, live: Live, cancelled: asyncio.Event) -> ToolResu
             from ._worktree import reopen_worktree
 
             await reopen_worktree(terms.worktree)
-        report = await drive(run, config, ctx.plugin_context.hook)
+        report = await _until_handback(run, drive(run, config, ctx.plugin_context.hook))
     except asyncio.CancelledError:
         cancelled.set()
         state, report = "stopped", last_text(run.messages)

@@ -11,7 +11,7 @@ from ._children import (AGENT_TOOL, RESUMED_NOTE, Prepared, family, host_listens
                         records_for, start_run, terms_of, when)
 from ._definitions import AgentDefinition
 from ._describe import definitions_for
-from ._models import AgentInput, DeleteAgentInput, ListAgentsInput, SendMessageInput
+from ._models import AgentInput, DeleteAgentInput, ListAgentsInput, SendMessageInput, SubagentHandbackInput
 from ._records import AgentRecord, Terms
 
 if TYPE_CHECKING:
@@ -19,7 +19,7 @@ if TYPE_CHECKING:
 
     from ._config import SubtasksConfig
 
-__all__ = ["agent", "delete_agent", "list_agents", "send_message"]
+__all__ = ["agent", "delete_agent", "list_agents", "send_message", "subagent_handback"]
 
 
 def _server_names(servers: list[str]) -> list[str]:
@@ -214,3 +214,17 @@ async def delete_agent(args: DeleteAgentInput, ctx: ToolContext) -> ToolResult:
     below = f" and {len(gone) - 1} agent(s) it had started" if len(gone) > 1 else ""
     return ToolResult.text(f"Deleted {record.id}{below}: its conversation is gone. What it wrote to disk stays."
                            + (f" {kept}" if kept else ""))
+
+
+async def subagent_handback(args: SubagentHandbackInput, ctx: ToolContext) -> ToolResult:
+    from ._children import run_of
+
+    run = run_of(ctx.session)
+    if run is None:
+        return ToolResult.error("No run of yours is waiting for a report in this process; end your turn with "
+                                "the report as your reply instead.")
+    if run.handback is not None:
+        return ToolResult.error("You have already handed your report back; your run is over.")
+    run.handback = args.message
+    run.handed_back.set()
+    return ToolResult.text("Your report was handed to the agent that started you, and your run ends here.")

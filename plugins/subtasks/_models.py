@@ -8,7 +8,7 @@ from pydantic import BaseModel, Field, field_validator
 
 from ._config import ABSOLUTE_MAX_DEPTH, check_names
 
-__all__ = ["AgentInput", "DeleteAgentInput", "ListAgentsInput", "SendMessageInput"]
+__all__ = ["AgentInput", "DeleteAgentInput", "ListAgentsInput", "SendMessageInput", "SubagentHandbackInput"]
 
 NAME_PATTERN = r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$"
 
@@ -62,3 +62,8 @@ class ListAgentsInput(BaseModel):
 
 class DeleteAgentInput(BaseModel):
     agent: str = Field(description="The agent's id or name.")
+
+
+class SubagentHandbackInput(BaseModel):
+    message: str = Field(min_length=1, description=(
+        "Your complete report for the agent that started you: what you did, what you found, what is left."))

@@ -53,6 +53,11 @@ class SubagentRun:
     """Model turns taken in this run; a runner counts them."""
     exhausted: bool = False
     """Set by a runner that stopped at ``max_turns`` with work left: the report says so."""
+    handback: str | None = None
+    """The report the child handed in with SubagentHandback: it is the run's report, and the run ends."""
+    handed_back: asyncio.Event = field(default_factory=asyncio.Event)
+    """Set when the child called SubagentHandback: a host's loop may stop there (it is stopped anyway
+    once the call's result is back), returning anything: ``handback`` is the report."""
     _saver: Callable[[SubagentRun], Awaitable[None]] | None = field(default=None, repr=False)
 
     @property

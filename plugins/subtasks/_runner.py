@@ -96,6 +96,9 @@ async def run_reference(run: SubagentRun, config: SubtasksConfig) -> str:
             if reply.calls:
                 results = await session.call_batch([(c["name"], c["input"], c["id"]) for c in reply.calls])
                 run.messages.append(tool_message(list(zip(reply.calls, results))))
+                if run.handback is not None:  # the child handed its report in (SubagentHandback)
+                    await run.save()
+                    return run.handback
             news = drain_inbox(session)
             if not reply.calls and not news:
                 running = [t for t in session.tasks.list() if t.status == "running"]

@@ -1,0 +1,62 @@
+"""The ask_user plugin: the model asks the person multiple-choice questions.
+
+Tool: ``AskUserQuestion`` (1 to 4 questions of 2 to 4 options each, an
+"Other" choice always added). The person answers through the host: its
+``pegboard_ask_user`` hook (declared here), else a form through the core's
+``pegboard_elicit`` (``pegboard call`` at a terminal asks there; ``pegboard
+serve`` sends an MCP elicitation form). The tool is offered only where one of
+the two has an implementation: nobody would answer anywhere else. See
+docs/plugins/ask_user.md.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import TYPE_CHECKING
+
+from pegboard import Tool, Vote, hookimpl
+
+from . import _hookspecs
+
+if TYPE_CHECKING:
+    from pegboard import PermissionRequest, PluginContext, Session
+
+__all__ = ["PEGBOARD_API", "hookspecs", "someone_answers"]
+
+PEGBOARD_API = "1.0"
+
+hookspecs = _hookspecs
+"""This plugin's hook specification (``pegboard_ask_user``)."""
+
+_P = "pegboard.plugins.ask_user"
+
+
+def someone_answers(context: PluginContext, session: Session) -> bool:
+    """Whether a host can put questions to the person for ``session``: it
+    implements ``pegboard_ask_user`` or ``pegboard_elicit``, and has not said
+    this session cannot (``session.can_ask = False``, set by a host that
+    knows, such as ``pegboard serve`` for a client that cannot take a form)."""
+    if session.can_ask is False:
+        return False
+    return context.host_implements("pegboard_ask_user") or context.host_implements("pegboard_elicit")
+
+
+@hookimpl
+def pegboard_add_hooks(add: Callable[[object], None]) -> None:
+    add(_hookspecs)
+
+
+@hookimpl
+def pegboard_register_tools(register: Callable[[Tool], None], context: PluginContext) -> None:
+    # Read-only: asking changes nothing, and plan mode (read-only tools only)
+    # is where clarifying questions matter most.
+    register(Tool(name="AskUserQuestion", handler=f"{_P}._handlers:ask_user_question",
+                  input_model=f"{_P}._models:AskUserQuestionInput", read_only=True, loading="always",
+                  permission="read", offered_when=lambda session: someone_answers(context, session)))
+
+
+@hookimpl
+def pegboard_permission(request: PermissionRequest, context: PluginContext) -> Vote | None:
+    if request.tool.plugin != context.name:
+        return None
+    return Vote.allow("AskUserQuestion asks the person, who answers or declines")

@@ -1,0 +1,73 @@
+"""The todos plugin: the model's own task list for the session.
+
+Tools, in the default style (``[plugins.todos] style = "tasks"``):
+``TaskCreate``, ``TaskGet``, ``TaskUpdate``, ``TaskList``, Claude Code's task
+tools; in the ``"todowrite"`` style, Claude Code's older ``TodoWrite`` (the
+whole list rewritten at each call) instead. A durable session keeps its list
+in the store (the table ``todos_lists``), so a resumed session has it; any
+other session keeps it in memory. Each change reaches the host as the event
+``todos.changed``. See docs/plugins/todos.md.
+
+The todos plugin's ``TaskList`` takes the name from the core's older
+background-task listing, which ``TaskOutput`` without a ``task_id`` replaces.
+
+This module stays light: the handlers and SQLAlchemy are imported when a
+tool runs.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import TYPE_CHECKING
+
+from pegboard import Tool, Vote, hookimpl
+
+from ._config import TodosConfig
+
+if TYPE_CHECKING:
+    from pegboard import PermissionRequest, PluginContext, StoreSchema
+
+__all__ = ["PEGBOARD_API", "TodosConfig"]
+
+PEGBOARD_API = "1.0"
+
+_P = "pegboard.plugins.todos"
+_H = f"{_P}._handlers"
+_M = f"{_P}._models"
+
+
+@hookimpl
+def pegboard_config_model() -> type[TodosConfig]:
+    return TodosConfig
+
+
+@hookimpl
+def pegboard_register_tools(register: Callable[[Tool], None], config: TodosConfig) -> None:
+    # The list is the top-level conversation's plan; a sub-agent's work is
+    # one item of it, reported back, not a list of its own.
+    if config.style == "todowrite":
+        register(Tool(name="TodoWrite", handler=f"{_H}:todo_write", input_model=f"{_M}:TodoWriteInput",
+                      loading="always", permission="read", subagents=False))
+        return
+    register(Tool(name="TaskCreate", handler=f"{_H}:task_create", input_model=f"{_M}:TaskCreateInput",
+                  loading="deferred", permission="read", subagents=False))
+    register(Tool(name="TaskGet", handler=f"{_H}:task_get", input_model=f"{_M}:TaskGetInput",
+                  loading="deferred", read_only=True, permission="read", subagents=False))
+    register(Tool(name="TaskUpdate", handler=f"{_H}:task_update", input_model=f"{_M}:TaskUpdateInput",
+                  loading="deferred", permission="read", subagents=False))
+    register(Tool(name="TaskList", handler=f"{_H}:task_list", input_model=f"{_M}:TaskListInput",
+                  loading="deferred", read_only=True, permission="read", subagents=False))
+
+
+@hookimpl
+def pegboard_permission(request: PermissionRequest, context: PluginContext) -> Vote | None:
+    if request.tool.plugin != context.name:
+        return None
+    return Vote.allow(f"{request.tool.name} only keeps the session's own task list")
+
+
+@hookimpl
+def pegboard_store_schema() -> StoreSchema:
+    from ._lists import store_schema
+
+    return store_schema()
