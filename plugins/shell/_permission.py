@@ -229,7 +229,7 @@ def vote(request: PermissionRequest, config: ShellConfig, layers: Iterable[Any] 
         return Vote.ask(f"{verdict.reason}; the sandbox does not run it unasked: {plan.unguarded}",
                         suggest=suggestions(command))
     if plan is not None and not box_allows and config.auto_allow_if_sandboxed is None \
-            and not session.policy.read_only_tools:
+            and not session.policy.read_only_tools and protects_inside(plan.backend, plan.box):
         # The box would keep what it guards, but this command may write the
         # working directories, and this policy asks before edits there.
         return Vote.ask(f"{verdict.reason}; in {session.policy.name} {session.policy.kind} a command that may "
