@@ -164,11 +164,34 @@ def sandbox_plan(session: Session, state: dict[str, Any], config: ShellConfig, d
         inside = next((p for p in secrets if any(is_within(p, d) for d in writable)), None)
         unenforced = f"hiding {inside} inside a writable folder" if inside is not None else None
     # a hidden folder's contents are gone in the box: a mount inside it would have nothing to cover
-    hidden = tuple(outermost((*hidden, *secrets)))
+    hidden = _outermost_hidden(state, hidden, secrets)
     tmp = private_tmp(session.data_dir) if prepare else None
     return SandboxPlan(backend, Box(writable, (*protected.paths, *guarded), config.allow_network, tmp,
                                     unix_sockets=config.allow_unix_sockets, hidden=hidden), unenforced,
                        protected.unguarded)
+
+
+_HIDDEN = "shell.outermost_hidden"
+
+
+def _outermost_hidden(state: dict[str, Any], named: tuple[Path, ...], secrets: tuple[Path, ...]) -> tuple[Path, ...]:
+    """``outermost`` of what deny rules name and the other hidden paths, kept
+    while both are the same (``named`` is the same object until the rules
+    change: ``_filerules._read_box``; ``secrets`` is short, compared by value)."""
+    kept = state.get(_HIDDEN)
+    if isinstance(kept, tuple) and kept[0] is named and kept[1] == secrets:
+        return kept[2]
+    found = tuple(outermost((*named, *secrets)))
+    state[_HIDDEN] = (named, secrets, found, frozenset(found))
+    return found
+
+
+def _hidden_set(state: dict[str, Any], hidden: tuple[Path, ...]) -> frozenset[Path]:
+    """``hidden`` (a plan's ``box.hidden``) as a set, kept with it."""
+    kept = state.get(_HIDDEN)
+    if isinstance(kept, tuple) and kept[2] is hidden:
+        return kept[3]
+    return frozenset(hidden)
 
 
 # --- the vote -----------------------------------------------------------------
@@ -195,7 +218,8 @@ def vote(request: PermissionRequest, config: ShellConfig, layers: Iterable[Any] 
                         guard_paths=False)
     if verdict.read_only or verdict.file_edit:
         votes = list(_path_votes(request, verdict.parts))
-        hidden = frozenset(plan.box.hidden) if plan is not None and plan.backend == "bubblewrap" else frozenset()
+        hidden = _hidden_set(state, plan.box.hidden) if plan is not None and plan.backend == "bubblewrap" \
+            else frozenset()
         tree = tree_read_vote(request, verdict.parts, hidden)
         if tree is not None:
             votes.append(tree)
