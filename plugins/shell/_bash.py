@@ -16,7 +16,19 @@ from ._git import git_safe_env
 from ._models import BASH_DEFAULT_MS, BashInput, MonitorInput, TaskStopInput
 from ._guard import guard
 from ._permission import SandboxPlan, sandbox_plan, shell_cwd
-from ._runner import DRAIN_GRACE_S, Outcome, Wrapper, base_env, bash_argv, kill_group, run, spawn, spill_name
+from ._runner import (
+    DRAIN_GRACE_S,
+    CommandTooLong,
+    Outcome,
+    Wrapper,
+    base_env,
+    bash_argv,
+    kill_group,
+    run,
+    spawn,
+    spill_name,
+    too_long,
+)
 from ._sandbox import wrap
 
 if TYPE_CHECKING:
@@ -75,14 +87,20 @@ async def _prepare(ctx: ToolContext, command: str, disable: bool) -> tuple[Path,
 
 async def bash(args: BashInput, ctx: ToolContext) -> ToolResult:
     cfg = _config(ctx)
+    refused = too_long(args.command)
+    if refused is not None:
+        return ToolResult.error(refused)
     cwd, env, wrapper, verdict, note, plan = await _prepare(ctx, args.command, args.dangerouslyDisableSandbox)
     data_dir = ctx.session.data_dir
     if args.run_in_background:
         return _start_background(args, ctx, cwd, env, wrapper)
     timeout_ms = args.timeout or BASH_DEFAULT_MS
-    outcome = await run(args.command, wrapper, cwd=cwd, env=env, timeout_s=timeout_ms / 1000,
-                        max_chars=cfg.max_output_chars, data_dir=data_dir, spill_dir=data_dir / ctx.plugin,
-                        on_line=lambda line: ctx.emit("bash.line", {"line": line}))
+    try:
+        outcome = await run(args.command, wrapper, cwd=cwd, env=env, timeout_s=timeout_ms / 1000,
+                            max_chars=cfg.max_output_chars, data_dir=data_dir, spill_dir=data_dir / ctx.plugin,
+                            on_line=lambda line: ctx.emit("bash.line", {"line": line}))
+    except CommandTooLong as exc:
+        return ToolResult.error(str(exc))
     notes = [note] if note else []
     notes.extend(_track_cwd(ctx, outcome))
     notes.extend(_made_unguarded(ctx, plan))
@@ -197,6 +215,9 @@ async def monitor(args: MonitorInput, ctx: ToolContext) -> ToolResult:
     # the input model refuses a call without a command and fills in the label
     command, label = args.command, args.description
     assert command is not None and label is not None
+    refused = too_long(command)
+    if refused is not None:
+        return ToolResult.error(refused)
     cwd, env, wrapper, _verdict, _note, _plan = await _prepare(ctx, command, False)
     holder: dict[str, Any] = {}
     started: asyncio.Future[int] = asyncio.get_running_loop().create_future()

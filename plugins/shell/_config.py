@@ -33,8 +33,13 @@ class ShellConfig(BaseModel):
     # inherit, is the person's choice, never a checkout's.
     sandbox: Annotated[Literal["auto", "bubblewrap", "landlock", "off"], UserScope("it chooses the sandbox")] = Field(
         "auto", description="auto: bubblewrap, else Landlock, else none")
-    auto_allow_if_sandboxed: Annotated[bool, UserScope("it lets sandboxed commands run unasked")] = Field(
-        True, description="a command that runs inside a working sandbox needs no approval (outside plan mode)")
+    # Unset: the box runs a command that may write the working directories
+    # unasked only where the policy runs edits there unasked (acceptEdits,
+    # the workspace level); true: also in default and the other modes that ask
+    # for edits; false: never. Plan mode never.
+    auto_allow_if_sandboxed: Annotated[bool | None, UserScope("it lets sandboxed commands run unasked")] = Field(
+        None, description="unset: a sandboxed command runs unasked where edits do (acceptEdits, workspace); "
+                          "true: also in default; false: never (plan mode: never)")
     allow_network: Annotated[bool, UserScope("it gives the sandbox the network")] = Field(
         False, description="let sandboxed commands reach the network")
     allow_unix_sockets: Annotated[bool, UserScope("it opens the sandbox to local sockets")] = Field(

@@ -39,6 +39,7 @@ if TYPE_CHECKING:
 __all__ = ["box_paths", "named_file_vote", "reads_tree", "tree_read_vote"]
 
 _FIXED = "shell.deny_fixed_paths"
+_READ_BOX = "shell.read_box"
 # Programs that read every file below a folder they are given (or the
 # current one): always, or with a recursive flag.
 _ALWAYS_RECURSIVE = frozenset({"rg", "ag", "ack", "ack-grep"})
@@ -105,30 +106,53 @@ def box_paths(session: Session, state: dict[str, Any], backend: Backend,
     name (hidden), paths ``Edit``/``Write`` rules name that a writable
     folder would expose (kept read-only), and the first rule it cannot
     enforce (None: every one is)."""
-    hidden: list[Path] = []
+    hidden, unenforced = _read_box(session, state, backend, writable)
     guarded: list[Path] = []
-    unenforced: str | None = None
-    for tool in ("Read", "Edit", "Write"):
-        named = _fixed_paths(session, state, tool)
-        # the same file in a copy of its folder (a sub-agent's worktree: Session.copies_of)
-        named = named + [(text, Path(copy)) for text, path in named if path is not None
-                         for copy in session.copies_of(str(path))]
-        for text, path in named:
+    for tool in ("Edit", "Write"):
+        for text, path in _with_copies(session, _fixed_paths(session, state, tool)):
             if path is None:
                 unenforced = unenforced or text
-            elif tool == "Read":
-                if backend != "bubblewrap" and any(is_within(path, d) or is_within(d, path) for d in writable):
-                    # Landlock hides by granting reads everywhere else: the folder
-                    # holding it could not read what a command makes there
-                    unenforced = unenforced or text
-                hidden.append(path)
             elif any(is_within(path, d) or is_within(d, path) for d in writable):
                 if backend != "bubblewrap" or not path.exists():
                     # Landlock cannot carve a path out of a writable folder, and
                     # a mount needs something to mount over
                     unenforced = unenforced or text
                 guarded.append(path)
-    return tuple(dict.fromkeys(hidden)), tuple(dict.fromkeys(guarded)), unenforced
+    return hidden, tuple(dict.fromkeys(guarded)), unenforced
+
+
+def _with_copies(session: Session, named: list[tuple[str, Path | None]]) -> list[tuple[str, Path | None]]:
+    """``named`` and the same files in the session's copies of their folders
+    (a sub-agent's worktree: ``Session.copies_of``)."""
+    return named + [(text, Path(copy)) for text, path in named if path is not None
+                    for copy in session.copies_of(str(path))]
+
+
+def _read_box(session: Session, state: dict[str, Any], backend: Backend,
+              writable: tuple[Path, ...]) -> tuple[tuple[Path, ...], str | None]:
+    """The paths ``Read`` deny rules name (hidden in the box) and the first
+    such rule the box cannot enforce. Nothing on disk decides this, only the
+    rules, the backend and the writable folders, so it is kept for the
+    session until one of them changes: a Bash decision with thousands of
+    ``Read`` deny rules does not go through them again."""
+    named = _fixed_paths(session, state, "Read")
+    kept = state.get(_READ_BOX)
+    if isinstance(kept, tuple) and kept[0] is named and kept[1] == backend and kept[2] == writable:
+        return kept[3], kept[4]
+    hidden: list[Path] = []
+    unenforced: str | None = None
+    for text, path in _with_copies(session, named):
+        if path is None:
+            unenforced = unenforced or text
+            continue
+        if backend != "bubblewrap" and any(is_within(path, d) or is_within(d, path) for d in writable):
+            # Landlock hides by granting reads everywhere else: the folder
+            # holding it could not read what a command makes there
+            unenforced = unenforced or text
+        hidden.append(path)
+    found = tuple(dict.fromkeys(hidden))
+    state[_READ_BOX] = (named, backend, writable, found, unenforced)
+    return found, unenforced
 
 
 def _fixed_paths(session: Session, state: dict[str, Any], tool: str) -> list[tuple[str, Path | None]]:

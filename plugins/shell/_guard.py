@@ -120,13 +120,21 @@ def guard(session: Session, state: dict[str, Any], writable: Iterable[Path], *, 
 
 
 def outermost(folders: Iterable[Path]) -> list[Path]:
-    """``folders`` without those inside another (the outer one covers them)."""
-    ordered = sorted(dict.fromkeys(folders), key=lambda p: len(p.parts))
-    out: list[Path] = []
-    for folder in ordered:
-        if not any(is_within(folder, o) for o in out):
-            out.append(folder)
-    return out
+    """``folders`` without those inside another (the outer one covers them),
+    shallowest first (in their given order within one depth).
+
+    Sorted by their components, a folder's descendants follow it as one run,
+    so a folder is covered exactly when it lies within the last one kept: one
+    sort, not a check of every pair (a Bash decision asks this of every path
+    a ``Read`` deny rule names)."""
+    unique = list(dict.fromkeys(folders))
+    kept: set[Path] = set()
+    last: Path | None = None
+    for folder in sorted(unique, key=lambda p: p.parts):
+        if last is None or not is_within(folder, last):
+            kept.add(folder)
+            last = folder
+    return [f for f in sorted(unique, key=lambda p: len(p.parts)) if f in kept]
 
 
 def _cache(session: Session, state: dict[str, Any], roots: list[Path], patterns: tuple[str, ...]) -> dict[str, _Listing]:

@@ -10,7 +10,10 @@ Vote, for Bash and Monitor (deny beats ask beats allow):
 * only read-only parts and file commands (touch, mkdir, cp, mv): reads as
   above, writes through the standard write vote (acceptEdits, inside);
 * otherwise, when the command will run in a sandbox that keeps ``.git`` and
-  config read-only and ``auto_allow_if_sandboxed`` is on: allow (not in plan);
+  config read-only: allow where the box lets it write nothing (the read
+  level) or where the policy runs edits inside unasked (acceptEdits,
+  workspace), and in default only with ``auto_allow_if_sandboxed = true``
+  (never in plan, never with it false; ``_box_allows``);
 * otherwise ask, offering a ``Bash(<prefix>:*)`` rule per part.
 
 Rules: ``Bash(git log:*)`` is a word prefix, ``Bash(npm run *)`` a glob over
@@ -52,7 +55,7 @@ from ._parse import all_command_words, parse_command
 from ._sandbox import Backend, Box, backend_for, private_tmp, protects_inside
 
 if TYPE_CHECKING:
-    from pegboard import PermissionRequest, Rule, Session
+    from pegboard import PermissionRequest, Policy, Rule, Session
 
     from ._config import ShellConfig
 
@@ -161,11 +164,34 @@ def sandbox_plan(session: Session, state: dict[str, Any], config: ShellConfig, d
         inside = next((p for p in secrets if any(is_within(p, d) for d in writable)), None)
         unenforced = f"hiding {inside} inside a writable folder" if inside is not None else None
     # a hidden folder's contents are gone in the box: a mount inside it would have nothing to cover
-    hidden = tuple(outermost((*hidden, *secrets)))
+    hidden = _outermost_hidden(state, hidden, secrets)
     tmp = private_tmp(session.data_dir) if prepare else None
     return SandboxPlan(backend, Box(writable, (*protected.paths, *guarded), config.allow_network, tmp,
                                     unix_sockets=config.allow_unix_sockets, hidden=hidden), unenforced,
                        protected.unguarded)
+
+
+_HIDDEN = "shell.outermost_hidden"
+
+
+def _outermost_hidden(state: dict[str, Any], named: tuple[Path, ...], secrets: tuple[Path, ...]) -> tuple[Path, ...]:
+    """``outermost`` of what deny rules name and the other hidden paths, kept
+    while both are the same (``named`` is the same object until the rules
+    change: ``_filerules._read_box``; ``secrets`` is short, compared by value)."""
+    kept = state.get(_HIDDEN)
+    if isinstance(kept, tuple) and kept[0] is named and kept[1] == secrets:
+        return kept[2]
+    found = tuple(outermost((*named, *secrets)))
+    state[_HIDDEN] = (named, secrets, found, frozenset(found))
+    return found
+
+
+def _hidden_set(state: dict[str, Any], hidden: tuple[Path, ...]) -> frozenset[Path]:
+    """``hidden`` (a plan's ``box.hidden``) as a set, kept with it."""
+    kept = state.get(_HIDDEN)
+    if isinstance(kept, tuple) and kept[2] is hidden:
+        return kept[3]
+    return frozenset(hidden)
 
 
 # --- the vote -----------------------------------------------------------------
@@ -192,7 +218,8 @@ def vote(request: PermissionRequest, config: ShellConfig, layers: Iterable[Any] 
                         guard_paths=False)
     if verdict.read_only or verdict.file_edit:
         votes = list(_path_votes(request, verdict.parts))
-        hidden = frozenset(plan.box.hidden) if plan is not None and plan.backend == "bubblewrap" else frozenset()
+        hidden = _hidden_set(state, plan.box.hidden) if plan is not None and plan.backend == "bubblewrap" \
+            else frozenset()
         tree = tree_read_vote(request, verdict.parts, hidden)
         if tree is not None:
             votes.append(tree)
@@ -213,18 +240,41 @@ def vote(request: PermissionRequest, config: ShellConfig, layers: Iterable[Any] 
         if verdict.read_only:
             # A read outside: the sandbox does not narrow reads, so it does not help.
             return Vote.ask(worst.reason, suggest=suggestions(command))
-    if plan is not None and config.auto_allow_if_sandboxed and protects_inside(plan.backend, plan.box):
+    box_allows = plan is not None and _box_allows(config, session.policy, plan.box)
+    if plan is not None and box_allows and protects_inside(plan.backend, plan.box):
         # now with what it must guard
         plan = sandbox_plan(session, state, config, disable=False, layers=layers, plugin=request.tool.plugin)
-        if plan is not None and plan.safe and not session.policy.read_only_tools:
+        if plan is not None and plan.safe:
             return Vote.allow(f"runs inside the {plan.backend} sandbox")
-    if plan is not None and plan.unenforced is not None and config.auto_allow_if_sandboxed:
+    if plan is not None and plan.unenforced is not None and box_allows:
         return Vote.ask(f"{verdict.reason}; the sandbox does not run it unasked, as it cannot enforce "
                         f"{plan.unenforced}", suggest=suggestions(command))
-    if plan is not None and plan.unguarded is not None and config.auto_allow_if_sandboxed:
+    if plan is not None and plan.unguarded is not None and box_allows:
         return Vote.ask(f"{verdict.reason}; the sandbox does not run it unasked: {plan.unguarded}",
                         suggest=suggestions(command))
+    if plan is not None and not box_allows and config.auto_allow_if_sandboxed is None \
+            and not session.policy.read_only_tools and protects_inside(plan.backend, plan.box):
+        # The box would keep what it guards, but this command may write the
+        # working directories, and this policy asks before edits there.
+        return Vote.ask(f"{verdict.reason}; in {session.policy.name} {session.policy.kind} a command that may "
+                        f"change the working directories asks, sandboxed or not (it runs in the "
+                        f"{plan.backend} sandbox once approved)", suggest=suggestions(command))
     return Vote.ask(f"{verdict.reason}", suggest=suggestions(command))
+
+
+def _box_allows(config: ShellConfig, policy: Policy, box: Box) -> bool:
+    """Whether a command the vote cannot call read-only may run unasked
+    because of the box (which must still keep what it guards): never in plan
+    mode or with ``auto_allow_if_sandboxed = false``; where the box writes
+    nothing (the read level); otherwise where the policy runs edits inside
+    the working directories unasked (acceptEdits, workspace), or where the
+    person opted in with ``auto_allow_if_sandboxed = true``. Default mode
+    asks: Claude Code's Bash, "read-only commands allowed; others ask"."""
+    if config.auto_allow_if_sandboxed is False or policy.read_only_tools:
+        return False
+    if not box.writable:
+        return True
+    return config.auto_allow_if_sandboxed is True or policy.allows_edits(inside=True)
 
 
 def _path_votes(request: PermissionRequest, parts: Iterable[PartVerdict]) -> Iterable[Vote]:

@@ -15,8 +15,10 @@ sandbox, and a command that clobbers it only misplaces its own next call.
 from __future__ import annotations
 
 import asyncio
+import errno
 import os
 import signal
+import sys
 import tempfile
 import uuid
 from collections.abc import Callable, Mapping, Sequence
@@ -25,7 +27,8 @@ from pathlib import Path
 
 from pegboard.paths import is_within
 
-__all__ = ["Outcome", "Wrapper", "base_env", "bash_argv", "kill_group", "run", "spawn", "spill_name"]
+__all__ = ["CommandTooLong", "Outcome", "Wrapper", "base_env", "bash_argv", "kill_group", "run", "spawn",
+           "spill_name", "too_long"]
 
 _PASS = ("HOME", "USER", "LOGNAME", "LANG", "LC_ALL", "LC_CTYPE", "LC_MESSAGES", "LC_COLLATE", "TZ", "SHELL")
 _FIXED = {
@@ -77,6 +80,31 @@ def base_env(working_dirs: Sequence[Path], extra: Mapping[str, str] | None = Non
     return env
 
 
+class CommandTooLong(Exception):
+    """The system refused to start the command: it is too long (``E2BIG``).
+    The message is for the model."""
+
+
+# The command reaches bash as one argument (``bash -c``), and Linux caps one
+# argument at 32 pages (MAX_ARG_STRLEN, 128 KiB with 4 KiB pages), whatever
+# ARG_MAX says; other systems cap only the whole list, which E2BIG reports.
+_ONE_ARGUMENT = 32 * os.sysconf("SC_PAGE_SIZE") if sys.platform.startswith("linux") else None
+_WRITE_IT_DOWN = ("It was not run. Write the script to a file (the Write tool) and run that file "
+                  "(`bash script.sh`), or split the work into shorter commands.")
+
+
+def too_long(command: str) -> str | None:
+    """Why ``command`` cannot be started, known before trying: longer than one
+    argument to a program may be. None when it fits."""
+    if _ONE_ARGUMENT is None:
+        return None
+    size = len(_TRAP) + 8 + len(os.fsencode(command)) + 1  # the trap (fd up to 8 digits), the NUL
+    if size <= _ONE_ARGUMENT:
+        return None
+    return (f"The command is too long to run: {len(os.fsencode(command)):,} bytes, and the system starts a "
+            f"command of at most {_ONE_ARGUMENT - len(_TRAP) - 9:,} bytes. {_WRITE_IT_DOWN}")
+
+
 def bash_argv(command: str, cwd_fd: int) -> list[str]:
     """bash for ``command``; its final directory is written to ``cwd_fd``."""
     return ["/bin/bash", "--noprofile", "--norc", "-c", _TRAP.format(fd=cwd_fd) + command]
@@ -123,9 +151,13 @@ async def spawn(argv: Sequence[str], *, cwd: Path, env: Mapping[str, str], pass_
     """
     loop = asyncio.get_running_loop()
     if output is not None:
-        proc = await asyncio.create_subprocess_exec(
-            *argv, cwd=str(cwd), env=dict(env), stdin=asyncio.subprocess.DEVNULL, stdout=output,
-            stderr=output, pass_fds=tuple(pass_fds), start_new_session=True)
+        try:
+            proc = await asyncio.create_subprocess_exec(
+                *argv, cwd=str(cwd), env=dict(env), stdin=asyncio.subprocess.DEVNULL, stdout=output,
+                stderr=output, pass_fds=tuple(pass_fds), start_new_session=True)
+        except OSError as exc:
+            _raise_too_long(exc)
+            raise
         return proc, None, None
     rfd, wfd = os.pipe()
     try:
@@ -133,8 +165,10 @@ async def spawn(argv: Sequence[str], *, cwd: Path, env: Mapping[str, str], pass_
             *argv, cwd=str(cwd), env=dict(env), stdin=asyncio.subprocess.DEVNULL, stdout=wfd,
             stderr=wfd if merge_stderr else asyncio.subprocess.DEVNULL, pass_fds=tuple(pass_fds),
             start_new_session=True)
-    except BaseException:
+    except BaseException as exc:
         os.close(rfd)
+        if isinstance(exc, OSError):
+            _raise_too_long(exc)
         raise
     finally:
         os.close(wfd)
@@ -142,6 +176,14 @@ async def spawn(argv: Sequence[str], *, cwd: Path, env: Mapping[str, str], pass_
     transport, _ = await loop.connect_read_pipe(lambda: asyncio.StreamReaderProtocol(reader),
                                                 os.fdopen(rfd, "rb", buffering=0))
     return proc, reader, transport
+
+
+def _raise_too_long(exc: OSError) -> None:
+    """``Argument list too long`` as a sentence about the call (the command
+    with its environment and the sandbox's arguments passed the system's limit)."""
+    if exc.errno == errno.E2BIG:
+        raise CommandTooLong(f"The command is too long to run: with its environment it passes the system's limit "
+                             f"on what one program may be started with. {_WRITE_IT_DOWN}") from None
 
 
 Wrapper = Callable[[list[str]], tuple[list[str], tuple[int, ...]]]
