@@ -284,9 +284,32 @@ class PluginRecord:
 
 
 def _short_error(exc: BaseException) -> str:
-    frames = traceback.extract_tb(exc.__traceback__)
+    """``Type: message (at file:line)``, the line being the last one of the
+    plugin's own code the error passed through (not pegboard's, nor the
+    import machinery's): that is where its author looks."""
+    frames = [f for f in traceback.extract_tb(exc.__traceback__) if _is_plugin_frame(f.filename)]
     where = f" (at {frames[-1].filename}:{frames[-1].lineno})" if frames else ""
     return f"{type(exc).__name__}: {exc}{where}"
+
+
+_CORE_DIR = os.path.dirname(os.path.abspath(__file__)) + os.sep
+
+
+def _is_plugin_frame(filename: str) -> bool:
+    if filename.startswith(("<", _CORE_DIR)):
+        return False
+    return not filename.startswith(_STDLIB_DIRS)
+
+
+def _stdlib_dirs() -> tuple[str, ...]:
+    import sysconfig
+
+    paths = sysconfig.get_paths()
+    return tuple({os.path.join(paths[key], "") for key in ("stdlib", "platstdlib") if paths.get(key)}) \
+        + (os.path.join(os.path.dirname(pluggy.__file__), ""),)
+
+
+_STDLIB_DIRS = _stdlib_dirs()
 
 
 def report_failure(what: str, exc: BaseException) -> None:
@@ -319,6 +342,7 @@ class Plugins:
         # Tools of disabled plugins, collected only for listings (never offered).
         self.inventory: dict[str, Tool] = {}
         self._inventory = inventory
+        self._reserved: dict[str, str] | None = None
         self._listing = listing
         self._contexts: dict[str, PluginContext] = {}
         self._stores: Stores | None = None
@@ -420,6 +444,10 @@ class Plugins:
                     "(rename the file)")
             else:
                 found[source.name] = source
+        # The built-ins' names are reserved whether or not they load here (switched off, or left
+        # out by ``only``): _claim asks them.
+        self._builtin_sources = {name: source for name, source in found.items()
+                                 if source.distribution == BUILTIN_DISTRIBUTION and source.origin == "entry point"}
         if self.only is not None:
             found = {name: source for name, source in found.items() if name in self.only}
         found.update((source.name, source) for source in given_sources(self.given))
@@ -604,6 +632,14 @@ class Plugins:
         plugins the first to register a name keeps it. A refusal is a
         warning on the refused plugin's record; the rest of it loads.
         """
+        if not record.builtin and record.origin != "core":
+            reserver = self.reserved_names().get(name)
+            if reserver is not None and reserver != record.name:
+                on = self.settings.plugin_enabled(reserver) and (self.only is None or reserver in self.only)
+                state = "" if on else f" (reserved even while {reserver!r} is off)"
+                record.warnings.append(f"tool {name!r} not registered: the built-in plugin {reserver!r} has a "
+                                       f"tool of that name{state}")
+                return False
         holder = self.tools.get(name)
         if holder is None:
             return True
@@ -626,6 +662,24 @@ class Plugins:
             owner.builtin else f"plugin {holder.plugin!r} registered one of that name first"
         record.warnings.append(f"tool {name!r} not registered: {why}")
         return False
+
+    def reserved_names(self) -> dict[str, str]:
+        """Each tool name a built-in plugin declares (``PEGBOARD_TOOL_NAMES``
+        in its entry module, which imports nothing heavy), by the built-in
+        holding it: reserved whether or not that built-in is enabled or
+        loaded here. The core knows no plugin's names; the plugins say them."""
+        if self._reserved is None:
+            reserved: dict[str, str] = {}
+            for name, source in sorted(getattr(self, "_builtin_sources", {}).items()):
+                try:
+                    declared = getattr(source.load(), "PEGBOARD_TOOL_NAMES", ())
+                except Exception:
+                    continue  # it fails to import: reported where it loads, or not here at all
+                for tool_name in declared if isinstance(declared, (tuple, list, frozenset, set)) else ():
+                    if isinstance(tool_name, str):
+                        reserved.setdefault(tool_name, name)
+            self._reserved = reserved
+        return self._reserved
 
     def _take_inventory(self, source: Source, record: PluginRecord) -> None:
         """Learn a disabled plugin's tool names for `tools list`, without
@@ -741,6 +795,6 @@ class _DeclarationError(Exception):
 
 
 def _with_plugin(tool: Tool, plugin: str) -> Tool:
-    from dataclasses import replace
+    from ._tools import replace_tool
 
-    return replace(tool, plugin=plugin)
+    return replace_tool(tool, plugin=plugin)
