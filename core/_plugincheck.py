@@ -190,6 +190,9 @@ def _check_rules(toolbox: Toolbox, record: PluginRecord, tools: list[Tool], extr
             try:
                 found = toolbox.permissions.compile(rule, layer="sample")
             except ValueError as exc:
+                if not has_matcher:  # derived from the missing matcher: said once, below
+                    uncompiled.append(text)
+                    break
                 result.problems.append(f"sample rule {text} (as {behavior}): refused: {exc}")
                 continue
             if found is None:
