@@ -444,12 +444,12 @@ class Plugins:
                     "(rename the file)")
             else:
                 found[source.name] = source
-        # The built-ins' names are reserved whether or not they load here (switched off, or left
-        # out by ``only``): _claim asks them.
-        self._builtin_sources = {name: source for name, source in found.items()
-                                 if source.distribution == BUILTIN_DISTRIBUTION and source.origin == "entry point"}
         if self.only is not None:
             found = {name: source for name, source in found.items() if name in self.only}
+        # The built-ins' names are reserved whether or not they are enabled (_claim asks them);
+        # a toolbox narrowed to named plugins (``only``) reserves only theirs.
+        self._builtin_sources = {name: source for name, source in found.items()
+                                 if source.distribution == BUILTIN_DISTRIBUTION and source.origin == "entry point"}
         found.update((source.name, source) for source in given_sources(self.given))
         return [found[name] for name in sorted(found)]
 
@@ -635,8 +635,7 @@ class Plugins:
         if not record.builtin and record.origin != "core":
             reserver = self.reserved_names().get(name)
             if reserver is not None and reserver != record.name:
-                on = self.settings.plugin_enabled(reserver) and (self.only is None or reserver in self.only)
-                state = "" if on else f" (reserved even while {reserver!r} is off)"
+                state = "" if self.settings.plugin_enabled(reserver) else f" (reserved even while {reserver!r} is off)"
                 record.warnings.append(f"tool {name!r} not registered: the built-in plugin {reserver!r} has a "
                                        f"tool of that name{state}")
                 return False
@@ -666,8 +665,8 @@ class Plugins:
     def reserved_names(self) -> dict[str, str]:
         """Each tool name a built-in plugin declares (``PEGBOARD_TOOL_NAMES``
         in its entry module, which imports nothing heavy), by the built-in
-        holding it: reserved whether or not that built-in is enabled or
-        loaded here. The core knows no plugin's names; the plugins say them."""
+        holding it: reserved whether or not that built-in is enabled (a
+        toolbox narrowed by ``only`` reserves the names of the built-ins in it). The core knows no plugin's names; the plugins say them."""
         if self._reserved is None:
             reserved: dict[str, str] = {}
             for name, source in sorted(getattr(self, "_builtin_sources", {}).items()):

@@ -30,13 +30,11 @@ class Finder:
 REFUSED = "tool 'Grep' not registered: the built-in plugin 'fs' has a tool of that name (reserved even while 'fs' is off)"
 
 
-@pytest.mark.parametrize("how", ["switched off", "not loaded"])
-def test_a_built_in_name_is_refused_while_the_built_in_is_off(how: str, pegboard_project: Project) -> None:
-    if how == "switched off":
-        pegboard_project.config("[plugins.fs]\nenabled = false\n")
-        toolbox = load_toolbox({"finder": Finder()}, cwd=pegboard_project.root, installed=None)
-    else:
-        toolbox = load_toolbox({"finder": Finder()}, cwd=pegboard_project.root, installed=[])
+@pytest.mark.parametrize("installed", [None, ["fs"]])
+def test_a_built_in_name_is_refused_while_the_built_in_is_off(installed: list[str] | None,
+                                                              pegboard_project: Project) -> None:
+    pegboard_project.config("[plugins.fs]\nenabled = false\n")
+    toolbox = load_toolbox({"finder": Finder()}, cwd=pegboard_project.root, installed=installed)
     assert "Grep" not in toolbox.tools and "FindThing" in toolbox.tools
     assert REFUSED in toolbox.records["finder"].warnings
 

@@ -55,23 +55,28 @@ def test_the_cores_vote_goes_through_pegboard_permission(tmp_path: Path) -> None
 
 def test_a_plugins_tool_of_a_core_name_takes_its_place_quietly(tmp_path: Path) -> None:
     def register(register: object) -> None:
-        register(Tool(name="TaskOutput", handler=my_stop, input_model=StopInput, permission="read"))  # type: ignore[operator]
+        register(Tool(name="TaskStop", handler=my_stop, input_model=StopInput, permission="read"))  # type: ignore[operator]
 
     toolbox = Toolbox.load(cwd=tmp_path, plugins=[], extra_plugins={"mystop": _plugin(
         pegboard_register_tools=register)})
-    assert toolbox.tools["TaskOutput"].plugin == "mystop"
-    assert "TaskOutput" not in toolbox.plugins.records["core"].tools
+    assert toolbox.tools["TaskStop"].plugin == "mystop"
+    assert "TaskStop" not in toolbox.plugins.records["core"].tools
     assert toolbox.records["mystop"].warnings == [] and toolbox.plugins.records["core"].warnings == []
-    result = asyncio.run(toolbox.session("bypassPermissions").call("TaskOutput", {"task_id": "t"}))
+    # the core's vote is for its own TaskStop only
+    decision = asyncio.run(toolbox.session("default").decide("TaskStop", {"task_id": "t"}))
+    assert "own background task" not in decision.reason
+    result = asyncio.run(toolbox.session("bypassPermissions").call("TaskStop", {"task_id": "t"}))
     assert result.text_content() == "my stop t"
 
 
 def test_a_core_name_a_built_in_also_has_stays_the_core_s_while_the_built_in_is_off(tmp_path: Path) -> None:
-    """TaskStop is the core's and the shell plugin's: with the shell not loaded, it is still reserved."""
+    """TaskStop is the core's and the shell plugin's: with the shell switched off, it is still reserved."""
     def register(register: object) -> None:
         register(Tool(name="TaskStop", handler=my_stop, input_model=StopInput, permission="read"))  # type: ignore[operator]
 
-    toolbox = Toolbox.load(cwd=tmp_path, plugins=[], extra_plugins={"mystop": _plugin(
+    (tmp_path / ".pegboard").mkdir()
+    (tmp_path / ".pegboard" / "config.toml").write_text("[plugins.shell]\nenabled = false\n")
+    toolbox = Toolbox.load(cwd=tmp_path, plugins=["shell"], extra_plugins={"mystop": _plugin(
         pegboard_register_tools=register)})
     assert toolbox.tools["TaskStop"].plugin == "core"
     decision = asyncio.run(toolbox.session("default").decide("TaskStop", {"task_id": "t"}))
