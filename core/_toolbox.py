@@ -18,7 +18,7 @@ from ._plugins import PluginContext, PluginRecord, Plugins, _short_error
 from ._policy import Policy
 from ._records import record
 from ._session import Session
-from ._tools import CORE_PLUGIN, LEVELS, Level, Loading, Tool, replace_tool, tool_break
+from ._tools import CORE_PLUGIN, LEVELS, Level, Loading, LazyReferenceError, Tool, check_reference, replace_tool
 
 if TYPE_CHECKING:
     from ._decisions import Answer
@@ -413,3 +413,37 @@ class Toolbox:
 
 def level_rank(level: Level) -> int:
     return LEVELS.index(level)
+
+
+def tool_break(tool: Tool, *, handler: bool = True, import_handler: bool = False) -> str | None:
+    """Why ``tool`` cannot work, as one line for its author, or None: its
+    input model does not resolve (or is no pydantic model), or its handler
+    does not (``check_reference``; ``import_handler``: imported)."""
+    try:
+        tool.schema
+    except Exception as exc:
+        model = tool.input_model if isinstance(tool.input_model, str) else "its input model"
+        return f"input model {model!r} does not resolve: {describe_break(tool, exc)}"
+    if handler and isinstance(tool.handler, str):
+        try:
+            if import_handler:
+                tool.function
+            else:
+                check_reference(tool.handler)
+        except Exception as exc:
+            return f"handler {tool.handler!r} does not resolve: {describe_break(tool, exc)}"
+    return None
+
+
+def describe_break(tool: Tool, exc: BaseException) -> str:
+    """The error of a lazy ``"module:attr"``, naming the plugin's module and
+    line: the line that raised in the plugin's code, else the ``Tool(...)``
+    that names the missing attribute."""
+    refs = [r for r in (tool.handler, tool.input_model) if isinstance(r, str)]
+    missing_module = isinstance(exc, ModuleNotFoundError) and any(
+        r.partition(":")[0] == exc.name or r.startswith(f"{exc.name}.") for r in refs)
+    if isinstance(exc, LazyReferenceError) or missing_module:
+        where = f" (named at {tool.declared_at})" if tool.declared_at else ""
+        kind = "AttributeError" if isinstance(exc, LazyReferenceError) else type(exc).__name__
+        return f"{kind}: {exc}{where}"
+    return _short_error(exc)

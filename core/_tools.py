@@ -267,42 +267,6 @@ def check_reference(ref: str) -> None:
         raise LazyReferenceError(f"{module_name} ({_shown_path(origin)}) has no attribute {first!r}")
 
 
-def tool_break(tool: Tool, *, handler: bool = True, import_handler: bool = False) -> str | None:
-    """Why ``tool`` cannot work, as one line for its author, or None: its
-    input model does not resolve (or is no pydantic model), or its handler
-    does not (``check_reference``; ``import_handler``: imported)."""
-    try:
-        tool.schema
-    except Exception as exc:
-        model = tool.input_model if isinstance(tool.input_model, str) else "its input model"
-        return f"input model {model!r} does not resolve: {describe_break(tool, exc)}"
-    if handler and isinstance(tool.handler, str):
-        try:
-            if import_handler:
-                tool.function
-            else:
-                check_reference(tool.handler)
-        except Exception as exc:
-            return f"handler {tool.handler!r} does not resolve: {describe_break(tool, exc)}"
-    return None
-
-
-def describe_break(tool: Tool, exc: BaseException) -> str:
-    """The error of a lazy ``"module:attr"``, naming the plugin's module and
-    line: the line that raised in the plugin's code, else the ``Tool(...)``
-    that names the missing attribute."""
-    from ._plugins import _short_error
-
-    refs = [r for r in (tool.handler, tool.input_model) if isinstance(r, str)]
-    missing_module = isinstance(exc, ModuleNotFoundError) and any(
-        r.partition(":")[0] == exc.name or r.startswith(f"{exc.name}.") for r in refs)
-    if isinstance(exc, LazyReferenceError) or missing_module:
-        where = f" (named at {tool.declared_at})" if tool.declared_at else ""
-        kind = "AttributeError" if isinstance(exc, LazyReferenceError) else type(exc).__name__
-        return f"{kind}: {exc}{where}"
-    return _short_error(exc)
-
-
 @functools.lru_cache(maxsize=256)
 def _top_level_names(path: str, _mtime_ns: int) -> frozenset[str] | None:
     """The names a module's source binds at its top level, or None when it
