@@ -633,11 +633,11 @@ class Plugins:
         warning on the refused plugin's record; the rest of it loads.
         """
         if not record.builtin and record.origin != "core":
+            # An enabled built-in settles its names below, whichever loads first.
             reserver = self.reserved_names().get(name)
-            if reserver is not None and reserver != record.name:
-                state = "" if self.settings.plugin_enabled(reserver) else f" (reserved even while {reserver!r} is off)"
+            if reserver is not None and reserver != record.name and not self.settings.plugin_enabled(reserver):
                 record.warnings.append(f"tool {name!r} not registered: the built-in plugin {reserver!r} has a "
-                                       f"tool of that name{state}")
+                                       f"tool of that name (reserved even while {reserver!r} is off)")
                 return False
         holder = self.tools.get(name)
         if holder is None:
