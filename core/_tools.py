@@ -244,9 +244,10 @@ def _shown_path(file: str) -> str:
 
 def check_reference(ref: str) -> None:
     """Raise when ``"module:attr"`` cannot resolve, executing no module not
-    imported yet: such a module's top-level names are read from its source.
-    What this cannot see (a module that fails while importing) is found at
-    the first call, which imports it."""
+    imported yet when its source binds the name at its top level (the
+    module is imported only when it seems not to). What this cannot see (a
+    module that fails while importing) is found at the first call, which
+    imports it."""
     module_name, _, attr = ref.partition(":")
     if not attr:
         raise ValueError(f"expected 'module:attribute', got {ref!r}")
@@ -264,7 +265,9 @@ def check_reference(ref: str) -> None:
     names = _top_level_names(origin, os.stat(origin).st_mtime_ns)
     first = attr.split(".", 1)[0]
     if names is not None and first not in names:
-        raise LazyReferenceError(f"{module_name} ({_shown_path(origin)}) has no attribute {first!r}")
+        # The source does not bind it: import to be sure (a name bound some way the reading
+        # does not follow must not break a working tool); only a real break pays for this.
+        _import_attr(ref)
 
 
 @functools.lru_cache(maxsize=256)

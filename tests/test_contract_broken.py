@@ -108,3 +108,28 @@ def test_each_kind_of_break_is_one_rule_everywhere(broken: tuple[str, str], pegb
     result = asyncio.run(session.call("Echo", {"text": "hi"}))
     assert result.is_error and result.text_content().startswith("Echo is not available: broken: " + reason)
     assert asyncio.run(session.call("Fine", {"text": "hi"})).text_content() == "hi"
+
+
+def test_a_handler_bound_in_a_way_the_source_reading_misses_still_works(tmp_path: Path,
+                                                                       monkeypatch: pytest.MonkeyPatch,
+                                                                       pegboard_project: Project) -> None:
+    """A lazy handler is judged from its module's source; a name bound in a loop is checked by importing."""
+    folder = tmp_path / "site" / "loopbound"
+    folder.mkdir(parents=True)
+    (folder / "__init__.py").write_text(textwrap.dedent('''
+        from pegboard import Tool, hookimpl
+
+        @hookimpl
+        def pegboard_register_tools(register):
+            register(Tool(name="Loop", handler="loopbound._tool:echo", description="Echoes.",
+                          input_schema={"type": "object", "properties": {"text": {"type": "string"}}}))
+    '''))
+    (folder / "_tool.py").write_text("for echo in [lambda args, ctx: args['text']]:\n    pass\n")
+    monkeypatch.syspath_prepend(str(tmp_path / "site"))
+    try:
+        listed = CLIRunner(pegboard_project.root, {"loop": "loopbound"})("tools", "list")
+        assert listed.exit_code == 0, listed.output
+        assert any(line.startswith("Loop ") and line.endswith("available") for line in listed.stdout.splitlines())
+    finally:
+        for name in [m for m in sys.modules if m.startswith("loopbound")]:
+            del sys.modules[name]
