@@ -118,6 +118,7 @@ def tools_list(mode: str | None, as_json: bool) -> None:
     # (plugins handed over in code, by pegboard.testing's runner, are not what the cache describes)
     cached = load_rows(root, state.config) if state._given is None else None
     failed: list[str] = []
+    refused: list[str] = []
     if cached is None:
         toolbox = state.toolbox(inventory=True, listing=True)
         broken = toolbox.check_tools()
@@ -126,7 +127,12 @@ def tools_list(mode: str | None, as_json: bool) -> None:
         notes = toolbox.plugins.notes()
         failed = [f"plugin {r.name!r} failed, so its tools are missing: {r.error}"
                   for r in toolbox.records.values() if r.error and r.enabled]
-        if not toolbox.settings.problems and not failed and not broken and state._given is None:
+        # every tool left out or refused gets its line (a refused name is a warning of its plugin's)
+        failed += [f"tool {name} ({toolbox.owner_of(name)}) is left out: broken: {why}"
+                   for name, why in broken.items()]
+        refused = [f"plugin {r.name!r}: {w}" for r in toolbox.records.values() for w in r.warnings
+                   if w.startswith("tool ") and " not registered: " in w]
+        if not toolbox.settings.problems and not failed and not refused and state._given is None:
             store_rows(root, state.config, inventory, [r.module for r in toolbox.records.values()],
                        toolbox.plugins.watched_files(), notes)
         notes = [*notes, *toolbox.settings.problems]
@@ -142,7 +148,7 @@ def tools_list(mode: str | None, as_json: bool) -> None:
         rows.append(row)
     for line in notes:  # what plugins would offer but do not list yet (stderr: JSON stays rows)
         click.echo(f"note: {line}", err=True)
-    for line in failed:
+    for line in [*failed, *refused]:
         click.echo(f"pegboard: {line}", err=True)
     if as_json:
         _emit_json(rows)
@@ -563,7 +569,7 @@ def doctor(as_json: bool) -> None:
         for name in record.tools:
             tool_status = toolbox.statuses.get(name)
             if tool_status is not None and tool_status.enabled:
-                toolbox.tool_problem(tool_status.tool, handler=True)
+                toolbox.tool_problem(tool_status.tool, import_handler=True)
         for name, why in record.broken.items():
             line("fail", f"{record.name}: tool {name}", f"broken: {why}")
         try:

@@ -11,7 +11,7 @@ import click
 from ._cli_shared import JSON, global_options
 from ._cli_shared import current_state as _state
 
-__all__ = ["audit_checks", "file_checks", "store_checks", "store_group", "store_report"]
+__all__ = ["audit_checks", "file_checks", "migrate", "store_checks", "store_group", "store_report"]
 
 
 @click.group("store")
@@ -48,7 +48,8 @@ def store_report(toolbox: Any) -> dict[str, Any]:
         elif have == schema.version:
             state = "current"
         elif have < schema.version:
-            state = f"needs upgrade to {schema.version} (pegboard store migrate; also done on first use)"
+            state = (f"needs upgrade to {schema.version}: run `pegboard store migrate` "
+                     "(until then its tables are refused)")
         else:
             state = f"newer than this pegboard ({schema.version}): upgrade pegboard"
         report["components"].append({"component": name, "database": have, "code": schema.version,
@@ -107,8 +108,8 @@ def store_checks(toolbox: Any) -> list[Any]:
     for row in report["components"]:
         if row["database"] is None or row["state"] == "current":
             continue
-        older = row["database"] < row["code"]
-        checks.append(Check(f"store schema {row['component']}", "warn" if older else "fail",
+        # Behind or ahead alike, the store refuses the component's tables until it is fixed.
+        checks.append(Check(f"store schema {row['component']}", "fail",
                             f"database {row['database']}, code {row['code']}: {row['state']}"))
     if len(checks) == 1:
         checks[0] = Check("store", "ok", f"{where}: reachable, every schema current")
@@ -157,6 +158,18 @@ def store_info(as_json: bool) -> None:
     sys.exit(1 if report["error"] else 0)
 
 
+def migrate(toolbox: Any) -> dict[str, tuple[int | None, int | None]]:
+    """Create missing tables and upgrade older schemas of every loaded
+    component: each one's version in the database before and after."""
+    store = toolbox.plugins.stores.store
+    before = store.versions() if store.exists() else {}
+    schemas = toolbox.plugins.schemas()
+    for name in schemas:
+        toolbox.plugins.stores(name).ready()
+    after = store.versions()
+    return {name: (before.get(name), after.get(name)) for name in schemas}
+
+
 @store_group.command("migrate")
 @global_options
 def store_migrate() -> None:
@@ -166,11 +179,7 @@ def store_migrate() -> None:
     toolbox = _state().toolbox()
     store = toolbox.plugins.stores.store
     try:
-        before = store.versions() if store.exists() else {}
-        schemas = toolbox.plugins.schemas()
-        for name in schemas:
-            toolbox.plugins.stores(name).ready()
-        after = store.versions()
+        changes = migrate(toolbox)
     except StoreError as exc:
         click.echo(f"pegboard: {exc}", err=True)
         sys.exit(1)
@@ -178,7 +187,6 @@ def store_migrate() -> None:
         click.echo(f"pegboard: {store.describe_error(exc)}", err=True)
         sys.exit(1)
     click.echo(f"store {store.redacted_url}")
-    for name in schemas:
-        was, now = before.get(name), after.get(name)
+    for name, (was, now) in changes.items():
         change = "created" if was is None else ("current" if was == now else f"upgraded from {was}")
         click.echo(f"  {name:<12} version {now}  {change}")

@@ -73,8 +73,9 @@ class PackageDescriptions:
             try:
                 folder = importlib.resources.files(package) / "descriptions"
                 names = {entry.name for entry in folder.iterdir()} if folder.is_dir() else set()
-            except (ModuleNotFoundError, FileNotFoundError, NotADirectoryError, TypeError):
-                # TypeError: a single-module plugin has no descriptions folder
+            except (ModuleNotFoundError, FileNotFoundError, NotADirectoryError, TypeError, ValueError):
+                # TypeError: a single-module plugin has no descriptions folder; ValueError: an
+                # object handed over in code has no package at all
                 names = set()
             self._shipped[package] = names
         return names

@@ -32,15 +32,21 @@ def _where(function: Any) -> str:
 
 
 def _candidates(pm: pluggy.PluginManager, plugin: object) -> list[tuple[str, str, Any, bool]]:
-    """(attribute, hook name, function, marked) for each ``pegboard_*`` attribute."""
+    """(attribute, hook name, function, marked) for each ``pegboard_*``
+    attribute, and each ``@hookimpl`` one whatever its name (``pegbaord_doctor``)."""
     found = []
     for attr in dir(plugin):
-        if not attr.startswith(HOOK_PREFIX):
+        if attr.startswith("__"):
+            continue
+        try:
+            opts = pm.parse_hookimpl_opts(plugin, attr)
+        except Exception:
+            opts = None
+        if not attr.startswith(HOOK_PREFIX) and opts is None:
             continue
         function = getattr(plugin, attr, None)
         if not callable(function):
             continue
-        opts = pm.parse_hookimpl_opts(plugin, attr)
         hook = (opts.get("specname") if opts else None) or attr
         found.append((attr, hook, function, opts is not None))
     return found
@@ -54,7 +60,9 @@ def unmatched_hooks(pm: pluggy.PluginManager, plugin: object) -> list[str]:
         caller = getattr(pm.hook, hook, None)
         has_spec = caller is not None and caller.has_spec()
         if marked and not has_spec:
-            lines.append(f"{attr} ({_where(function)}) matches no hook specification, so it is never called")
+            named = "" if attr.startswith(HOOK_PREFIX) else f" (hooks are named {HOOK_PREFIX}...)"
+            lines.append(f"{attr} ({_where(function)}) matches no hook specification{named}, so it is never "
+                         "called")
         elif not marked and has_spec:
             lines.append(f"{attr} ({_where(function)}) is not marked @hookimpl, so it is never called")
     return lines

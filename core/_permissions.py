@@ -220,7 +220,7 @@ class PermissionEngine:
                         self._names.judge(rule, self._unknown)
                     compiled = self.compile(rule, layer.name)
                 except ValueError as exc:
-                    problems.append(f"{layer.label}: [permissions] {behavior}: rule {text!r}: {exc}")
+                    problems.append(f"{layer.label}: [permissions] {behavior}: {_rule_error(text, exc)}")
                     continue
                 if compiled is not None:
                     self._order.append(compiled)
@@ -268,7 +268,7 @@ class PermissionEngine:
                                                      self.settings.root), self._unknown)
                     except ValueError as exc:
                         self.late_problems.append(f"{item.layer.label}: [permissions] {segment.behavior}: "
-                                                  f"rule {text!r}: {exc}")
+                                                  f"{_rule_error(text, exc)}")
             item.judged = True
         return self._unknown
 
@@ -298,7 +298,7 @@ class PermissionEngine:
             rule = Rule.parse(text, behavior, layer.label, self.settings.root)  # type: ignore[arg-type]
             compiled = self.compile(rule, layer.name)
         except ValueError as exc:
-            self.late_problems.append(f"{layer.label}: [permissions] {behavior}: rule {text!r}: {exc}")
+            self.late_problems.append(f"{layer.label}: [permissions] {behavior}: {_rule_error(text, exc)}")
             if behavior == "allow":
                 return None
             body = text.strip()
@@ -951,3 +951,14 @@ def _policy_layer_mode(settings: Settings) -> str | None:
             mode = perms.get("mode") if isinstance(perms, Mapping) else None
             return mode if isinstance(mode, str) else None
     return None
+
+
+def _rule_error(text: str, exc: BaseException) -> str:
+    """``rule 'X(y)': why``, quoting the rule once: a matcher that names the
+    rule itself (``raise ValueError(f"{rule.text}: ...")``) is not repeated."""
+    message = str(exc)
+    for quoted in (text, text.strip(), repr(text), repr(text.strip())):
+        if message.startswith(f"{quoted}: "):
+            message = message[len(quoted) + 2:]
+            break
+    return f"rule {text!r}: {message}"

@@ -87,7 +87,6 @@ def check_plugin(name: str, plugin: object | None = None, *, cwd: str | os.PathL
         result.problems.append(record.error)
         return result
     result.problems.extend(record.warnings)
-    result.problems.extend(_misnamed_hooks(toolbox, record))
     tools = [toolbox.statuses[t].tool for t in record.tools if t in toolbox.statuses]
     for tool in tools:
         result.problems.extend(_tool_problems(toolbox, tool))
@@ -105,54 +104,18 @@ def _builtin_names() -> list[str]:
             if ep.dist is not None and ep.dist.metadata["Name"] == BUILTIN_DISTRIBUTION]
 
 
-def _misnamed_hooks(toolbox: Toolbox, record: PluginRecord) -> list[str]:
-    """``@hookimpl`` functions whose name is not even ``pegboard_*`` (the
-    loader's warnings cover the misspelt ``pegboard_*`` ones)."""
-    pm = toolbox.plugins.pm
-    lines = []
-    for attr in dir(record.obj):
-        if attr.startswith(HOOK_PREFIX) or attr.startswith("__"):
-            continue
-        try:
-            opts = pm.parse_hookimpl_opts(record.obj, attr)
-        except Exception:
-            continue
-        if opts is None:
-            continue
-        hook = opts.get("specname") or attr
-        caller = getattr(pm.hook, hook, None)
-        if caller is None or not caller.has_spec():
-            lines.append(f"{attr} is marked @hookimpl but matches no hook specification (hooks are named "
-                         f"{HOOK_PREFIX}...), so it is never called")
-    return lines
-
-
 def _tool_problems(toolbox: Toolbox, tool: Tool) -> list[str]:
-    problems = []
+    """The tool's problems: a break (the rule the runtime follows, once,
+    and nothing derived from it), else its schema's and a missing description."""
     where = f"tool {tool.name}"
-    if isinstance(tool.handler, str):
-        try:
-            tool.function
-        except Exception as exc:
-            problems.append(f"{where}: handler {tool.handler!r} does not resolve: {_short_error(exc)}")
-    try:
-        schema = tool.schema
-    except Exception as exc:
-        model = tool.input_model if isinstance(tool.input_model, str) else "its input model"
-        problems.append(f"{where}: input model {model!r} does not resolve: {_short_error(exc)}")
-    else:
-        problems.extend(f"{where}: {p}" for p in _schema_problems(schema))
-    try:
-        text = toolbox.description(tool)
-    except Exception as exc:
-        text, broken = "", _short_error(exc)
-        problems.append(f"{where}: its description failed: {broken}")
-    else:
-        if not text.strip():
-            why = toolbox.broken.get(tool.name)
-            problems.append(f"{where}: {why}" if why else
-                            f"{where} has no description: ship descriptions/{tool.name}.md in the plugin's "
-                            "package (or give Tool(description=...))")
+    broken = toolbox.tool_problem(tool, import_handler=True)
+    problems = [] if broken is None else [f"{where}: {broken}"]
+    if broken is not None and not broken.startswith("handler "):
+        return problems  # no schema, or no description: nothing else of it can be judged
+    problems += [f"{where}: {p}" for p in _schema_problems(tool.schema)]
+    if not toolbox.description(tool).strip():
+        problems.append(f"{where} has no description: ship descriptions/{tool.name}.md in the plugin's "
+                        "package (or give Tool(description=...))")
     return problems
 
 
@@ -200,9 +163,14 @@ def _check_rules(toolbox: Toolbox, record: PluginRecord, tools: list[Tool], extr
                                 "(pegboard_rule_samples): its matcher was not tried")
         return
     own = {t.name: t for t in tools}
+    broken = {name for name in own if name in toolbox.broken}  # reported once, with the tool
     session = toolbox.session("default")
     requests: dict[str, list[tuple[int, PermissionRequest]]] = {}
+    misspelt_hook = any(w.startswith(HOOK_PREFIX) or " matches no hook" in w for w in record.warnings)
+    uncompiled: list[str] = []
     for number, (tool_name, arguments) in enumerate(samples.calls, 1):
+        if tool_name in broken:
+            continue
         request = _request(session, own, number, tool_name, arguments, result)
         if request is not None:
             requests.setdefault(tool_name, []).append((number, request))
@@ -217,17 +185,29 @@ def _check_rules(toolbox: Toolbox, record: PluginRecord, tools: list[Tool], extr
             if rule.tool not in own:
                 result.problems.append(f"sample rule {text}: {rule.tool} is not a tool of this plugin")
                 break
+            if rule.tool in broken:
+                break
             try:
                 found = toolbox.permissions.compile(rule, layer="sample")
             except ValueError as exc:
+                if not has_matcher:  # derived from the missing matcher: said once, below
+                    uncompiled.append(text)
+                    break
                 result.problems.append(f"sample rule {text} (as {behavior}): refused: {exc}")
                 continue
             if found is None:
-                result.problems.append(f"sample rule {text} (as {behavior}): nothing compiled it")
-                continue
+                uncompiled.append(text)
+                break
             compiled.setdefault((behavior, rule.tool), []).append(found)
             _try_matcher(found, requests.get(rule.tool, ()), result)
+    if uncompiled and not (misspelt_hook or not has_matcher):
+        result.problems.extend(f"sample rule {text}: nothing compiled it" for text in uncompiled)
+    elif uncompiled and not misspelt_hook:  # one cause, said once
+        result.problems.append(f"sample rules {', '.join(uncompiled)}: nothing compiled them (the plugin "
+                               "implements no pegboard_rule_matcher)")
     for tool_name in own:
+        if tool_name in broken:
+            continue
         if any(key[1] == tool_name for key in compiled) and not requests.get(tool_name):
             result.notes.append(f"no sample call of {tool_name}: its rules were compiled but not tried")
     combined = 0

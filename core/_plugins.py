@@ -284,7 +284,10 @@ class PluginRecord:
 
 
 def _short_error(exc: BaseException) -> str:
-    frames = traceback.extract_tb(exc.__traceback__)
+    """``Type: message (at file:line)``, the line being the last one of the
+    plugin's own code the error passed through (not pegboard's, nor the
+    import machinery's): that is where its author looks."""
+    frames = [f for f in traceback.extract_tb(exc.__traceback__) if _is_plugin_frame(f.filename)]
     where = f" (at {frames[-1].filename}:{frames[-1].lineno})" if frames else ""
     from ._redact import redact
 
@@ -368,6 +371,26 @@ class ImportWatch:
                       file=sys.stderr, flush=True)
 
 
+_CORE_DIR = os.path.dirname(os.path.abspath(__file__)) + os.sep
+
+
+def _is_plugin_frame(filename: str) -> bool:
+    if filename.startswith(("<", _CORE_DIR)):
+        return False
+    return not filename.startswith(_STDLIB_DIRS)
+
+
+def _stdlib_dirs() -> tuple[str, ...]:
+    import sysconfig
+
+    paths = sysconfig.get_paths()
+    return tuple({os.path.join(paths[key], "") for key in ("stdlib", "platstdlib") if paths.get(key)}) \
+        + (os.path.join(os.path.dirname(pluggy.__file__), ""),)
+
+
+_STDLIB_DIRS = _stdlib_dirs()
+
+
 def report_failure(what: str, exc: BaseException) -> None:
     """Something failed where nothing can be refused any more (a plugin's
     hook after the work, a cleanup): say so on stderr, for the operator,
@@ -399,6 +422,7 @@ class Plugins:
         self.inventory: dict[str, Tool] = {}
         self._inventory = inventory
         self._import_watch = ImportWatch()
+        self._reserved: dict[str, str] | None = None
         self._listing = listing
         self._contexts: dict[str, PluginContext] = {}
         self._stores: Stores | None = None
@@ -502,6 +526,10 @@ class Plugins:
                 found[source.name] = source
         if self.only is not None:
             found = {name: source for name, source in found.items() if name in self.only}
+        # The built-ins' names are reserved whether or not they are enabled (_claim asks them);
+        # a toolbox narrowed to named plugins (``only``) reserves only theirs.
+        self._builtin_sources = {name: source for name, source in found.items()
+                                 if source.distribution == BUILTIN_DISTRIBUTION and source.origin == "entry point"}
         found.update((source.name, source) for source in given_sources(self.given))
         return [found[name] for name in sorted(found)]
 
@@ -688,6 +716,13 @@ class Plugins:
         plugins the first to register a name keeps it. A refusal is a
         warning on the refused plugin's record; the rest of it loads.
         """
+        if not record.builtin and record.origin != "core":
+            # An enabled built-in settles its names below, whichever loads first.
+            reserver = self.reserved_names().get(name)
+            if reserver is not None and reserver != record.name and not self.settings.plugin_enabled(reserver):
+                record.warnings.append(f"tool {name!r} not registered: the built-in plugin {reserver!r} has a "
+                                       f"tool of that name (reserved even while {reserver!r} is off)")
+                return False
         holder = self.tools.get(name)
         if holder is None:
             return True
@@ -710,6 +745,24 @@ class Plugins:
             owner.builtin else f"plugin {holder.plugin!r} registered one of that name first"
         record.warnings.append(f"tool {name!r} not registered: {why}")
         return False
+
+    def reserved_names(self) -> dict[str, str]:
+        """Each tool name a built-in plugin declares (``PEGBOARD_TOOL_NAMES``
+        in its entry module, which imports nothing heavy), by the built-in
+        holding it: reserved whether or not that built-in is enabled (a
+        toolbox narrowed by ``only`` reserves the names of the built-ins in it). The core knows no plugin's names; the plugins say them."""
+        if self._reserved is None:
+            reserved: dict[str, str] = {}
+            for name, source in sorted(getattr(self, "_builtin_sources", {}).items()):
+                try:
+                    declared = getattr(source.load(), "PEGBOARD_TOOL_NAMES", ())
+                except Exception:
+                    continue  # it fails to import: reported where it loads, or not here at all
+                for tool_name in declared if isinstance(declared, (tuple, list, frozenset, set)) else ():
+                    if isinstance(tool_name, str):
+                        reserved.setdefault(tool_name, name)
+            self._reserved = reserved
+        return self._reserved
 
     def _take_inventory(self, source: Source, record: PluginRecord) -> None:
         """Learn a disabled plugin's tool names for `tools list`, without
@@ -825,6 +878,6 @@ class _DeclarationError(Exception):
 
 
 def _with_plugin(tool: Tool, plugin: str) -> Tool:
-    from dataclasses import replace
+    from ._tools import replace_tool
 
-    return replace(tool, plugin=plugin)
+    return replace_tool(tool, plugin=plugin)

@@ -154,7 +154,9 @@ class Store:
         self.source = source
         self._engine: Engine | None = None
         self._lock = threading.Lock()
-        self._current: set[str] = set()
+        # Each component's schema version this process has seen in the database: a second
+        # toolbox with a newer plugin (same URL, same process) differs from it and is checked again.
+        self._current: dict[str, int] = {}
 
     def __repr__(self) -> str:
         return f"Store({redact_url(self.url)!r})"
@@ -263,13 +265,17 @@ class Store:
 
     # --- schemas -------------------------------------------------------------
 
-    def ensure(self, component: str, schema: StoreSchema) -> None:
-        """Create the component's tables, or upgrade them, once per process.
+    def ensure(self, component: str, schema: StoreSchema, *, upgrade: bool = False) -> None:
+        """Make the component's tables usable at ``schema.version``, once per
+        process and version: create them when the database has none (nothing
+        to lose), run the upgrade steps only with ``upgrade`` (``pegboard
+        store migrate``, ``PluginStore.ready()``). A database behind the code
+        is otherwise refused, naming ``pegboard store migrate``; one newer
+        than the code is always refused: old code on it could lose data.
 
         Under a lock (PostgreSQL: an advisory lock; SQLite: the write lock),
-        so processes starting together upgrade once. A database newer than
-        this code is refused: running old code on it could lose data."""
-        if component in self._current:
+        so processes starting together upgrade once."""
+        if self._current.get(component) == schema.version:
             return
         problems = schema.problems(component)
         if problems:
@@ -281,9 +287,8 @@ class Store:
             self._lock_schemas(conn)
             table.create(conn, checkfirst=True)
             found = conn.execute(select(table.c.version).where(table.c.component == component)).scalar()
-            if found is not None and found > schema.version:
-                raise StoreError(f"{self.redacted_url}: {component} tables are at schema version {found}, "
-                                 f"newer than this pegboard knows ({schema.version}); upgrade pegboard")
+            if found is not None and (found > schema.version or (found < schema.version and not upgrade)):
+                self._refuse_mismatch(component, found, schema.version)
             if found is not None and found < schema.version:
                 for step in range(found + 1, schema.version + 1):
                     change = schema.upgrades[step]
@@ -296,7 +301,29 @@ class Store:
             elif found != schema.version:
                 conn.execute(update(table).where(table.c.component == component)
                              .values(version=schema.version, updated_at=time.time()))
-        self._current.add(component)
+        self._current[component] = schema.version
+
+    def verify(self, component: str, schema: StoreSchema) -> None:
+        """For a read-only transaction: the database must hold the component
+        at ``schema.version``. Nothing is upgraded (a database behind the code
+        is refused, naming ``pegboard store migrate``); tables never created
+        are created, as there is nothing in them to change."""
+        if self._current.get(component) == schema.version:
+            return
+        found = self.versions().get(component)
+        if found is None:
+            self.ensure(component, schema)
+            return
+        if found != schema.version:
+            self._refuse_mismatch(component, found, schema.version)
+        self._current[component] = schema.version
+
+    def _refuse_mismatch(self, component: str, found: int, code: int) -> None:
+        if found > code:
+            raise StoreError(f"{self.redacted_url}: {component} tables are at schema version {found}, "
+                             f"newer than this pegboard knows ({code}); upgrade pegboard")
+        raise StoreError(f"{self.redacted_url}: {component} tables are at schema version {found}, behind "
+                         f"this code's {code}: run `pegboard store migrate` to upgrade them")
 
     def versions(self) -> dict[str, int]:
         """Each component's schema version in the database (empty when the
@@ -385,8 +412,9 @@ class PluginStore:
     """One component's way into the store: ``context.store`` for a plugin,
     ``ctx.store`` in a tool handler.
 
-    Its tables (from ``pegboard_store_schema``) are created or upgraded the
-    first time ``engine``, ``begin`` or ``run`` is used. The engine is
+    Its tables (from ``pegboard_store_schema``) are created the first time
+    ``engine``, ``begin`` or ``run`` is used; an older version in the
+    database is upgraded only by ``ready()`` (``pegboard store migrate``). The engine is
     synchronous; async code uses ``await store.run(fn)``, which runs
     ``fn(connection)`` in one transaction on a worker thread so the event
     loop never waits on the database.
@@ -398,7 +426,6 @@ class PluginStore:
         """The plugin (or ``"core"``) whose tables these are."""
         self._schema_of = schema
         self._schema: tuple[StoreSchema | None] | None = None
-        self._ready = False
 
     def __repr__(self) -> str:
         return f"PluginStore({self.component!r}, {self._store.redacted_url!r})"
@@ -431,26 +458,39 @@ class PluginStore:
         return self._schema[0]
 
     def ready(self) -> None:
-        """Create or upgrade this component's tables now (else on first use)."""
-        if not self._ready:
-            schema = self.schema
-            if schema is not None:
-                self._store.ensure(self.component, schema)
-            self._ready = True
+        """Create this component's tables, or upgrade them from an older
+        version, now (what ``pegboard store migrate`` does)."""
+        schema = self.schema
+        if schema is not None:
+            self._store.ensure(self.component, schema, upgrade=True)
+
+    def _usable(self, *, read_only: bool) -> None:
+        # Every use checks (cheap once the process knows the version): tables missing are
+        # created; a database behind the code is refused, never upgraded behind the operator's back.
+        schema = self.schema
+        if schema is None:
+            return
+        if read_only:
+            self._store.verify(self.component, schema)
+        else:
+            self._store.ensure(self.component, schema)
 
     @property
     def engine(self) -> Engine:
-        """The SQLAlchemy engine (synchronous), the tables made ready first; prefer ``begin``
-        or ``run``."""
-        self.ready()
+        """The SQLAlchemy engine (synchronous), the tables created first (a database behind the
+        code is refused); prefer ``begin`` or ``run``."""
+        self._usable(read_only=False)
         return self._store.engine
 
     @contextmanager
     def begin(self, *, read_only: bool = False) -> Iterator[Connection]:
         """``with store.begin() as conn:``: one transaction, committed at the
         end of the block, rolled back if it raises. ``read_only=True`` lets
-        SQLite readers run beside a writer."""
-        self.ready()
+        SQLite readers run beside a writer, and never creates or upgrades
+        anything but a component's first tables. A database behind this
+        code's schema is refused (``StoreError`` naming ``pegboard store
+        migrate``), for reads and writes alike."""
+        self._usable(read_only=read_only)
         with self._store.begin(read_only=read_only) as conn:
             yield conn
 

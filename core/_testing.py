@@ -40,6 +40,7 @@ __all__ = [
     "PluginLoadError",
     "Project",
     "ScriptedHost",
+    "StoreUpgrade",
     "call",
     "decide",
     "isolate",
@@ -56,6 +57,7 @@ __all__ = [
     "pegboard_project",
     "pegboard_session",
     "pegboard_toolbox",
+    "pegboard_upgrade",
 ]
 
 # Variables that would make a test read the person's own setup.
@@ -365,6 +367,54 @@ class CLIRunner:
                                   catch_exceptions=False)
 
 
+# --- store upgrades ------------------------------------------------------------
+
+
+@dataclass
+class StoreUpgrade:
+    """A plugin's store upgrade tried in one process, as an operator meets it:
+    a database made by the plugin's old version (``old``), then the new
+    version loaded against the same store (``new``), upgraded by what
+    ``pegboard store migrate`` does (or left behind, to see it refused).
+
+    Hand each version over as its own module (or object with hook
+    implementations) declaring ``pegboard_store_schema`` at its version;
+    the store is the test's (``[store] url`` of its user config, else the
+    SQLite file in its data dir), so the same test runs on PostgreSQL with a
+    ``[store] url`` of your own."""
+
+    load: Callable[..., Toolbox]
+    """How each toolbox is loaded (``pegboard_load``: the test's project, host and installed plugins)."""
+
+    def old(self, plugins: Mapping[str, object], **options: Any) -> Toolbox:
+        """A toolbox on the plugins' old versions, their tables made at the
+        old schema now; fill them through it (``context_for(name).store``)."""
+        toolbox = self.load(plugins=plugins, **options)
+        self.migrate(toolbox)
+        return toolbox
+
+    def new(self, plugins: Mapping[str, object], *, migrate: bool = True, **options: Any) -> Toolbox:
+        """A toolbox on the plugins' new versions, against the same store;
+        ``migrate``: upgraded as ``pegboard store migrate`` does, else left
+        behind (then every transaction on its tables is refused, naming
+        ``pegboard store migrate``)."""
+        toolbox = self.load(plugins=plugins, **options)
+        if migrate:
+            self.migrate(toolbox)
+        return toolbox
+
+    def migrate(self, toolbox: Toolbox) -> dict[str, tuple[int | None, int | None]]:
+        """``pegboard store migrate`` for ``toolbox``'s components: each one's
+        version in the database before and after."""
+        from ._cli_store import migrate
+
+        return migrate(toolbox)
+
+    def versions(self, toolbox: Toolbox) -> dict[str, int]:
+        """Each component's schema version in the database (``pegboard store info``)."""
+        return toolbox.plugins.stores.store.versions()
+
+
 # --- fixtures -----------------------------------------------------------------
 
 
@@ -464,3 +514,10 @@ def pegboard_check(pegboard_project: Project, pegboard_plugins: Mapping[str, obj
         return check_plugin(name, pegboard_plugins.get(name), cwd=pegboard_project.root, **options)
 
     return check
+
+
+@pytest.fixture
+def pegboard_upgrade(pegboard_load: Callable[..., Toolbox]) -> StoreUpgrade:
+    """``pegboard_upgrade.old({"notes": v1})`` then ``.new({"notes": v2})``:
+    a store upgrade in one process (``StoreUpgrade``)."""
+    return StoreUpgrade(pegboard_load)

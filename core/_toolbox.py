@@ -4,7 +4,6 @@ engine, loaded once; sessions are made from it."""
 from __future__ import annotations
 
 import os
-from dataclasses import replace
 from collections.abc import Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -19,7 +18,7 @@ from ._plugins import PluginContext, PluginRecord, Plugins, _short_error
 from ._policy import Policy
 from ._records import record
 from ._session import Session
-from ._tools import CORE_PLUGIN, LEVELS, Level, Loading, Tool
+from ._tools import CORE_PLUGIN, LEVELS, Level, Loading, LazyReferenceError, Tool, check_reference, replace_tool
 
 if TYPE_CHECKING:
     from ._decisions import Answer
@@ -79,6 +78,8 @@ class Toolbox:
         self.broken: dict[str, str] = {}
         """Tools left out because their input model, handler or description could not be
         made ready, with why (``pegboard tools list`` shows them)."""
+        # Tools judged sound (the object judged, and whether its handler was imported).
+        self._sound: dict[str, tuple[Tool, bool]] = {}
         self._index()
         plugins.listeners.append(self._plugin_tools_changed)
         self.permissions = PermissionEngine(self)
@@ -94,7 +95,7 @@ class Toolbox:
             if record is not None and record.defer != "auto":
                 loading: Loading = "deferred" if record.defer == "always" else "always"
                 if tool.loading != loading:
-                    registered[name] = replace(tool, loading=loading)
+                    registered[name] = replace_tool(tool, loading=loading)
         self.statuses: dict[str, ToolStatus] = {}
         blocked = set(tools_cfg.block)
         for name, tool in registered.items():
@@ -124,21 +125,29 @@ class Toolbox:
 
     # --- broken tools --------------------------------------------------------
 
-    def tool_problem(self, tool: Tool, *, handler: bool = False) -> str | None:
-        """Why ``tool`` cannot be offered, or None: its input model (and,
-        with ``handler``, its handler) given as ``"module:attr"`` does not
-        resolve. Learned once; the tool is then broken alone: absent from
-        the catalogue, shown with the error by listings and doctor."""
+    def tool_problem(self, tool: Tool, *, handler: bool = True, import_handler: bool = False) -> str | None:
+        """Why ``tool`` cannot work, or None. One rule for every kind of
+        break: its input model (``"module:attr"``) does not resolve, its
+        handler does not (read from the module's source without running a
+        module not imported yet; ``import_handler``: imported, as a call
+        does), or its description fails. Learned once; the tool is then
+        broken alone: absent from the catalogue and ``serve``, shown
+        ``broken:`` with the reason by listings, ``plugins check`` and
+        doctor."""
         known = self.broken.get(tool.name)
         if known is not None:
             return known
-        try:
-            tool.schema
-            if handler:
-                tool.function
-        except Exception as exc:  # a plugin's bug, in one tool
-            return self.mark_broken(tool, _short_error(exc))
-        return None
+        sound = self._sound.get(tool.name)
+        if sound is not None and sound[0] is tool and (sound[1] or not import_handler):
+            return None
+        why = tool_break(tool, handler=handler, import_handler=import_handler)
+        if why is not None:
+            return self.mark_broken(tool, why)
+        self.description(tool)
+        known = self.broken.get(tool.name)
+        if known is None and handler:
+            self._sound[tool.name] = (tool, import_handler)
+        return known
 
     def mark_broken(self, tool: Tool, why: str) -> str:
         """Take ``tool`` out of what is offered, with why (for listings and doctor)."""
@@ -153,12 +162,12 @@ class Toolbox:
         return why
 
     def check_tools(self, *, handlers: bool = False) -> dict[str, str]:
-        """Make every enabled tool ready as far as a listing needs (its
-        schema; with ``handlers``, its handler too, as doctor does), and
+        """Judge every enabled tool as the catalogue does (``tool_problem``;
+        with ``handlers``, each handler imported, as doctor does), and
         return the broken ones with why."""
         for status in list(self.statuses.values()):
             if status.enabled:
-                self.tool_problem(status.tool, handler=handlers)
+                self.tool_problem(status.tool, import_handler=handlers)
         return dict(self.broken)
 
     def _plugin_tools_changed(self, plugin: str) -> None:
@@ -166,6 +175,7 @@ class Toolbox:
         re-index, and forget descriptions and levels that may be stale."""
         self._descriptions.clear()
         self._levels.clear()
+        self._sound.clear()
         # the plugin's tools are new objects: each is judged again
         self.broken = {n: why for n, why in self.broken.items()
                        if (s := self.statuses.get(n)) is None or s.tool.plugin != plugin}
@@ -305,6 +315,9 @@ class Toolbox:
         tool = self.tools.get(name)
         if tool is None or not session.policy.offers_tool(self.required_level(tool), tool.read_only):
             return None
+        # A call imports the handler anyway: a break found now leaves the tool out from here on.
+        if self.tool_problem(tool, import_handler=True) is not None:
+            return None
         if session.hides(tool):
             return None
         if name == "ToolSearch" and not any(t.loading == "deferred"
@@ -431,3 +444,37 @@ def _answer_schema(schema: Mapping[str, Any]) -> dict[str, Any]:
 
 def level_rank(level: Level) -> int:
     return LEVELS.index(level)
+
+
+def tool_break(tool: Tool, *, handler: bool = True, import_handler: bool = False) -> str | None:
+    """Why ``tool`` cannot work, as one line for its author, or None: its
+    input model does not resolve (or is no pydantic model), or its handler
+    does not (``check_reference``; ``import_handler``: imported)."""
+    try:
+        tool.schema
+    except Exception as exc:
+        model = tool.input_model if isinstance(tool.input_model, str) else "its input model"
+        return f"input model {model!r} does not resolve: {describe_break(tool, exc)}"
+    if handler and isinstance(tool.handler, str):
+        try:
+            if import_handler:
+                tool.function
+            else:
+                check_reference(tool.handler)
+        except Exception as exc:
+            return f"handler {tool.handler!r} does not resolve: {describe_break(tool, exc)}"
+    return None
+
+
+def describe_break(tool: Tool, exc: BaseException) -> str:
+    """The error of a lazy ``"module:attr"``, naming the plugin's module and
+    line: the line that raised in the plugin's code, else the ``Tool(...)``
+    that names the missing attribute."""
+    refs = [r for r in (tool.handler, tool.input_model) if isinstance(r, str)]
+    missing_module = isinstance(exc, ModuleNotFoundError) and any(
+        r.partition(":")[0] == exc.name or r.startswith(f"{exc.name}.") for r in refs)
+    if isinstance(exc, LazyReferenceError) or missing_module:
+        where = f" (named at {tool.declared_at})" if tool.declared_at else ""
+        kind = "AttributeError" if isinstance(exc, LazyReferenceError) else type(exc).__name__
+        return f"{kind}: {exc}{where}"
+    return _short_error(exc)

@@ -7,9 +7,11 @@ or its schema is needed, so that listing tools never imports tool modules.
 
 from __future__ import annotations
 
+import functools
 import importlib
 import inspect
 import os
+import sys
 from collections.abc import Awaitable, Callable, Iterable, Mapping
 from dataclasses import field
 from functools import cached_property
@@ -195,8 +197,115 @@ def _import_attr(ref: str) -> Any:
         raise ValueError(f"expected 'module:attribute', got {ref!r}")
     obj: Any = importlib.import_module(module_name)
     for part in attr.split("."):
-        obj = getattr(obj, part)
+        try:
+            obj = getattr(obj, part)
+        except AttributeError:
+            # The plugin's module and file, not this line, is where the mistake is.
+            raise LazyReferenceError(f"{module_name} ({_module_file(module_name)}) has no attribute "
+                                     f"{part!r}") from None
     return obj
+
+
+_CORE_DIR = os.path.dirname(os.path.abspath(__file__)) + os.sep
+
+
+def _caller_line() -> str | None:
+    frame = sys._getframe(2)  # the caller of Tool.__init__
+    file = frame.f_code.co_filename
+    if file.startswith(_CORE_DIR) or file.endswith(("dataclasses.py", "copy.py")):
+        return None
+    return f"{_shown_path(file)}:{frame.f_lineno}"
+
+
+def replace_tool(tool: Tool, **changes: Any) -> Tool:
+    """``dataclasses.replace`` keeping where the tool was declared."""
+    from dataclasses import replace
+
+    new = replace(tool, **changes)
+    object.__setattr__(new, "_declared_at", tool.declared_at)
+    return new
+
+
+class LazyReferenceError(AttributeError):
+    """A ``"module:attr"`` string naming something its module does not have."""
+
+
+def _module_file(module_name: str) -> str:
+    module = sys.modules.get(module_name)
+    file = getattr(module, "__file__", None)
+    if file is None:
+        return "no file"
+    return _shown_path(file)
+
+
+def _shown_path(file: str) -> str:
+    return os.path.abspath(file)
+
+
+def check_reference(ref: str) -> None:
+    """Raise when ``"module:attr"`` cannot resolve, executing no module not
+    imported yet when its source binds the name at its top level (the
+    module is imported only when it seems not to). What this cannot see (a
+    module that fails while importing) is found at the first call, which
+    imports it."""
+    module_name, _, attr = ref.partition(":")
+    if not attr:
+        raise ValueError(f"expected 'module:attribute', got {ref!r}")
+    if module_name in sys.modules:
+        _import_attr(ref)
+        return
+    import importlib.util
+
+    spec = importlib.util.find_spec(module_name)  # imports the parent packages only
+    if spec is None:
+        raise ModuleNotFoundError(f"No module named {module_name!r}", name=module_name)
+    origin = spec.origin
+    if not origin or not origin.endswith(".py"):
+        return
+    names = _top_level_names(origin, os.stat(origin).st_mtime_ns)
+    first = attr.split(".", 1)[0]
+    if names is not None and first not in names:
+        # The source does not bind it: import to be sure (a name bound some way the reading
+        # does not follow must not break a working tool); only a real break pays for this.
+        _import_attr(ref)
+
+
+@functools.lru_cache(maxsize=256)
+def _top_level_names(path: str, _mtime_ns: int) -> frozenset[str] | None:
+    """The names a module's source binds at its top level, or None when it
+    cannot be told without running it (a star import, ``__getattr__``)."""
+    import ast
+
+    try:
+        with open(path, "rb") as handle:
+            tree = ast.parse(handle.read(), path)
+    except (OSError, SyntaxError, ValueError):
+        return None  # the import reports it, with its line
+    names: set[str] = set()
+
+    def visit(body: list[ast.stmt]) -> bool:
+        for node in body:
+            if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+                names.add(node.name)
+            elif isinstance(node, (ast.Import, ast.ImportFrom)):
+                for alias in node.names:
+                    if alias.name == "*":
+                        return False
+                    names.add(alias.asname or alias.name.split(".")[0])
+            elif isinstance(node, (ast.Assign, ast.AnnAssign, ast.AugAssign)):
+                targets = node.targets if isinstance(node, ast.Assign) else [node.target]
+                for target in targets:
+                    names.update(n.id for n in ast.walk(target) if isinstance(n, ast.Name))
+            elif isinstance(node, (ast.If, ast.Try, ast.With)):
+                parts = [node.body, getattr(node, "orelse", []), getattr(node, "finalbody", [])]
+                parts += [h.body for h in getattr(node, "handlers", [])]
+                if not all(visit(part) for part in parts):
+                    return False
+        return True
+
+    if not visit(tree.body) or "__getattr__" in names:
+        return None
+    return frozenset(names)
 
 
 @record(frozen=True, kw_only=True)
@@ -285,7 +394,14 @@ class Tool:
         _set(self, "metadata", {} if metadata is FACTORY else metadata)
         _set(self, "offered_when", offered_when)
         _set(self, "session_schema", session_schema)
+        _set(self, "_declared_at", _caller_line())
         self.__post_init__()
+
+    @property
+    def declared_at(self) -> str | None:
+        """``file:line`` of the ``Tool(...)`` in the plugin's source (None when pegboard made it),
+        so an error in a lazy ``"module:attr"`` points at the plugin, not at pegboard."""
+        return self.__dict__.get("_declared_at")
 
     def __post_init__(self) -> None:
         if (self.input_model is None) == (self.input_schema is None):

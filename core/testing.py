@@ -20,6 +20,8 @@ asks for them. docs/testing.md has the whole kit with examples:
   session or toolbox).
 * ``pegboard_cli``: ``pegboard ...`` in-process, in the project, with the plugins.
 * ``pegboard_check``: ``pegboard.check_plugin`` (``pegboard plugins check``).
+* ``pegboard_upgrade``: a store upgrade in one process (``StoreUpgrade``: a
+  database at the old schema, then the new plugin against it).
 
 Importing it imports nothing of the engine (pytest loads it in every run);
 ``check_plugin`` and ``PluginCheck`` are imported on first use.
@@ -34,6 +36,7 @@ from ._testing import (
     PluginLoadError,
     Project,
     ScriptedHost,
+    StoreUpgrade,
     call,
     decide,
     isolate,
@@ -50,6 +53,7 @@ from ._testing import (
     pegboard_project,
     pegboard_session,
     pegboard_toolbox,
+    pegboard_upgrade,
 )
 
 __all__ = [
@@ -60,6 +64,7 @@ __all__ = [
     "PluginLoadError",
     "Project",
     "ScriptedHost",
+    "StoreUpgrade",
     "call",
     "check_plugin",
     "decide",
@@ -77,6 +82,7 @@ __all__ = [
     "pegboard_project",
     "pegboard_session",
     "pegboard_toolbox",
+    "pegboard_upgrade",
 ]
 
 if _typing.TYPE_CHECKING:

@@ -41,10 +41,11 @@ def test_exported_names() -> None:
         "terminal_host",
     ])
     assert pegboard.testing.__all__ == sorted([
-        "Asked", "CLIRunner", "PegboardEnv", "PluginCheck", "PluginLoadError", "Project", "ScriptedHost", "call",
-        "check_plugin", "decide", "isolate", "load_toolbox", "pegboard_call", "pegboard_check", "pegboard_cli",
+        "Asked", "CLIRunner", "PegboardEnv", "PluginCheck", "PluginLoadError", "Project", "ScriptedHost", "StoreUpgrade",
+        "call", "check_plugin", "decide", "isolate", "load_toolbox", "pegboard_call", "pegboard_check", "pegboard_cli",
         "pegboard_decide", "pegboard_env", "pegboard_host", "pegboard_installed", "pegboard_load",
         "pegboard_plugins", "pegboard_project", "pegboard_session", "pegboard_toolbox",
+        "pegboard_upgrade",
     ])
 
 

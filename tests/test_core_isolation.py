@@ -41,9 +41,11 @@ def test_an_unresolvable_input_model_breaks_that_tool_alone(plugin_factory: Plug
     assert "Good" in catalogue.names() and "Bad" not in catalogue.names()
     assert "Bad" not in [t.name for t in session.offered()]
     assert "AttributeError" in toolbox.broken["Bad"] and "NoModel" in toolbox.broken["Bad"]
-    assert toolbox.records["brk"].broken == {"Bad": toolbox.broken["Bad"]}
+    assert toolbox.records["brk"].broken["Bad"] == toolbox.broken["Bad"]
+    assert "BadHandler" not in catalogue.names()  # a misspelt handler is broken by the same rule (issue 33)
     result = asyncio.run(session.call("Bad", {"text": "x"}))
-    assert result.is_error and "Bad is not available: broken: AttributeError" in result.text_content()
+    assert result.is_error and "Bad is not available: broken: input model 'json:NoModel' does not resolve: " \
+        "AttributeError" in result.text_content()
     assert asyncio.run(session.call("Good", {"text": "fine"})).text_content() == "fine"
 
 
@@ -51,7 +53,8 @@ def test_pegboard_serve_lists_the_rest(plugin_factory: PluginFactory) -> None:
     from pegboard.plugins.mcp._serve import _listing
 
     toolbox = plugin_factory(BROKEN_MODEL, name="brk")
-    assert [t.name for t in _listing(toolbox, toolbox.session())][:2] == ["Good", "BadHandler"]
+    names = [t.name for t in _listing(toolbox, toolbox.session())]
+    assert names[0] == "Good" and "Bad" not in names and "BadHandler" not in names
 
 
 def test_listings_and_doctor_show_the_broken_tool(plugin_factory: PluginFactory, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -63,13 +66,15 @@ def test_listings_and_doctor_show_the_broken_tool(plugin_factory: PluginFactory,
     assert listed.exit_code == 1  # something an operator must fix; the rest is listed
     rows = {r["name"]: r for r in json.loads(listed.stdout)}
     assert rows["Good"]["status"] == "available"
-    assert rows["Bad"]["status"].startswith("broken: AttributeError") and not rows["Bad"]["enabled"]
+    assert rows["Bad"]["status"].startswith("broken: input model 'json:NoModel' does not resolve: AttributeError")
+    assert not rows["Bad"]["enabled"]
     plugins = runner.invoke(cli, ["plugins", "list", "--cwd", root])
-    assert "tool Bad is broken: AttributeError" in plugins.stdout
+    assert "tool Bad is broken: input model 'json:NoModel' does not resolve: AttributeError" in plugins.stdout
     doctor = runner.invoke(cli, ["doctor", "--cwd", root])
     assert doctor.exit_code == 1
-    assert "FAIL  brk: tool Bad: broken: AttributeError" in doctor.stdout
-    assert "FAIL  brk: tool BadHandler: broken: AttributeError" in doctor.stdout  # doctor resolves handlers too
+    assert "FAIL  brk: tool Bad: broken: input model 'json:NoModel' does not resolve: AttributeError" in doctor.stdout
+    assert "FAIL  brk: tool BadHandler: broken: handler 'json:no_handler' does not resolve: AttributeError" \
+        in doctor.stdout
 
 
 IMPOSTOR = '''

@@ -69,6 +69,21 @@ def test_a_plugins_tool_of_a_core_name_takes_its_place_quietly(tmp_path: Path) -
     assert result.text_content() == "my stop t"
 
 
+def test_a_core_name_a_built_in_also_has_stays_the_core_s_while_the_built_in_is_off(tmp_path: Path) -> None:
+    """TaskStop is the core's and the shell plugin's: with the shell switched off, it is still reserved."""
+    def register(register: object) -> None:
+        register(Tool(name="TaskStop", handler=my_stop, input_model=StopInput, permission="read"))  # type: ignore[operator]
+
+    (tmp_path / ".pegboard").mkdir()
+    (tmp_path / ".pegboard" / "config.toml").write_text("[plugins.shell]\nenabled = false\n")
+    toolbox = Toolbox.load(cwd=tmp_path, plugins=["shell"], extra_plugins={"mystop": _plugin(
+        pegboard_register_tools=register)})
+    assert toolbox.tools["TaskStop"].plugin == "core"
+    decision = asyncio.run(toolbox.session("default").decide("TaskStop", {"task_id": "t"}))
+    assert "own background task" in decision.reason
+    assert any("'TaskStop' not registered: the built-in plugin 'shell'" in w for w in toolbox.records["mystop"].warnings)
+
+
 def test_no_plugin_may_take_the_cores_name(tmp_path: Path) -> None:
     def register(register: object) -> None:
         register(Tool(name="Impostor", handler=my_stop, input_model=StopInput, permission="read"))  # type: ignore[operator]

@@ -322,6 +322,7 @@ def test_an_audit_log_from_the_first_schema_is_upgraded(project: Path) -> None:
         conn.execute(old.insert().values(at=time.time(), session_id="before", tool="Read", decision="allow", reason="r",
                                          source="plugin fs", source_kind="plugin", mode="default",
                                          input_digest="0" * 64, input_preview="", pid=1))
+    toolbox.plugins.stores("pegboard").ready()  # `pegboard store migrate`: first use refuses an older schema
 
     async def calls() -> None:
         async with toolbox.session(session_id="kid", parent_id="mom") as kid:

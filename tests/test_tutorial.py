@@ -25,8 +25,9 @@ def files() -> dict[str, str]:
 
 
 def test_the_page_gives_every_file_of_the_plugin() -> None:
-    assert sorted(files()) == ["pegboard_wordcount/__init__.py", "pegboard_wordcount/_tool.py",
-                               "pegboard_wordcount/descriptions/WordCount.md", "tests/test_plugin.py"]
+    assert sorted(files()) == ["pegboard_wordcount/__init__.py", "pegboard_wordcount/_store.py",
+                               "pegboard_wordcount/_tool.py", "pegboard_wordcount/descriptions/WordCount.md",
+                               "tests/test_plugin.py"]
     assert "pegboard plugins new wordcount --tool WordCount\n" in TUTORIAL.read_text()
 
 
@@ -42,7 +43,7 @@ def test_the_tutorial_plugin_passes_its_tests_and_the_check(tmp_path: Path, pegb
     tests = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider"], cwd=folder,
                            capture_output=True, text=True, env=env, timeout=240)
     assert tests.returncode == 0, tests.stdout + tests.stderr
-    assert "7 passed" in tests.stdout
+    assert "8 passed" in tests.stdout  # the store upgrade's among them (docs/tutorial.md, section 5)
     monkeypatch.syspath_prepend(str(folder))
     try:
         checked = CLIRunner(pegboard_project.root, {"wordcount": "pegboard_wordcount"})("plugins", "check",

@@ -25,6 +25,8 @@ if TYPE_CHECKING:
 __all__ = ["FsConfig", "list_checkpoints", "restore_checkpoint"]
 
 PEGBOARD_API = "1.0"
+# Every tool name this plugin may register: reserved for it even while it is off (docs/plugins.md).
+PEGBOARD_TOOL_NAMES = ("Read", "Write", "Edit", "NotebookEdit", "Glob", "Grep")
 
 
 def list_checkpoints(session_id: str) -> list[Any]:

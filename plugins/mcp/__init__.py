@@ -26,6 +26,8 @@ if TYPE_CHECKING:
 __all__ = ["RESOURCE_TOOLS", "get_prompt", "list_prompts"]
 
 PEGBOARD_API = "1.0"
+# Every tool name this plugin may register: reserved for it even while it is off (docs/plugins.md).
+PEGBOARD_TOOL_NAMES = ("ListMcpResourcesTool", "ReadMcpResourceTool")
 
 # A server that could not be listed is tried again by a later toolbox only
 # after this long, so that a server that is down does not hold up every start.

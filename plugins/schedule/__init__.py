@@ -34,6 +34,8 @@ __all__ = ["PEGBOARD_API", "Delivered", "FakeClock", "Firing", "ScheduleConfig",
            "hookspecs", "use_clock"]
 
 PEGBOARD_API = "1.0"
+# Every tool name this plugin may register: reserved for it even while it is off (docs/plugins.md).
+PEGBOARD_TOOL_NAMES = ("ScheduleWakeup", "CronCreate", "CronList", "CronDelete")
 
 hookspecs = _hookspecs
 """This plugin's hook specification (``pegboard_schedule_deliver``)."""

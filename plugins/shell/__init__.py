@@ -22,6 +22,8 @@ if TYPE_CHECKING:
 __all__ = ["ShellConfig"]
 
 PEGBOARD_API = "1.0"
+# Every tool name this plugin may register: reserved for it even while it is off (docs/plugins.md).
+PEGBOARD_TOOL_NAMES = ("Bash", "Monitor", "TaskStop", "EnterWorktree", "ExitWorktree")
 
 _P = "pegboard.plugins.shell"
 _ALLOWED = frozenset({"TaskStop", "EnterWorktree", "ExitWorktree"})

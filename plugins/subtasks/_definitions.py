@@ -6,7 +6,7 @@ and how it is narrowed::
     ---
     name: reviewer
     description: Reviews a change for bugs. Use after writing code.
-    tools: Read, Grep, Glob, Bash        # only these (a list works too)
+    tools: Read, Grep, Glob, Bash        # exactly these (a list works too)
     disallowedTools: Bash                # never these
     model: haiku                         # a hint for the runner; inherit = the caller's
     permissionMode: plan                 # a mode or level, clamped to the caller's
@@ -46,6 +46,8 @@ KNOWN_KEYS = frozenset({"name", "description", "tools", "disallowedTools", "mode
 NOT_SUPPORTED = {"mcpServers": "MCP servers are configured for the whole toolbox, not per agent",
                  "hooks": "per-agent hooks are not supported; use pegboard_before_call",
                  "memory": "agent memory is not supported"}
+# The name the core's own tools are registered under (Tool.plugin), as docs/plugins.md gives it.
+CORE_TOOLS_PLUGIN = "core"
 _AGENT_TOOL = re.compile(r"^(?:Agent|Task)\((?P<types>[^)]*)\)$")
 
 
@@ -62,7 +64,8 @@ class AgentDefinition:
     """"built-in", "user", "project" or "plugin:<name>"."""
     path: Path | None = None
     tools: tuple[str, ...] | None = None
-    """Only these tools (None: every tool the caller has)."""
+    """Exactly these tools, the core's own among them only when listed (None: every tool the
+    caller has)."""
     agent_types: tuple[str, ...] | None = None
     """From ``Agent(a, b)`` in ``tools``: the only types it may start."""
     disallowed: tuple[str, ...] = ()
@@ -75,6 +78,16 @@ class AgentDefinition:
     notes: tuple[str, ...] = ()
     """What in the file was not applied, for ``agents list``."""
     extra: dict[str, Any] = field(default_factory=dict)
+
+    def core_tools_dropped(self, offered: Iterable[Any]) -> list[str]:
+        """The core's own tools (scratchpad, background tasks) among ``offered``
+        that ``tools`` does not list: ``tools:`` means exactly those, as in
+        Claude Code. ToolSearch stays: it is how a listed deferred tool is
+        loaded, and it is offered only while one is."""
+        if self.tools is None:
+            return []
+        return [t.name for t in offered
+                if t.plugin == CORE_TOOLS_PLUGIN and t.name not in self.tools and t.name != "ToolSearch"]
 
     def to_json(self) -> dict[str, Any]:
         return {

@@ -77,6 +77,7 @@ async def agent(args: AgentInput, ctx: ToolContext) -> ToolResult:
             *_server_names(args.deny_servers)]
     if depth + 1 >= child_limit:
         hide.append(AGENT_TOOL)  # SendMessage, ListAgents and DeleteAgent go with it
+    hide += definition.core_tools_dropped(parent.offered())
     agent_id = new_agent_id()
     worktree = None
     if (args.isolation or definition.isolation) == "worktree":

@@ -23,6 +23,8 @@ if TYPE_CHECKING:
 __all__ = ["WebConfig"]
 
 PEGBOARD_API = "1.0"
+# Every tool name this plugin may register: reserved for it even while it is off (docs/plugins.md).
+PEGBOARD_TOOL_NAMES = ("WebFetch", "WebSearch")
 
 FETCH = "WebFetch"
 SEARCH = "WebSearch"
