@@ -24,6 +24,8 @@ if TYPE_CHECKING:
 __all__ = ["PEGBOARD_API", "hookspecs", "someone_answers"]
 
 PEGBOARD_API = "1.0"
+# Every tool name this plugin may register: reserved for it even while it is off (docs/plugins.md).
+PEGBOARD_TOOL_NAMES = ("AskUserQuestion",)
 
 hookspecs = _hookspecs
 """This plugin's hook specification (``pegboard_ask_user``)."""

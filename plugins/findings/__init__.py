@@ -22,6 +22,8 @@ if TYPE_CHECKING:
 __all__ = ["MAX_FINDINGS", "PEGBOARD_API", "Finding", "ReportFindingsInput"]
 
 PEGBOARD_API = "1.0"
+# Every tool name this plugin may register: reserved for it even while it is off (docs/plugins.md).
+PEGBOARD_TOOL_NAMES = ("ReportFindings",)
 MAX_FINDINGS = 32
 """The most findings one ReportFindings call may carry."""
 

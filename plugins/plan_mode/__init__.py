@@ -23,6 +23,8 @@ if TYPE_CHECKING:
 __all__ = ["PEGBOARD_API"]
 
 PEGBOARD_API = "1.0"
+# Every tool name this plugin may register: reserved for it even while it is off (docs/plugins.md).
+PEGBOARD_TOOL_NAMES = ("EnterPlanMode", "ExitPlanMode")
 
 _P = "pegboard.plugins.plan_mode"
 # Modes in which switching to plan mode is a person's decision.

@@ -23,6 +23,8 @@ if TYPE_CHECKING:
 __all__ = ["PEGBOARD_API"]
 
 PEGBOARD_API = "1.0"
+# Every tool name this plugin may register: reserved for it even while it is off (docs/plugins.md).
+PEGBOARD_TOOL_NAMES = ("StructuredOutput",)
 
 # What the tool is registered with (listings, `tools show`); each session's
 # catalogue shows that session's own answer schema instead.

@@ -34,7 +34,7 @@ __all__ = ["PEGBOARD_API", "SubagentRun", "SubtasksConfig", "hookspecs"]
 
 PEGBOARD_API = "1.0"
 # Every tool name this plugin may register: reserved for it even while it is off (docs/plugins.md).
-PEGBOARD_TOOL_NAMES = ("Agent", "SendMessage", "ListAgents", "DeleteAgent")
+PEGBOARD_TOOL_NAMES = ("Agent", "SendMessage", "ListAgents", "DeleteAgent", "SubagentHandback")
 
 hookspecs = _hookspecs
 """This plugin's hook specifications (``pegboard_run_subagent``, ``pegboard_agent_dirs``)."""

@@ -30,6 +30,8 @@ if TYPE_CHECKING:
 __all__ = ["PEGBOARD_API", "TodosConfig"]
 
 PEGBOARD_API = "1.0"
+# Every tool name this plugin may register: reserved for it even while it is off (docs/plugins.md).
+PEGBOARD_TOOL_NAMES = ("TaskCreate", "TaskGet", "TaskUpdate", "TaskList", "TodoWrite")
 
 _P = "pegboard.plugins.todos"
 _H = f"{_P}._handlers"
