@@ -121,6 +121,13 @@ class BlockScanner:
         self._edge = 0
         self._can_cut = True
         self._seen_base = False
+        # Where the next end tag of each name is, from the last search: the
+        # scan moves forward only, so a search is made again only once the
+        # scan has passed what it found. Searching from every block to the end
+        # of the page was quadratic on a page of paragraphs that are never
+        # closed (each search ran to the end and found nothing).
+        self._next_close: dict[str, tuple[int, int]] = {}  # name -> (searched from, found or -1)
+        self._next_end_tag: dict[str, tuple[int, int]] = {}  # the same, for the case-blind pattern
 
     def next_cut(self, not_before: int) -> int | None:
         """The first safe cut at or after ``not_before``, or None if the page ends first."""
@@ -200,10 +207,10 @@ class BlockScanner:
                     # Code: thousands of highlighting spans, and no block can
                     # start inside. What it leaves open is still checked
                     # when it ends (_block_ended).
-                    close = _end_tag(name).search(self.html, resume_at, self.end)
+                    close = self._find_end_tag(name, resume_at)
                     # A <pre> inside it would make that end tag the inner one's.
-                    if close is not None and _PRE_START.search(self.html, resume_at, close.start()) is None:
-                        resume_at = close.start()
+                    if close >= 0 and _PRE_START.search(self.html, resume_at, close) is None:
+                        resume_at = close
                 elif self._enclosed == 1 and not self._inline and not self._foreign:
                     resume_at = self._past_simple_block(name, resume_at)
                 if cut:
@@ -225,20 +232,45 @@ class BlockScanner:
         such (a paragraph, a heading, a list or table of plain items).
         """
         html = self.html
-        close = html.find("</" + name, inside, self.end)  # plain find: most pages are lower case
+        close = self._find_close(name, inside)  # plain find: most pages are lower case
         if close < 0 or html[close + 2 + len(name): close + 3 + len(name)] not in _TAG_NAME_ENDS:
             return inside
         # A differently spelt end tag before it, a comment or any tag but a
-        # skippable one, and the block is scanned tag by tag.
-        names = set(_REGION_TAG.findall(html, inside, close))
-        if not names <= _SKIPPABLE and not {n.lower() for n in names} <= _SKIPPABLE:
-            return inside
+        # skippable one, and the block is scanned tag by tag. The check stops
+        # at the first such tag: the scan goes on from there anyway, so no
+        # stretch of the page is checked twice.
+        for tag in _REGION_TAG.finditer(html, inside, close):
+            found = tag.group(1)
+            if found is None or (found not in _SKIPPABLE and found.lower() not in _SKIPPABLE):
+                return inside
         after = html.find(">", close, self.end)
         if after < 0:
             return inside
         self._close(name)
         self._block_ended(after + 1)
         return after + 1
+
+    def _find_close(self, name: str, start: int) -> int:
+        """``html.find("</" + name, start, end)``, searching again only past what the last search found."""
+        known = self._next_close.get(name)
+        if known is not None and known[0] <= start and (known[1] < 0 or known[1] >= start):
+            found = known[1]
+        else:
+            found = self.html.find("</" + name, start, self.end)
+            self._next_close[name] = (start, found)
+        # The end only moves back (an unclosed <script> hides the rest), never forward.
+        return found if found < 0 or found + 2 + len(name) <= self.end else -1
+
+    def _find_end_tag(self, name: str, start: int) -> int:
+        """Where ``_end_tag(name)`` first matches at or after ``start`` (-1: nowhere), remembered as ``_find_close``."""
+        known = self._next_end_tag.get(name)
+        if known is not None and known[0] <= start and (known[1] < 0 or known[1] >= start):
+            found = known[1]
+        else:
+            match = _end_tag(name).search(self.html, start, self.end)
+            found = -1 if match is None else match.start()
+            self._next_end_tag[name] = (start, found)
+        return found if found < 0 or found + 3 + len(name) <= self.end else -1
 
     def _block_ended(self, at: int) -> None:
         """A block closed: if it left an inline element open, cutting after it would end that early."""
