@@ -223,10 +223,17 @@ class PageText:
         """Whether ``read(chars)`` would have to convert more (and should run in a thread)."""
         return self._scanner is not None and len(self._known) < chars
 
-    def read(self, chars: int | None = None) -> str:
-        """The text, converted until it is at least ``chars`` long or complete. CPU-bound."""
+    def read(self, chars: int | None = None, stop: threading.Event | None = None) -> str:
+        """The text, converted until it is at least ``chars`` long or complete. CPU-bound.
+
+        ``stop`` set (the call's time limit passed, and the caller left)
+        ends the conversion after the piece under way; what was converted
+        stays, whole pieces only, for a later read to carry on from.
+        """
         with self._lock:
             while self._scanner is not None and (chars is None or len(self._known) < chars):
+                if stop is not None and stop.is_set():
+                    break
                 self._convert_next(chars)
             return self._known
 
@@ -286,14 +293,15 @@ def open_body(body: bytes, content_type: str | None, url: str) -> Opened:
     return Opened("text", PageText.whole(text))
 
 
-def open_and_read(body: bytes, content_type: str | None, url: str, chars: int) -> Opened:
+def open_and_read(body: bytes, content_type: str | None, url: str, chars: int,
+                  stop: threading.Event | None = None) -> Opened:
     """``open_body``, with its first ``chars`` characters converted. Pure and CPU-bound: run it in a thread.
 
     The Markdown converter is native code and releases the GIL, so the other
-    calls of a batch go on while a large page converts.
+    calls of a batch go on while a large page converts. ``stop``: as ``PageText.read``.
     """
     opened = open_body(body, content_type, url)
-    opened.text.read(chars)
+    opened.text.read(chars, stop)
     return opened
 
 

@@ -4,8 +4,9 @@ from __future__ import annotations
 
 import inspect
 import ssl
-from collections.abc import Iterable
-from typing import TYPE_CHECKING, Any
+import threading
+from collections.abc import Callable, Iterable
+from typing import TYPE_CHECKING, Any, TypeVar
 
 import anyio
 
@@ -23,6 +24,34 @@ if TYPE_CHECKING:
 __all__ = ["run_fetch", "web_fetch"]
 
 _ERROR_BODY_CHARS = 2000
+_T = TypeVar("_T")
+
+
+async def _in_time(deadline: float, work: Callable[[threading.Event], _T]) -> _T | None:
+    """``work(stop)`` in a worker thread, or None once ``deadline`` (anyio's clock) passes.
+
+    The conversion is CPU-bound and cannot be interrupted inside the native
+    converter; past the deadline the call stops waiting, the thread's result
+    is dropped, and ``stop`` ends the thread's work after the piece under way.
+    """
+    stop = threading.Event()
+    try:
+        with anyio.move_on_at(deadline):
+            return await anyio.to_thread.run_sync(work, stop, abandon_on_cancel=True)
+        return None
+    finally:
+        stop.set()
+
+
+def _too_slow(config: WebConfig, url: str, downloaded: int, *, cached: bool = False) -> str:
+    kept = ("what was converted before stays cached for the next call" if cached
+            else "nothing was kept")
+    return (
+        f"Timed out: {url} was downloaded ({downloaded:,} bytes), but converting it to text did not finish "
+        f"within {config.timeout_s:g} s, WebFetch's time limit for the whole call (download and conversion). "
+        f"The conversion was abandoned and {kept}. The page may be too large or too intricate to "
+        "convert in time: try a smaller or more specific page (a section's own URL, a raw or text version)."
+    )
 
 
 async def web_fetch(args: WebFetchInput, ctx: ToolContext) -> ToolResult:
@@ -58,6 +87,9 @@ async def run_fetch(
         target = check_url(args.url)
     except BadURL as exc:
         return ToolResult.error(f"WebFetch refused {args.url!r}: {exc}")
+    # One time limit for the whole call: the download (fetch() keeps it from
+    # its own start) and the conversion, which gets what is left.
+    deadline = anyio.current_time() + config.timeout_s
     allowed = explicitly_allowed_hosts(rules)
     cache = cache if cache is not None else shared_cache(config.cache_ttl_s, config.cache_max_entries)
     limits = FetchLimits(
@@ -101,7 +133,10 @@ async def run_fetch(
         # Only as much of the page is converted as this call shows (and one
         # character more, to know whether the page goes on).
         need = args.offset + config.window_chars + 1 if ok else _ERROR_BODY_CHARS + 1
-        converted = await anyio.to_thread.run_sync(open_and_read, got.body, got.content_type, got.url, need)
+        body, content_type, final_url = got.body, got.content_type, got.url
+        converted = await _in_time(deadline, lambda stop: open_and_read(body, content_type, final_url, need, stop))
+        if converted is None:
+            return ToolResult.error(_too_slow(config, got.url, len(got.body)))
         if converted.kind == "binary":
             return ToolResult.error(
                 f"{got.url} returned {mtype or 'content without a type'} ({len(got.body):,} bytes"
@@ -127,7 +162,7 @@ async def run_fetch(
         if got.hops:
             notes.append(f"Followed {len(got.hops)} redirect(s) within {target.host} to {got.url}.")
 
-    return await _answer(args, config, page, from_cache, notes, summarizer)
+    return await _answer(args, config, page, from_cache, notes, summarizer, deadline)
 
 
 def _limits_line(config: WebConfig) -> str:
@@ -144,6 +179,7 @@ async def _answer(
     from_cache: bool,
     notes: list[str],
     summarizer: Any,
+    deadline: float,
 ) -> ToolResult:
     from pegboard import ToolResult
 
@@ -151,7 +187,11 @@ async def _answer(
     need = start + config.window_chars + 1
     if page.text.needs(need):
         # A later window of a page converted only as far as earlier calls read.
-        text = await anyio.to_thread.run_sync(page.text.read, need)
+        pagetext = page.text
+        read = await _in_time(deadline, lambda stop: pagetext.read(need, stop))
+        if read is None:
+            return ToolResult.error(_too_slow(config, page.final_url, page.downloaded_bytes, cached=True))
+        text = read
     else:
         text = page.text.known
     complete = page.text.complete
