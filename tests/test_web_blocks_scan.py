@@ -204,3 +204,54 @@ def test_fuzzed_pages_cut_as_the_old_scan_did(blocks: list[tuple[str, list[str],
     assert new == trace(OldScanner, html, steps)
     cuts = [c for c, *_ in new if c is not None]
     assert cuts == sorted(set(cuts)) and all(html.startswith("<", c) for c in cuts)
+
+
+# --- the converter's own passes over the page: linear, and matching what the regexes matched ---------
+
+from pegboard.plugins.web import _convert  # noqa: E402
+
+OLD_PRESTRIP = re.compile(r"<!--.*?-->|<(script|style|svg|noscript|template)\b[^>]*>.*?</\1\s*>",
+                          re.IGNORECASE | re.DOTALL)
+OLD_PRE_BLOCK = re.compile(r"<pre\b.*?</pre\s*>", re.IGNORECASE | re.DOTALL)
+OLD_TITLE = re.compile(r"<title\b[^>]*>(.*?)</title\s*>", re.IGNORECASE | re.DOTALL)
+
+
+def old_title(html: str) -> str | None:
+    import html as entities
+
+    m = OLD_TITLE.search(html)
+    return None if m is None else " ".join(entities.unescape(m.group(1)).split()) or None
+
+
+def unlink(block: str) -> str:
+    return _convert._ANCHOR_TAG.sub("", block)
+
+
+_PASS_FRAGMENT = st.sampled_from([
+    "<pre>", "<PRE class=x>", "<pre", "</pre>", "</PRE >", "</pre", "<a href=y>", "</a>", "<title>", "</title>",
+    "<TITLE x=1>", "<!--", "-->", "<!-- c -->", "<script>", "</script>", "<Style>", "</STYLE>", "<svg>", "</svg>",
+    "<template>", "</template>", "<noscript>", "</noscript >", ">", "<", "text", "\n", "<prefix>", "<scripts>"])
+
+
+@settings(derandomize=True, max_examples=200, deadline=None)
+@given(fragments=st.lists(_PASS_FRAGMENT, max_size=40))
+def test_fuzzed_pages_get_the_same_passes_as_the_regexes_gave(fragments: list[str]) -> None:
+    html = "".join(fragments)
+    assert _convert._sub_elements(html, _convert._PRE_OPEN, unlink, "pre", tag_end=False) == \
+        OLD_PRE_BLOCK.sub(lambda m: unlink(m.group(0)), html)
+    assert _convert._sub_elements(html, _convert._PRESTRIP_OPEN, lambda _: " ") == OLD_PRESTRIP.sub(" ", html)
+    assert _convert._title(html) == old_title(html)
+
+
+@pytest.mark.parametrize("opening", ["<pre>", "<!--", "<script>", "<svg>", "<title>", "<pre"])
+def test_the_converters_passes_search_each_character_a_bounded_number_of_times(
+        opening: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    tally = [0]
+    closings = {k: _CountedPattern(v, tally) for k, v in _convert._CLOSINGS.items()}
+    monkeypatch.setattr(_convert, "_CLOSINGS", closings)
+    _Counted.searched = 0
+    html = _Counted((opening + "some text\n") * 20_000)
+    _convert._sub_elements(html, _convert._PRE_OPEN, unlink, "pre", tag_end=False)
+    _convert._sub_elements(html, _convert._PRESTRIP_OPEN, lambda _: " ")
+    _convert._title(html)
+    assert _Counted.searched + tally[0] <= 6 * len(html), (_Counted.searched, tally[0], len(html))
