@@ -140,8 +140,8 @@ async def run_fetch(
         # Only as much of the page is converted as this call shows (and one
         # character more, to know whether the page goes on).
         need = args.offset + config.window_chars + 1 if ok else _ERROR_BODY_CHARS + 1
-        body, content_type, final_url = got.body, got.content_type, got.url
-        converted = await _in_time(deadline, lambda stop: open_and_read(body, content_type, final_url, need, stop))
+        raw, content_type, final_url = got.body, got.content_type, got.url
+        converted = await _in_time(deadline, lambda stop: open_and_read(raw, content_type, final_url, need, stop))
         if converted is None:
             return ToolResult.error(_too_slow(config, got.url, len(got.body)))
         if converted.kind == "binary":
