@@ -22,7 +22,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from pegboard.plugins.web import _blocks
-from pegboard.plugins.web._blocks import _REGION_TAG, _SKIPPABLE, _TAG_NAME_ENDS, BlockScanner, _end_tag
+from pegboard.plugins.web._blocks import _NOT_BLANK, _REGION_TAG, _SKIPPABLE, _TAG_NAME_ENDS, BlockScanner, _end_tag
 from pegboard.plugins.web._convert import PageText
 
 pytestmark = [pytest.mark.timeout(120)]
@@ -49,6 +49,12 @@ class OldScanner(BlockScanner):
     def _find_end_tag(self, name: str, start: int) -> int:
         match = _end_tag(name).search(self.html, start, self.end)
         return -1 if match is None else match.start()
+
+    def _is_open(self, name: str) -> bool:
+        return name in self._stack
+
+    def _blank_since_edge(self, start: int) -> bool:
+        return self._edge == start or _NOT_BLANK.search(self.html, self._edge, start) is None
 
 
 def trace(cls: type[BlockScanner], html: str, steps: list[int]) -> list[tuple[Any, ...]]:
@@ -87,8 +93,19 @@ def one_end_tag_at_the_end(kb: int) -> str:
     return unclosed_paragraphs(kb) + "</p></body></html>"
 
 
+def blanks_then_containers(kb: int) -> str:
+    # Text after a long run of blanks keeps the edge where the blanks begin, and every container after it
+    # asked whether only blanks lay between.
+    return "<html><body><p>a</p>" + " " * (kb * 512) + "x" + "<div></div>" * (kb * 512 // 11)
+
+
+def deep_then_stray_end_tags(kb: int) -> str:
+    return "<html><body>" + "<div>x" * (kb * 512 // 6) + "</x>" * (kb * 512 // 4)
+
+
 WORST = {"unclosed <p> blocks": unclosed_paragraphs, "bare <p>x": bare_paragraphs, "unclosed <pre>": unclosed_pre,
-         "one </p> at the end": one_end_tag_at_the_end}
+         "one </p> at the end": one_end_tag_at_the_end, "blanks, then containers": blanks_then_containers,
+         "deep, then stray end tags": deep_then_stray_end_tags}
 
 
 class _Counted(str):
@@ -121,6 +138,7 @@ def test_the_scan_searches_each_character_a_bounded_number_of_times(
     tally = [0]
     real = _blocks._end_tag
     monkeypatch.setattr(_blocks, "_end_tag", lambda name: _CountedPattern(real(name), tally))
+    monkeypatch.setattr(_blocks, "_NOT_BLANK", _CountedPattern(_blocks._NOT_BLANK, tally))
     _Counted.searched = 0
     html = _Counted(make(200))
     scanner = BlockScanner(html, "https://x.test/")

@@ -128,6 +128,10 @@ class BlockScanner:
         # closed (each search ran to the end and found nothing).
         self._next_close: dict[str, tuple[int, int]] = {}  # name -> (searched from, found or -1)
         self._next_end_tag: dict[str, tuple[int, int]] = {}  # the same, for the case-blind pattern
+        # How many of each name are open (the stack, counted): a deep stack
+        # searched at every end tag was quadratic too.
+        self._open_names: dict[str, int] = {}
+        self._text_after_edge = (-1, -1)  # (an edge, the first character after it that is not blank)
 
     def next_cut(self, not_before: int) -> int | None:
         """The first safe cut at or after ``not_before``, or None if the page ends first."""
@@ -153,7 +157,7 @@ class BlockScanner:
                     name = name.lower()
                     kind = _KINDS.get(name, _OTHER)
                 if end_slash:
-                    if name not in stack:
+                    if not self._is_open(name):
                         # A stray end tag: parsers differ on it (the converter's
                         # may match it to an element closed long before, or
                         # start a paragraph), so from here the rest converts whole.
@@ -183,13 +187,15 @@ class BlockScanner:
                     continue  # self-closing, as <path/> in an <svg> is (in HTML, "/>" closes nothing)
                 start = m.start()
                 cut = (kind & _BLOCK and not self._enclosed and self._can_cut and start >= not_before
-                       and (self._edge == start or _NOT_BLANK.search(self.html, self._edge, start) is None))
+                       and self._blank_since_edge(start))
                 if name == "p" and stack and stack[-1] == "p":
                     stack.pop()
+                    self._open_names["p"] -= 1
                     self._enclosed -= 1
                 if cut:
                     self.cut_context = "".join(self._containers)
                 stack.append(name)
+                self._open_names[name] = self._open_names.get(name, 0) + 1
                 if kind & _PLAIN:
                     self._containers.append(self.html[start:m.end()])
                     self._pass_between_blocks(start, m.end())
@@ -250,6 +256,24 @@ class BlockScanner:
         self._block_ended(after + 1)
         return after + 1
 
+    def _is_open(self, name: str) -> bool:
+        return self._open_names.get(name, 0) > 0
+
+    def _blank_since_edge(self, start: int) -> bool:
+        """Whether nothing but blanks lies between the last edge and ``start``.
+
+        The first character that is not blank after an edge is found once:
+        with the edge kept in place (text after a block, then many containers)
+        a search from the edge at every tag was quadratic in the blanks.
+        """
+        edge = self._edge
+        if edge == start:
+            return True
+        if self._text_after_edge[0] != edge:
+            found = _NOT_BLANK.search(self.html, edge, self.end)
+            self._text_after_edge = (edge, self.end if found is None else found.start())
+        return self._text_after_edge[1] >= start
+
     def _find_close(self, name: str, start: int) -> int:
         """``html.find("</" + name, start, end)``, searching again only past what the last search found."""
         known = self._next_close.get(name)
@@ -285,7 +309,7 @@ class BlockScanner:
 
     def _pass_between_blocks(self, start: int, end: int) -> None:
         """Markup between two blocks (a container's tag, a comment, a script) does not stop a cut after it."""
-        if not self._enclosed and (self._edge == start or _NOT_BLANK.search(self.html, self._edge, start) is None):
+        if not self._enclosed and self._blank_since_edge(start):
             self._edge = end
 
     def _special(self, name: str, attrs: str, start: int) -> None:
@@ -316,6 +340,7 @@ class BlockScanner:
                    else _IMPLIED_END | (_TABLE_PARTS if name in _TABLE_ENDS else frozenset()))
         while True:
             top = stack.pop()
+            self._open_names[top] -= 1
             kind = _KINDS.get(top, _OTHER)
             if kind & _PLAIN:
                 self._containers.pop()
