@@ -37,13 +37,14 @@ async def go(url: str, config: WebConfig, cache: PageCache, offset: int = 0) -> 
 class SlowConverter:
     """The real converter, each piece after ``seconds`` of waiting; counts the pieces it finished."""
 
-    def __init__(self, seconds: float) -> None:
+    def __init__(self, seconds: float, blank: bool = False) -> None:
         self.seconds, self.pieces, self.real = seconds, 0, _convert.html_to_markdown
+        self.blank = blank  # every piece converts to nothing, so the page never has enough text
         self.release = threading.Event()  # set: the waits end at once
 
     def __call__(self, html: str, base_url: str) -> str:
         self.release.wait(self.seconds)
-        out = self.real(html, base_url)
+        out = "" if self.blank else self.real(html, base_url)
         self.pieces += 1
         return out
 
@@ -60,11 +61,11 @@ class SlowConverter:
 
 
 @pytest.fixture
-def slow(monkeypatch: pytest.MonkeyPatch) -> Iterator[Callable[[float], SlowConverter]]:
+def slow(monkeypatch: pytest.MonkeyPatch) -> Iterator[Callable[..., SlowConverter]]:
     made: list[SlowConverter] = []
 
-    def make(seconds: float) -> SlowConverter:
-        converter = SlowConverter(seconds)
+    def make(seconds: float, blank: bool = False) -> SlowConverter:
+        converter = SlowConverter(seconds, blank)
         monkeypatch.setattr(_convert, "html_to_markdown", converter)
         made.append(converter)
         return converter
@@ -75,7 +76,7 @@ def slow(monkeypatch: pytest.MonkeyPatch) -> Iterator[Callable[[float], SlowConv
 
 
 async def test_a_conversion_past_the_time_limit_is_abandoned_and_the_model_told(
-        serve: Callable[..., Server], slow: Callable[[float], SlowConverter]) -> None:
+        serve: Callable[..., Server], slow: Callable[..., SlowConverter]) -> None:
     srv = serve({"/": static(PAGE, "text/html; charset=utf-8")})
     converter = slow(20.0)
     result = await go(srv.url("/"), WebConfig(timeout_s=0.5), PageCache())
@@ -88,22 +89,23 @@ async def test_a_conversion_past_the_time_limit_is_abandoned_and_the_model_told(
 
 
 async def test_the_abandoned_thread_stops_after_the_piece_under_way(
-        serve: Callable[..., Server], slow: Callable[[float], SlowConverter],
+        serve: Callable[..., Server], slow: Callable[..., SlowConverter],
         monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(_convert, "_MIN_PIECE_CHARS", 2000)  # many pieces, each one slow
+    monkeypatch.setattr(_convert, "_MIN_PIECE_CHARS", 2000)
     srv = serve({"/": static(PAGE, "text/html; charset=utf-8")})
-    converter = slow(0.3)
-    config = WebConfig(timeout_s=0.5, window_chars=2_000_000)  # a window that wants the whole page
+    # Pieces that come out empty: the conversion goes on piece after piece (about 60 of
+    # them, sized for a 2,000-character window), each slow.
+    converter = slow(0.3, blank=True)
     cache = PageCache()
-    result = await go(srv.url("/"), config, cache)
+    result = await go(srv.url("/"), WebConfig(timeout_s=0.5, window_chars=2000), cache)
     assert result.is_error and "did not finish within 0.5 s" in result.text_content()
-    # The page has about 90 pieces: the thread, told to stop, converts at most the piece it was in.
+    # Told to stop, the thread converts at most the piece it was in.
     assert converter.settled() <= 4
     assert cache.get(srv.url("/")) is None  # nothing half-converted is cached
 
 
 async def test_a_later_window_of_a_cached_page_keeps_to_the_time_limit(
-        serve: Callable[..., Server], slow: Callable[[float], SlowConverter]) -> None:
+        serve: Callable[..., Server], slow: Callable[..., SlowConverter]) -> None:
     srv = serve({"/": static(PAGE, "text/html; charset=utf-8")})
     cache = PageCache()
     config = WebConfig(timeout_s=0.5, window_chars=5000)
@@ -117,7 +119,7 @@ async def test_a_later_window_of_a_cached_page_keeps_to_the_time_limit(
 
 
 async def test_a_conversion_within_the_limit_is_unchanged(
-        serve: Callable[..., Server], slow: Callable[[float], SlowConverter]) -> None:
+        serve: Callable[..., Server], slow: Callable[..., SlowConverter]) -> None:
     srv = serve({"/": static(PAGE, "text/html; charset=utf-8")})
     slow(0.01)
     result = await go(srv.url("/"), WebConfig(timeout_s=30), PageCache())
