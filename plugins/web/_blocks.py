@@ -121,6 +121,17 @@ class BlockScanner:
         self._edge = 0
         self._can_cut = True
         self._seen_base = False
+        # Where the next end tag of each name is, from the last search: the
+        # scan moves forward only, so a search is made again only once the
+        # scan has passed what it found. Searching from every block to the end
+        # of the page was quadratic on a page of paragraphs that are never
+        # closed (each search ran to the end and found nothing).
+        self._next_close: dict[str, tuple[int, int]] = {}  # name -> (searched from, found or -1)
+        self._next_end_tag: dict[str, tuple[int, int]] = {}  # the same, for the case-blind pattern
+        # How many of each name are open (the stack, counted): a deep stack
+        # searched at every end tag was quadratic too.
+        self._open_names: dict[str, int] = {}
+        self._text_after_edge = (-1, -1)  # (an edge, the first character after it that is not blank)
 
     def next_cut(self, not_before: int) -> int | None:
         """The first safe cut at or after ``not_before``, or None if the page ends first."""
@@ -146,7 +157,7 @@ class BlockScanner:
                     name = name.lower()
                     kind = _KINDS.get(name, _OTHER)
                 if end_slash:
-                    if name not in stack:
+                    if not self._is_open(name):
                         # A stray end tag: parsers differ on it (the converter's
                         # may match it to an element closed long before, or
                         # start a paragraph), so from here the rest converts whole.
@@ -176,13 +187,15 @@ class BlockScanner:
                     continue  # self-closing, as <path/> in an <svg> is (in HTML, "/>" closes nothing)
                 start = m.start()
                 cut = (kind & _BLOCK and not self._enclosed and self._can_cut and start >= not_before
-                       and (self._edge == start or _NOT_BLANK.search(self.html, self._edge, start) is None))
+                       and self._blank_since_edge(start))
                 if name == "p" and stack and stack[-1] == "p":
                     stack.pop()
+                    self._open_names["p"] -= 1
                     self._enclosed -= 1
                 if cut:
                     self.cut_context = "".join(self._containers)
                 stack.append(name)
+                self._open_names[name] = self._open_names.get(name, 0) + 1
                 if kind & _PLAIN:
                     self._containers.append(self.html[start:m.end()])
                     self._pass_between_blocks(start, m.end())
@@ -200,10 +213,10 @@ class BlockScanner:
                     # Code: thousands of highlighting spans, and no block can
                     # start inside. What it leaves open is still checked
                     # when it ends (_block_ended).
-                    close = _end_tag(name).search(self.html, resume_at, self.end)
+                    close = self._find_end_tag(name, resume_at)
                     # A <pre> inside it would make that end tag the inner one's.
-                    if close is not None and _PRE_START.search(self.html, resume_at, close.start()) is None:
-                        resume_at = close.start()
+                    if close >= 0 and _PRE_START.search(self.html, resume_at, close) is None:
+                        resume_at = close
                 elif self._enclosed == 1 and not self._inline and not self._foreign:
                     resume_at = self._past_simple_block(name, resume_at)
                 if cut:
@@ -225,20 +238,63 @@ class BlockScanner:
         such (a paragraph, a heading, a list or table of plain items).
         """
         html = self.html
-        close = html.find("</" + name, inside, self.end)  # plain find: most pages are lower case
+        close = self._find_close(name, inside)  # plain find: most pages are lower case
         if close < 0 or html[close + 2 + len(name): close + 3 + len(name)] not in _TAG_NAME_ENDS:
             return inside
         # A differently spelt end tag before it, a comment or any tag but a
-        # skippable one, and the block is scanned tag by tag.
-        names = set(_REGION_TAG.findall(html, inside, close))
-        if not names <= _SKIPPABLE and not {n.lower() for n in names} <= _SKIPPABLE:
-            return inside
+        # skippable one, and the block is scanned tag by tag. The check stops
+        # at the first such tag: the scan goes on from there anyway, so no
+        # stretch of the page is checked twice.
+        for tag in _REGION_TAG.finditer(html, inside, close):
+            found = tag.group(1)
+            if found is None or (found not in _SKIPPABLE and found.lower() not in _SKIPPABLE):
+                return inside
         after = html.find(">", close, self.end)
         if after < 0:
             return inside
         self._close(name)
         self._block_ended(after + 1)
         return after + 1
+
+    def _is_open(self, name: str) -> bool:
+        return self._open_names.get(name, 0) > 0
+
+    def _blank_since_edge(self, start: int) -> bool:
+        """Whether nothing but blanks lies between the last edge and ``start``.
+
+        The first character that is not blank after an edge is found once:
+        with the edge kept in place (text after a block, then many containers)
+        a search from the edge at every tag was quadratic in the blanks.
+        """
+        edge = self._edge
+        if edge == start:
+            return True
+        if self._text_after_edge[0] != edge:
+            found = _NOT_BLANK.search(self.html, edge, self.end)
+            self._text_after_edge = (edge, self.end if found is None else found.start())
+        return self._text_after_edge[1] >= start
+
+    def _find_close(self, name: str, start: int) -> int:
+        """``html.find("</" + name, start, end)``, searching again only past what the last search found."""
+        known = self._next_close.get(name)
+        if known is not None and known[0] <= start and (known[1] < 0 or known[1] >= start):
+            found = known[1]
+        else:
+            found = self.html.find("</" + name, start, self.end)
+            self._next_close[name] = (start, found)
+        # The end only moves back (an unclosed <script> hides the rest), never forward.
+        return found if found < 0 or found + 2 + len(name) <= self.end else -1
+
+    def _find_end_tag(self, name: str, start: int) -> int:
+        """Where ``_end_tag(name)`` first matches at or after ``start`` (-1: nowhere), remembered as ``_find_close``."""
+        known = self._next_end_tag.get(name)
+        if known is not None and known[0] <= start and (known[1] < 0 or known[1] >= start):
+            found = known[1]
+        else:
+            match = _end_tag(name).search(self.html, start, self.end)
+            found = -1 if match is None else match.start()
+            self._next_end_tag[name] = (start, found)
+        return found if found < 0 or found + 3 + len(name) <= self.end else -1
 
     def _block_ended(self, at: int) -> None:
         """A block closed: if it left an inline element open, cutting after it would end that early."""
@@ -253,7 +309,7 @@ class BlockScanner:
 
     def _pass_between_blocks(self, start: int, end: int) -> None:
         """Markup between two blocks (a container's tag, a comment, a script) does not stop a cut after it."""
-        if not self._enclosed and (self._edge == start or _NOT_BLANK.search(self.html, self._edge, start) is None):
+        if not self._enclosed and self._blank_since_edge(start):
             self._edge = end
 
     def _special(self, name: str, attrs: str, start: int) -> None:
@@ -284,6 +340,7 @@ class BlockScanner:
                    else _IMPLIED_END | (_TABLE_PARTS if name in _TABLE_ENDS else frozenset()))
         while True:
             top = stack.pop()
+            self._open_names[top] -= 1
             kind = _KINDS.get(top, _OTHER)
             if kind & _PLAIN:
                 self._containers.pop()

@@ -11,6 +11,7 @@ from __future__ import annotations
 import codecs
 import re
 import threading
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Literal
 
@@ -45,16 +46,22 @@ _HTML_TYPES = frozenset({"text/html", "application/xhtml+xml"})
 _EXCLUDED = ("svg", "iframe", "object", "embed", "canvas")
 # The plain-text fallback skips these (raw text, or invisible).
 _DROP_TAGS = ("head", "script", "style", "noscript", "template", *_EXCLUDED)
-_PRESTRIP = re.compile(
-    r"<!--.*?-->|<(script|style|svg|noscript|template)\b[^>]*>.*?</\1\s*>",
-    re.IGNORECASE | re.DOTALL,
-)
+# Each of these is an opening (a comment, a raw-text element's start tag, a
+# <pre>) and the first closing after it. Found with a search per opening, as
+# ``re.sub`` with a lazy ``.*?`` would, but remembering where a closing is
+# absent: the regex scanned to the end of the page from every opening that is
+# never closed, which was quadratic on a page of unclosed <pre>.
+_PRESTRIP_OPEN = re.compile(r"<!--|<(script|style|svg|noscript|template)\b", re.IGNORECASE)
 # A link inside <pre> would come out as Markdown link syntax in the middle of
 # the code block (rustdoc and Sphinx link every type in a signature); the code
 # reads right only with the text of the link.
-_PRE_BLOCK = re.compile(r"<pre\b.*?</pre\s*>", re.IGNORECASE | re.DOTALL)
+_PRE_OPEN = re.compile(r"<pre\b", re.IGNORECASE)
 _ANCHOR_TAG = re.compile(r"</?a\b[^>]*>", re.IGNORECASE)
-_TITLE = re.compile(r"<title\b[^>]*>(.*?)</title\s*>", re.IGNORECASE | re.DOTALL)
+_TITLE_OPEN = re.compile(r"<title\b", re.IGNORECASE)
+_CLOSINGS: dict[str, re.Pattern[str]] = {
+    name: re.compile(rf"</{name}\s*>", re.IGNORECASE) for name in ("script", "style", "svg", "noscript", "template",
+                                                                    "pre", "title")
+}
 _META_CHARSET = re.compile(rb"""<meta[^>]+charset\s*=\s*["']?\s*([A-Za-z0-9_.:\-]+)""", re.IGNORECASE)
 
 
@@ -155,7 +162,8 @@ def html_to_markdown(html: str, base_url: str) -> str:
     """
     from html_to_markdown import convert as convert_html
 
-    html = _PRE_BLOCK.sub(lambda m: _ANCHOR_TAG.sub("", m.group(0)), html)
+    html = _sub_elements(html, _PRE_OPEN, lambda block: _ANCHOR_TAG.sub("", block), "pre",
+                         tag_end=False)
     try:
         result = convert_html(html, _options(base_url))
     except Exception as exc:  # the binding's errors, and a Rust panic raised as PanicError
@@ -223,10 +231,17 @@ class PageText:
         """Whether ``read(chars)`` would have to convert more (and should run in a thread)."""
         return self._scanner is not None and len(self._known) < chars
 
-    def read(self, chars: int | None = None) -> str:
-        """The text, converted until it is at least ``chars`` long or complete. CPU-bound."""
+    def read(self, chars: int | None = None, stop: threading.Event | None = None) -> str:
+        """The text, converted until it is at least ``chars`` long or complete. CPU-bound.
+
+        ``stop`` set (the call's time limit passed, and the caller left)
+        ends the conversion after the piece under way; what was converted
+        stays, whole pieces only, for a later read to carry on from.
+        """
         with self._lock:
             while self._scanner is not None and (chars is None or len(self._known) < chars):
+                if stop is not None and stop.is_set():
+                    break
                 self._convert_next(chars)
             return self._known
 
@@ -286,24 +301,93 @@ def open_body(body: bytes, content_type: str | None, url: str) -> Opened:
     return Opened("text", PageText.whole(text))
 
 
-def open_and_read(body: bytes, content_type: str | None, url: str, chars: int) -> Opened:
+def open_and_read(body: bytes, content_type: str | None, url: str, chars: int,
+                  stop: threading.Event | None = None) -> Opened:
     """``open_body``, with its first ``chars`` characters converted. Pure and CPU-bound: run it in a thread.
 
     The Markdown converter is native code and releases the GIL, so the other
-    calls of a batch go on while a large page converts.
+    calls of a batch go on while a large page converts. ``stop``: as ``PageText.read``.
     """
     opened = open_body(body, content_type, url)
-    opened.text.read(chars)
+    opened.text.read(chars, stop)
     return opened
+
+
+class _Closings:
+    """Where the first closing after a place is, searching again only past the last one found."""
+
+    def __init__(self, html: str) -> None:
+        self.html = html
+        self._known: dict[str, tuple[int, int, int]] = {}  # key -> (searched from, start or -1, end)
+
+    def find(self, key: str, start: int) -> tuple[int, int]:
+        """(start, end) of the first closing ``key`` at or after ``start``; (-1, -1) when there is none."""
+        known = self._known.get(key)
+        if known is not None and known[0] <= start and (known[1] < 0 or known[1] >= start):
+            return known[1], known[2]
+        if key == ">":
+            at = self.html.find(">", start)
+            found = (at, at + 1) if at >= 0 else (-1, -1)
+        elif key == "-->":
+            at = self.html.find("-->", start)
+            found = (at, at + 3) if at >= 0 else (-1, -1)
+        else:
+            m = _CLOSINGS[key].search(self.html, start)
+            found = (m.start(), m.end()) if m is not None else (-1, -1)
+        self._known[key] = (start, *found)
+        return found
+
+
+def _element_spans(html: str, opening: re.Pattern[str], name: str | None = None,
+                   tag_end: bool = True) -> Iterator[tuple[int, int, int]]:
+    """(start, end of the start tag, end) of each element ``opening`` begins and its end tag ends, left to right,
+    not overlapping: what ``<name\\b[^>]*>.*?</name\\s*>`` (or ``<!--.*?-->``) matches with ``re`` (DOTALL);
+    without ``tag_end``, what ``<name\\b.*?</name\\s*>`` matches."""
+    closings = _Closings(html)
+    pos = 0
+    for m in opening.finditer(html):
+        if m.start() < pos:
+            continue
+        if m.group(0) == "<!--":
+            close, after = closings.find("-->", m.end())
+            if close >= 0:
+                yield m.start(), m.end(), after
+                pos = after
+            continue
+        if tag_end:
+            found, past_tag = closings.find(">", m.end())
+            if found < 0:
+                return  # no ">" anywhere after: no element can begin from here on
+        else:
+            past_tag = m.end()
+        key = name or m.group(1).lower()
+        close, after = closings.find(key, past_tag)
+        if close >= 0:
+            yield m.start(), past_tag, after
+            pos = after
+
+
+def _sub_elements(html: str, opening: re.Pattern[str], replace: Callable[[str], str], name: str | None = None,
+                  tag_end: bool = True) -> str:
+    parts: list[str] = []
+    pos = 0
+    for start, _, end in _element_spans(html, opening, name, tag_end):
+        parts += [html[pos:start], replace(html[start:end])]
+        pos = end
+    if not parts:
+        return html
+    parts.append(html[pos:])
+    return "".join(parts)
 
 
 def _title(html: str) -> str | None:
     import html as entities
 
-    m = _TITLE.search(html)
-    if m is None:
-        return None
-    return " ".join(entities.unescape(m.group(1)).split()) or None
+    for _, inner, end in _element_spans(html, _TITLE_OPEN, "title"):
+        close = _CLOSINGS["title"].search(html, inner, end)
+        assert close is not None
+        return " ".join(entities.unescape(html[inner:close.start()]).split()) or None
+    return None
 
 
 _BLOCKS = frozenset({"p", "div", "br", "li", "tr", "h1", "h2", "h3", "h4", "h5", "h6", "section", "article",
@@ -345,7 +429,7 @@ def _plain_text(html: str) -> tuple[str, str | None]:
                 self.parts.append(data)
 
     parser = _Text()
-    parser.feed(_PRESTRIP.sub(" ", html))
+    parser.feed(_sub_elements(html, _PRESTRIP_OPEN, lambda _: " "))
     parser.close()
     text = re.sub(r"[ \t]+", " ", "".join(parser.parts))
     text = re.sub(r"\s*\n\s*", "\n", text)

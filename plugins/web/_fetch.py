@@ -9,6 +9,8 @@ given for one host, not for wherever it points.
 from __future__ import annotations
 
 import ssl
+import zlib
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from urllib.parse import urljoin
 
@@ -68,6 +70,7 @@ async def fetch(
     headers = {
         "User-Agent": limits.user_agent,
         "Accept": "text/html, text/markdown;q=0.9, text/plain;q=0.8, application/xhtml+xml;q=0.8, */*;q=0.5",
+        "Accept-Encoding": ACCEPTED_CODINGS,
     }
     try:
         # One deadline for the whole call, redirects and a trickling body
@@ -139,23 +142,119 @@ async def _follow(client: httpx.AsyncClient, first: Target, limits: FetchLimits)
     )
 
 
+# The content codings WebFetch asks for and decodes itself, in bounded steps:
+# httpx would decode every listed layer of a chunk whole before a byte count
+# saw anything, so ``Content-Encoding: gzip, gzip`` (a gzip bomb in a gzip)
+# inflated the inner layer, up to gigabytes, from a reply of a few kilobytes.
+ACCEPTED_CODINGS = "gzip, deflate"
+_STEP = 65_536  # decoded bytes produced at a time
+
+
+class _Inflater:
+    """One gzip or deflate layer, producing at most ``_STEP`` bytes per step."""
+
+    def __init__(self, coding: str) -> None:
+        self.coding = coding
+        self._zlib: zlib._Decompress | None = None
+        self._pending = b""  # input not yet given to the decompressor
+        self._members = 0  # gzip members (or deflate streams) started
+        self._done = False
+        self._tried_raw = False
+
+    def _start(self, head: bytes) -> zlib._Decompress:
+        if self.coding == "gzip":
+            return zlib.decompressobj(16 + zlib.MAX_WBITS)
+        # "deflate" is meant to be zlib-wrapped, but some servers send raw
+        # deflate: a zlib header is two bytes whose big-endian value is a
+        # multiple of 31, with method 8.
+        wrapped = len(head) >= 2 and head[0] & 0x0F == 8 and (head[0] << 8 | head[1]) % 31 == 0
+        return zlib.decompressobj(zlib.MAX_WBITS if wrapped else -zlib.MAX_WBITS)
+
+    def feed(self, data: bytes) -> None:
+        if not self._done:
+            self._pending += data
+
+    def steps(self) -> Iterator[bytes]:
+        """Decoded output of what was fed so far, a step at a time."""
+        while self._pending and not self._done:
+            if self._zlib is None:
+                if len(self._pending) < 2:
+                    return  # wait for the two bytes that say what follows
+                if self._members and (self.coding != "gzip" or self._pending[:2] != b"\x1f\x8b"):
+                    # What follows the compressed data is ignored, as httpx did.
+                    self._done, self._pending = True, b""
+                    return
+                self._zlib = self._start(self._pending)
+                self._members += 1
+            data, self._pending = self._pending, b""
+            d = self._zlib
+            try:
+                out = d.decompress(data, _STEP)
+            except zlib.error:
+                if self.coding != "deflate" or self._tried_raw:
+                    raise
+                # Raw deflate that happened to look like a zlib header: as
+                # httpx did, try it raw once.
+                self._tried_raw = True
+                d = self._zlib = zlib.decompressobj(-zlib.MAX_WBITS)
+                out = d.decompress(data, _STEP)
+            self._tried_raw = True  # only the first input may be retried: later, output was already given
+            while True:
+                if out:
+                    yield out
+                if d.eof:
+                    # A gzip body may be several members one after another.
+                    self._zlib = None
+                    self._pending = d.unused_data + self._pending
+                    break
+                if not d.unconsumed_tail:
+                    break
+                out = d.decompress(d.unconsumed_tail, _STEP)
+
+
+def _codings(response: httpx.Response) -> list[str]:
+    listed = [c.strip().lower() for c in response.headers.get_list("content-encoding", split_commas=True)]
+    return [c for c in listed if c and c != "identity"]
+
+
 async def _read_capped(response: httpx.Response, max_bytes: int) -> tuple[bytes, bool]:
     """At most ``max_bytes`` of the decoded body; True when more was on offer.
 
-    The cap counts decompressed bytes, so a small gzip bomb cannot grow past it.
+    The cap counts decoded bytes, and decoding stops there: the raw body is
+    read as it comes and inflated a step at a time, so a small gzip bomb
+    cannot grow past the cap (plus one step). More than one content coding is
+    refused: no real site stacks them, and a bomb inside a bomb is what they
+    are for.
     """
-    length = response.headers.get("content-length")
-    chunks: list[bytes] = []
-    size = 0
-    async for chunk in response.aiter_bytes():
-        room = max_bytes - size
-        if len(chunk) >= room:
-            chunks.append(chunk[:room])
-            size += room
-            # Exactly at the cap with nothing more to come is not a truncation;
-            # we cannot know without reading on, so ask the length header.
-            exact = len(chunk) == room and length is not None and length.isdigit() and int(length) == max_bytes
-            return b"".join(chunks), not exact
-        chunks.append(chunk)
-        size += len(chunk)
-    return b"".join(chunks), False
+    codings = _codings(response)
+    url = response.request.url
+    if len(codings) > 1:
+        raise FetchError(
+            f"Refused: {url} was sent with {len(codings)} content codings stacked ({', '.join(codings)}). "
+            "WebFetch decodes one (gzip or deflate), in bounded steps; a stack of them is how a small reply "
+            "unpacks into gigabytes."
+        )
+    if codings and codings[0] not in ("gzip", "deflate", "x-gzip"):
+        raise FetchError(
+            f"{url} was sent with the content coding {codings[0]!r}, which WebFetch did not ask for "
+            f"(it accepts {ACCEPTED_CODINGS}) and does not decode."
+        )
+    inflater = _Inflater("gzip" if codings and codings[0] == "x-gzip" else codings[0]) if codings else None
+    body = bytearray()
+    try:
+        async for raw in response.aiter_raw():
+            if inflater is None:
+                steps: Iterable[bytes] = (raw,)
+            else:
+                inflater.feed(raw)
+                steps = inflater.steps()
+            for step in steps:
+                room = max_bytes - len(body)
+                if len(step) > room:
+                    # One byte past the cap tells a cut body from one that fits exactly.
+                    body += step[:room]
+                    return bytes(body), True
+                body += step
+    except zlib.error as exc:
+        raise FetchError(f"{url} sent a body that is not valid {codings[0]} ({exc}).") from None
+    return bytes(body), False
