@@ -10,6 +10,7 @@ import sys
 from pathlib import Path
 
 from pegboard import Toolbox
+import pytest
 
 PEGBOARD = Path(sys.executable).parent / "pegboard"
 
@@ -65,6 +66,7 @@ def test_defer_per_server_and_per_plugin(tmp_path: Path) -> None:
     assert "Read" in names
 
 
+@pytest.mark.slow
 def test_tools_cost_names_what_each_source_adds(tmp_path: Path) -> None:
     cfg = record_server(tmp_path, 1000)
     out = subprocess.run([str(PEGBOARD), "--cwd", str(tmp_path), "--config", str(cfg), "tools", "cost", "--json"],

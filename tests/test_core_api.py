@@ -107,6 +107,7 @@ def _private_imports(path: Path, package: str) -> list[str]:
     return found
 
 
+@pytest.mark.slow
 def test_plugins_and_examples_import_only_the_public_api() -> None:
     """A built-in plugin is written exactly as a third party's would be:
     no ``pegboard._x`` import anywhere under plugins/ or examples/, not even

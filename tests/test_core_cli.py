@@ -135,6 +135,7 @@ def test_config_error_exits_2_and_names_the_file(project: Path, plugin_factory: 
     assert str(config) in result.output and "unknown mode or level 'yolo'" in result.output
 
 
+@pytest.mark.slow
 def test_real_console_script(tmp_path: Path) -> None:
     exe = shutil.which("pegboard") or str(Path(sys.executable).parent / "pegboard")
     env = {**os.environ, "PEGBOARD_PLUGINS": "fs"}
@@ -144,6 +145,7 @@ def test_real_console_script(tmp_path: Path) -> None:
     assert "ToolSearch" in names or "ScratchpadRead" in names
 
 
+@pytest.mark.slow
 def test_call_asks_the_person_at_a_terminal(project: Path, plugin_factory: PluginFactory) -> None:
     from _terminal import converse as terminal
 
@@ -168,6 +170,7 @@ def test_call_asks_the_person_at_a_terminal(project: Path, plugin_factory: Plugi
     assert code == 0 and out.strip() == "again"
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("imports", [
     "from pegboard.cli import CLIState, global_options",
     # what docs/plugins.md taught before pegboard.cli existed: still works, with a warning
@@ -216,6 +219,7 @@ OWN_MODULE_COMMANDS = tuple(f"pegboard._cli_{name}" for name in ("approvals", "a
                                                                  "trust"))
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(("argv", "absent", "shown"), [
     # Deciding needs no event loop: asyncio (and the ssl it imports) was
     # about 40 ms of a cold check. Only running a tool imports it.
@@ -273,6 +277,7 @@ def _run_cold(tmp_path: Path, code: str) -> subprocess.CompletedProcess[str]:
     return subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env, check=True)
 
 
+@pytest.mark.slow
 def test_a_cold_check_builds_no_result_model(tmp_path: Path) -> None:
     """A decision makes no ToolResult: its models (and their content parts)
     are built on first use, not at import (defer_build)."""
@@ -289,6 +294,7 @@ def test_a_cold_check_builds_no_result_model(tmp_path: Path) -> None:
     assert out.stderr.strip().splitlines()[-2:] == ["[]", "built on first use True"]
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(("how", "frozen"), [("main", True), ("runner", False)])
 def test_only_the_console_script_freezes_what_a_load_made(tmp_path: Path, how: str, frozen: bool) -> None:
     """The console script (``main``) ends with its command, so what the
@@ -307,6 +313,7 @@ def test_only_the_console_script_freezes_what_a_load_made(tmp_path: Path, how: s
     assert enabled == "True"  # the collector, paused for the load, runs again
 
 
+@pytest.mark.slow
 def test_the_console_script_leaves_a_paused_collector_paused(tmp_path: Path) -> None:
     out = _run_cold(tmp_path, (
         "import gc, sys\ngc.disable()\nfrom pegboard._cli import main\n"

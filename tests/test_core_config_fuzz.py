@@ -93,6 +93,7 @@ FUZZ = settings(derandomize=True, max_examples=250, deadline=None,
                 suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow])
 
 
+@pytest.mark.slow
 @FUZZ
 @given(raw=st.binary(max_size=120) | TOMLISH.map(lambda t: t.encode("utf-8", "surrogatepass")))
 def test_random_toml_ish_bytes_raise_only_config_errors(pegboard_env: PegboardEnv, tmp_path: Path,
@@ -100,6 +101,7 @@ def test_random_toml_ish_bytes_raise_only_config_errors(pegboard_env: PegboardEn
     load_from(pegboard_env, tmp_path, raw)
 
 
+@pytest.mark.slow
 @FUZZ
 @given(text=STRUCTURED)
 def test_random_valid_toml_raises_only_config_errors(pegboard_env: PegboardEnv, tmp_path: Path, text: str) -> None:

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import ast
 from pathlib import Path
+import pytest
 
 ROOT = Path(__file__).resolve().parent.parent
 BUILTINS = {p.name for p in (ROOT / "plugins").iterdir() if (p / "__init__.py").is_file()}
@@ -47,6 +48,7 @@ def _offences(path: Path) -> list[str]:
     return out
 
 
+@pytest.mark.slow
 def test_the_core_names_no_plugin_and_no_plugins_field() -> None:
     offences = [o for path in sorted((ROOT / "core").rglob("*.py")) for o in _offences(path)]
     assert offences == []

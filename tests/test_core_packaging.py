@@ -27,6 +27,7 @@ def wheel(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return next(out.glob("pegboard-*.whl"))
 
 
+@pytest.mark.slow
 def test_wheel_contains_every_description(wheel: Path) -> None:
     names = set(zipfile.ZipFile(wheel).namelist())
     expected = {f"pegboard/descriptions/{p.name}" for p in (ROOT / "core" / "descriptions").glob("*.md")}
@@ -37,6 +38,7 @@ def test_wheel_contains_every_description(wheel: Path) -> None:
     assert expected and expected <= names, expected - names
 
 
+@pytest.mark.slow
 def test_wheel_installs_and_lists_tools_and_third_party_plugin(wheel: Path, tmp_path: Path) -> None:
     venv = tmp_path / "venv"
     subprocess.run([UV, "venv", "--python", sys.executable, str(venv)], check=True, capture_output=True)

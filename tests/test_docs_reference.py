@@ -107,6 +107,7 @@ def _undocumented(obj: Any) -> list[str]:
     return missing
 
 
+@pytest.mark.slow
 def test_every_public_member_a_plugin_touches_has_a_docstring(package: Any) -> None:
     roots = [package[n] for n in pegboard.__all__ if n not in PROSE]
     roots += [package["paths"][n] for n in pegboard.paths.__all__]
@@ -142,6 +143,7 @@ def _build(tmp_path: Path, page: str) -> subprocess.CompletedProcess[str]:
                           env={**os.environ, "NO_MKDOCS_2_WARNING": "1"})
 
 
+@pytest.mark.slow
 def test_the_strict_build_fails_on_a_broken_cross_reference(tmp_path: Path) -> None:
     good = "# Votes\n\nA plugin returns a [vote][pegboard.Vote].\n\n::: pegboard.Vote\n"
     built = _build(tmp_path, good)

@@ -30,6 +30,7 @@ def project(tmp_path: Path) -> Path:
     return root
 
 
+@pytest.mark.slow
 def test_input_dash_reads_the_arguments_from_stdin(project: Path) -> None:
     args = json.dumps({"file_path": str(project / "notes.md")})
     called = run("call", "Read", "--input", "-", "--cwd", str(project), input=args)
@@ -40,6 +41,7 @@ def test_input_dash_reads_the_arguments_from_stdin(project: Path) -> None:
     assert broken.returncode == 2 and "--input is not valid JSON" in broken.stderr
 
 
+@pytest.mark.slow
 def test_permissions_check_exit_status_is_the_decision(project: Path) -> None:
     write = json.dumps({"file_path": str(project / "x.txt"), "content": "x"})
     assert run("permissions", "check", "Write", "--input", write, "--cwd", str(project)).returncode == 3  # ask
@@ -50,6 +52,7 @@ def test_permissions_check_exit_status_is_the_decision(project: Path) -> None:
     assert run("permissions", "check", "Write", "--mode", "nonsense", "--cwd", str(project)).returncode == 2
 
 
+@pytest.mark.slow
 def test_doctor_and_config_path_speak_json(project: Path) -> None:
     doctor = run("doctor", "--json", "--cwd", str(project))
     data = json.loads(doctor.stdout)
@@ -62,6 +65,7 @@ def test_doctor_and_config_path_speak_json(project: Path) -> None:
     assert layers["project"]["exists"] is False and paths["trusted"] is False
 
 
+@pytest.mark.slow
 def test_checkpoints_list_json_and_global_options_after_a_plugin_command(project: Path) -> None:
     target = project / "new.md"
     wrote = run("call", "Write", "--mode", "acceptEdits", "--cwd", str(project),
@@ -83,12 +87,14 @@ def test_checkpoints_list_json_and_global_options_after_a_plugin_command(project
     assert elsewhere.returncode == 0 and "demo" not in elsewhere.stdout
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("shell", ["bash", "zsh", "fish"])
 def test_completion_scripts(shell: str) -> None:
     script = run("completion", shell)
     assert script.returncode == 0 and "_PEGBOARD_COMPLETE" in script.stdout
 
 
+@pytest.mark.slow
 def test_completion_completes_commands() -> None:
     done = run(env={"_PEGBOARD_COMPLETE": "bash_complete", "COMP_WORDS": "pegboard too", "COMP_CWORD": "1"})
     assert "tools" in done.stdout

@@ -19,6 +19,7 @@ UV = shutil.which("uv")
 pytestmark = pytest.mark.skipif(UV is None, reason="uv builds and installs the wheel")
 
 
+@pytest.mark.slow
 def test_installs_beside_mcp_below_2_and_says_how_to_get_the_sdk(tmp_path: Path) -> None:
     assert UV is not None
     dist = tmp_path / "dist"

@@ -71,6 +71,7 @@ async def test_a_denied_pending_call_tells_the_model_why(tmp_path: Path) -> None
     assert unanswered.is_error
 
 
+@pytest.mark.slow
 async def test_answered_from_another_process_and_run_after_a_restart(tmp_path: Path) -> None:
     target = tmp_path / "out.txt"
     first = _load(tmp_path, LaterHost()).session("default", session_id="conv-1")

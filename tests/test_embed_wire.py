@@ -170,6 +170,7 @@ def builtin_session(tmp_path: Path) -> Any:
     return Toolbox.load(cwd=tmp_path).session("default")
 
 
+@pytest.mark.slow
 def test_builtin_catalogue_exports_are_valid(builtin_session: Any) -> None:
     catalogue = builtin_session.catalogue()
     assert catalogue.deferred, "the built-in plugins defer some tools"
@@ -245,6 +246,7 @@ async def test_strict_calls_of_builtin_tools_run(tmp_path: Path) -> None:
     assert not result.is_error and "two" in result.text_content()
 
 
+@pytest.mark.slow
 def test_deferred_tools_use_the_providers_deferred_loading(plugin_factory: PluginFactory) -> None:
     catalogue = plugin_factory(WIDE).session("workspace").catalogue()
     assert [d.name for d in catalogue.deferred] == ["Later"]

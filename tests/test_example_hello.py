@@ -8,10 +8,12 @@ import os
 import subprocess
 import sys
 from pathlib import Path
+import pytest
 
 EXAMPLE = Path(__file__).parent.parent / "examples" / "pegboard-hello"
 
 
+@pytest.mark.slow
 def test_the_example_plugin_s_own_tests_pass() -> None:
     env = {k: v for k, v in os.environ.items() if not k.startswith("PYTEST_")}
     result = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider"], cwd=EXAMPLE,

@@ -116,6 +116,7 @@ def turns(api: str, request: dict[str, Any]) -> list[tuple[str, bool]]:
     return out
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("example", sorted(LOOPS))
 def test_the_loop_examples_run_against_their_api(example: str, project: Path) -> None:
     api = LOOPS[example]
@@ -137,6 +138,7 @@ def test_the_loop_examples_run_against_their_api(example: str, project: Path) ->
     assert "summary.md" in wrote[0] and "denied" not in wrote[0].lower()
 
 
+@pytest.mark.slow
 def test_a_refused_approval_reaches_the_model(project: Path) -> None:
     with model_server("anthropic", script(project)) as server:
         run_example("anthropic_messages.py", server, project, stdin="n\n")
@@ -162,6 +164,7 @@ FRAMEWORKS = {
 IMAGE_PART = {"anthropic": '"type": "image"', "responses": '"type": "input_image"'}
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("example", sorted(FRAMEWORKS))
 def test_the_framework_examples_run_against_their_api(example: str, project: Path, tmp_path: Path) -> None:
     pytest.importorskip({"pydantic_ai_agent.py": "pydantic_ai", "openai_agents_sdk.py": "agents",

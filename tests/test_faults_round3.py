@@ -200,6 +200,7 @@ def _nested_list(depth: int) -> Any:
     return value
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("shape", ["list", "object", "json text", "just past the bound"])
 async def test_a_deeply_nested_input_is_refused_with_a_sentence(session: Any, proj: Path, shape: str) -> None:
     path = str(proj / "a.txt")

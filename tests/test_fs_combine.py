@@ -106,6 +106,7 @@ def _check(tb: Any, session: Any, matchers: list[FsRuleMatcher], tools: tuple[st
     return checked
 
 
+@pytest.mark.slow
 def test_every_specifier_alone_and_all_together(world: dict[str, Path]) -> None:
     proj = world["proj"]
     tb = _toolbox(proj)
@@ -122,6 +123,7 @@ def test_every_specifier_alone_and_all_together(world: dict[str, Path]) -> None:
                ("Read",), paths)
 
 
+@pytest.mark.slow
 def test_random_rule_sets_agree(world: dict[str, Path]) -> None:
     proj = world["proj"]
     tb = _toolbox(proj)
@@ -137,6 +139,7 @@ def test_random_rule_sets_agree(world: dict[str, Path]) -> None:
     assert total > 5000
 
 
+@pytest.mark.slow
 def test_many_rules_of_one_tool(world: dict[str, Path]) -> None:
     proj = world["proj"]
     tb = _toolbox(proj)
@@ -227,6 +230,7 @@ def test_engine_groups_fs_rules(world: dict[str, Path], tmp_path: Path) -> None:
     assert len(units) == 1 and isinstance(units[0], _Group) and isinstance(units[0].combined, CombinedFsRules)
 
 
+@pytest.mark.slow
 def test_decisions_through_the_toolbox_match_one_by_one(world: dict[str, Path], tmp_path: Path) -> None:
     proj, outside = world["proj"], world["outside"]
     specs = _specifiers(world)
@@ -265,6 +269,7 @@ def test_decisions_through_the_toolbox_match_one_by_one(world: dict[str, Path], 
     assert os.path.isdir(proj)
 
 
+@pytest.mark.slow
 def test_a_tools_rules_made_once_agree_with_the_lookup_by_name(world: dict[str, Path], tmp_path: Path) -> None:
     """Without grants, evaluate tries a tuple of each tool's units made once
     (``_tool_units``) instead of ``_match``'s lookup name by name: the same

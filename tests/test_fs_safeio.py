@@ -88,6 +88,7 @@ def _whole(target: Path) -> bool:
     return data == OLD or data == NEW
 
 
+@pytest.mark.slow
 def test_sigkill_at_every_step_leaves_old_or_new(tmp_path: Path) -> None:
     target = tmp_path / "file.bin"
     outcomes = set()
@@ -108,6 +109,7 @@ def test_the_kill_harness_catches_a_non_atomic_writer(tmp_path: Path) -> None:
     assert not _whole(target)
 
 
+@pytest.mark.slow
 def test_sigkill_at_random_instants(tmp_path: Path) -> None:
     target = tmp_path / "file.bin"
     code = ("import sys; from pathlib import Path; from pegboard.plugins.fs import _safeio\n"

@@ -318,6 +318,7 @@ async def test_notebook_edit_modes(session: Any, proj: Path) -> None:
 # --- checkpoints --------------------------------------------------------------------
 
 
+@pytest.mark.slow
 async def test_checkpoints_rewind_api_and_cli(proj: Path) -> None:
     from pegboard.plugins.fs._checkpoints import CheckpointStore, session_checkpoints_dir
 
@@ -354,6 +355,7 @@ async def test_checkpoints_rewind_api_and_cli(proj: Path) -> None:
     assert f.read_text() == "v2\n" and created.read_text() == "new\n"
 
 
+@pytest.mark.slow
 async def test_reading_far_into_a_big_file_streams(session: Any, proj: Path) -> None:
     import tracemalloc
 

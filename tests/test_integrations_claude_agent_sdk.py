@@ -69,6 +69,7 @@ def _text(block: dict[str, Any]) -> str:
     return content if isinstance(content, str) else "\n".join(b.get("text", "") for b in content)
 
 
+@pytest.mark.slow
 async def test_the_sdk_and_the_cli_it_ships_drive_the_tools(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """Through the SDK's query() and the Claude Code CLI it bundles, whose model
     requests go to a local server speaking the Messages API's streamed wire

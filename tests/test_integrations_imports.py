@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import subprocess
 import sys
+import pytest
 
 FRAMEWORKS = ("pydantic_ai", "agents", "langchain_core", "claude_agent_sdk", "anthropic", "openai")
 
@@ -15,11 +16,13 @@ def _imported_after(code: str) -> set[str]:
     return {m.split(".")[0] for m in out.stdout.split()}
 
 
+@pytest.mark.slow
 def test_import_pegboard_imports_no_framework() -> None:
     assert _imported_after("import pegboard, pegboard.integrations\nfrom pegboard import Toolbox, ToolResult") \
         == set()
 
 
+@pytest.mark.slow
 def test_each_adapter_imports_its_own_framework_only() -> None:
     assert "pydantic_ai" in _imported_after("import pegboard.integrations.pydantic_ai")
     assert "pydantic_ai" not in _imported_after("import pegboard.integrations.openai_agents")
@@ -27,6 +30,7 @@ def test_each_adapter_imports_its_own_framework_only() -> None:
     assert "langchain_core" not in _imported_after("import pegboard.integrations.claude_agent_sdk")
 
 
+@pytest.mark.slow
 def test_an_adapter_without_its_framework_says_which_extra_installs_it() -> None:
     for adapter, module, extra in [("pydantic_ai", "pydantic_ai", "pydantic-ai"),
                                    ("openai_agents", "agents", "openai-agents"),

@@ -140,6 +140,7 @@ async def test_a_denied_call_is_refused_without_asking(project: Path) -> None:
     assert "denied by Write" in str(model.outputs()["w1"])
 
 
+@pytest.mark.slow
 async def test_over_the_responses_api_wire(project: Path) -> None:
     """The SDK's own OpenAIResponsesModel against a local server speaking the
     Responses API (tests/_model_servers.py): the request the SDK builds from

@@ -63,6 +63,7 @@ def project(tmp_path: Path) -> Path:
     return tmp_path
 
 
+@pytest.mark.slow
 async def test_reads_in_parallel_images_and_errors(project: Path) -> None:
     session = Toolbox.load(cwd=project, plugins=["fs"]).session("default")
     script = Script(

@@ -45,6 +45,7 @@ class FormHost(Host):
         return self.answer
 
 
+@pytest.mark.slow
 async def test_elicitation_goes_to_the_host_and_defaults_fill_in(tmp_path: Path) -> None:
     host = FormHost({"action": "accept", "content": {"name": "Ada"}})
     toolbox = Toolbox.load(cwd=tmp_path, config=config(tmp_path), plugins=["mcp"], host=host)
@@ -56,12 +57,14 @@ async def test_elicitation_goes_to_the_host_and_defaults_fill_in(tmp_path: Path)
     assert set(schema["properties"]) == {"name", "seats"}
 
 
+@pytest.mark.slow
 async def test_headless_declines_the_form(tmp_path: Path) -> None:
     toolbox = Toolbox.load(cwd=tmp_path, config=config(tmp_path), plugins=["mcp"], host=Host(None))
     async with toolbox.session() as session:
         assert (await session.call("mcp__caps__book", {})).text_content() == "booking decline"
 
 
+@pytest.mark.slow
 async def test_roots_are_the_sessions_working_directories(tmp_path: Path) -> None:
     extra = tmp_path / "extra"
     extra.mkdir()
@@ -72,6 +75,7 @@ async def test_roots_are_the_sessions_working_directories(tmp_path: Path) -> Non
     assert listed == [tmp_path.resolve().as_uri(), extra.resolve().as_uri()]
 
 
+@pytest.mark.slow
 async def test_progress_and_logs_become_events_at_the_configured_level(tmp_path: Path) -> None:
     host = Host(None)
     toolbox = Toolbox.load(cwd=tmp_path, config=config(tmp_path), plugins=["mcp"], host=host)
@@ -99,6 +103,7 @@ class ModelHost(Host):
         return self.reply
 
 
+@pytest.mark.slow
 async def test_sampling_goes_to_the_hosts_model(tmp_path: Path) -> None:
     host = ModelHost({"role": "assistant", "content": {"type": "text", "text": "bees hum in the sun"},
                       "model": "host-model-1", "stopReason": "endTurn"})
@@ -111,6 +116,7 @@ async def test_sampling_goes_to_the_hosts_model(tmp_path: Path) -> None:
     assert request["messages"] == [{"role": "user", "content": {"type": "text", "text": "A haiku about bees"}}]
 
 
+@pytest.mark.slow
 async def test_sampling_answers_a_host_may_give(tmp_path: Path) -> None:
     for reply, expected in (("just text", "pegboard-host: just text"),
                             (None, "sampling failed: the sampling request was declined"),
@@ -121,6 +127,7 @@ async def test_sampling_answers_a_host_may_give(tmp_path: Path) -> None:
         assert text.startswith(expected), (reply, text)
 
 
+@pytest.mark.slow
 async def test_without_a_model_sampling_is_not_declared(tmp_path: Path) -> None:
     toolbox = Toolbox.load(cwd=tmp_path, config=config(tmp_path), plugins=["mcp"], host=Host(None))
     async with toolbox.session() as session:
@@ -164,6 +171,7 @@ async def test_the_client_says_it_is_pegboard(tmp_path: Path) -> None:
     assert seen[0].capabilities.roots is not None and seen[0].capabilities.sampling is None
 
 
+@pytest.mark.slow
 async def test_resource_templates_are_listed_for_the_model(tmp_path: Path) -> None:
     toolbox = Toolbox.load(cwd=tmp_path, config=config(tmp_path), plugins=["mcp"])
     async with toolbox.session() as session:
@@ -173,6 +181,7 @@ async def test_resource_templates_are_listed_for_the_model(tmp_path: Path) -> No
         assert read.text_content() == "a note on bees"
 
 
+@pytest.mark.slow
 async def test_prompts_for_an_embedding_host_and_the_command_line(tmp_path: Path) -> None:
     import os
     import subprocess

@@ -11,6 +11,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 from mcp_servers.helpers import KITCHEN_SINK
+import pytest
 
 PEGBOARD = Path(sys.executable).parent / "pegboard"
 
@@ -26,6 +27,7 @@ def test_import_does_not_import_mcp() -> None:
     assert out.stdout.strip() == "False", out.stderr
 
 
+@pytest.mark.slow
 def test_project_server_approval_flow(tmp_path: Path, trust_project: Callable[[Path], Path]) -> None:
     trust_project(tmp_path)  # an untrusted folder's .mcp.json is not even listed (test_trust.py)
     (tmp_path / ".mcp.json").write_text(json.dumps({"mcpServers": {
@@ -55,6 +57,7 @@ def test_project_server_approval_flow(tmp_path: Path, trust_project: Callable[[P
     assert "proj" in human and "ready" in human and ".mcp.json" in human
 
 
+@pytest.mark.slow
 def test_user_config_server_needs_no_approval(tmp_path: Path) -> None:
     config = tmp_path / "extra.toml"
     config.write_text(f'[plugins.mcp.servers.mine]\ncommand = {json.dumps(sys.executable)}\n'
@@ -65,6 +68,7 @@ def test_user_config_server_needs_no_approval(tmp_path: Path) -> None:
     assert "mine: 12 tools" in refreshed.stdout, refreshed.stderr
 
 
+@pytest.mark.slow
 def test_a_new_server_is_callable_with_no_refresh_step(tmp_path: Path) -> None:
     config = tmp_path / "extra.toml"
     config.write_text(f'[plugins.mcp.servers.mine]\ncommand = {json.dumps(sys.executable)}\n'
@@ -78,6 +82,7 @@ def test_a_new_server_is_callable_with_no_refresh_step(tmp_path: Path) -> None:
     assert "mcp__mine__echo" in listed.stdout and "not listed yet" not in listed.stderr
 
 
+@pytest.mark.slow
 def test_refresh_fails_when_a_server_fails(tmp_path: Path) -> None:
     config = tmp_path / "extra.toml"
     config.write_text('[plugins.mcp.servers.ghost]\ncommand = "/no/such/program"\n')
@@ -85,11 +90,13 @@ def test_refresh_fails_when_a_server_fails(tmp_path: Path) -> None:
     assert out.returncode == 1 and "ghost: failed" in out.stdout
 
 
+@pytest.mark.slow
 def test_approve_unknown_server_fails(tmp_path: Path) -> None:
     out = run("mcp", "approve", "ghost", cwd=tmp_path)
     assert out.returncode != 0 and "ghost" in out.stderr
 
 
+@pytest.mark.slow
 def test_doctor_reports_each_server(tmp_path: Path) -> None:
     config = tmp_path / "extra.toml"
     config.write_text(f'[plugins.mcp.servers.mine]\ncommand = {json.dumps(sys.executable)}\n'

@@ -33,6 +33,7 @@ def http_url() -> Iterator[str]:
         proc.wait(10)
 
 
+@pytest.mark.slow
 async def test_stdio_server_calls_and_content(tmp_path: Path) -> None:
     conn = ServerConnection(stdio_spec(tmp_path), log_dir=tmp_path)
     try:
@@ -63,6 +64,7 @@ async def test_stdio_server_calls_and_content(tmp_path: Path) -> None:
     assert conn.state == "stopped"
 
 
+@pytest.mark.slow
 async def test_http_server(tmp_path: Path, http_url: str) -> None:
     spec = ServerSpec("web", ServerConfig(url=http_url), "test", False, tmp_path)
     conn = ServerConnection(spec)
@@ -85,6 +87,7 @@ async def test_in_memory_server(tmp_path: Path) -> None:
         await conn.stop()
 
 
+@pytest.mark.slow
 async def test_crash_mid_call_marks_unavailable_then_restarts(tmp_path: Path) -> None:
     conn = ServerConnection(stdio_spec(tmp_path), log_dir=tmp_path)
     try:
@@ -114,6 +117,7 @@ async def test_repeated_failures_back_off(tmp_path: Path) -> None:
     assert conn.starts == 2
 
 
+@pytest.mark.slow
 async def test_server_that_never_answers(tmp_path: Path) -> None:
     conn = ServerConnection(stdio_spec(tmp_path), log_dir=tmp_path)
     try:
@@ -125,6 +129,7 @@ async def test_server_that_never_answers(tmp_path: Path) -> None:
         await conn.stop()
 
 
+@pytest.mark.slow
 async def test_startup_timeout(tmp_path: Path) -> None:
     spec = stdio_spec(tmp_path, env={"KS_NEVER_START": "1"}, startup_timeout_s=1.0)
     conn = ServerConnection(spec, log_dir=tmp_path)
@@ -134,6 +139,7 @@ async def test_startup_timeout(tmp_path: Path) -> None:
     assert conn.process.pid is not None and wait_dead(conn.process.pid)
 
 
+@pytest.mark.slow
 async def test_stop_kills_grandchildren(tmp_path: Path) -> None:
     conn = ServerConnection(stdio_spec(tmp_path), log_dir=tmp_path)
     pid = int((await conn.call_tool("spawn_grandchild", {})).content[0].text)  # type: ignore[union-attr]
@@ -142,6 +148,7 @@ async def test_stop_kills_grandchildren(tmp_path: Path) -> None:
     assert wait_dead(pid)
 
 
+@pytest.mark.slow
 async def test_crash_kills_grandchildren(tmp_path: Path) -> None:
     conn = ServerConnection(stdio_spec(tmp_path), log_dir=tmp_path)
     try:
@@ -160,6 +167,7 @@ async def test_missing_command_is_a_clear_error(tmp_path: Path) -> None:
         await conn.ensure_started()
 
 
+@pytest.mark.slow
 async def test_concurrent_first_calls_share_one_start(tmp_path: Path) -> None:
     conn = ServerConnection(stdio_spec(tmp_path), log_dir=tmp_path)
     try:
@@ -170,6 +178,7 @@ async def test_concurrent_first_calls_share_one_start(tmp_path: Path) -> None:
         await conn.stop()
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(("target", "mode"), [("stdio", "auto"), ("memory", "auto"), ("stdio", "legacy")])
 async def test_tool_list_change_is_seen_without_a_restart(tmp_path: Path, target: str, mode: str) -> None:
     from mcp_servers.kitchen_sink import build
@@ -194,6 +203,7 @@ async def test_tool_list_change_is_seen_without_a_restart(tmp_path: Path, target
         await conn.stop()
 
 
+@pytest.mark.slow
 async def test_stop_kills_a_grandchild_that_ignores_sigterm(tmp_path: Path) -> None:
     conn = ServerConnection(stdio_spec(tmp_path), log_dir=tmp_path)
     pid = int((await conn.call_tool("spawn_stubborn_grandchild", {})).content[0].text)  # type: ignore[union-attr]
@@ -202,6 +212,7 @@ async def test_stop_kills_a_grandchild_that_ignores_sigterm(tmp_path: Path) -> N
     assert wait_dead(pid)
 
 
+@pytest.mark.slow
 async def test_a_server_started_without_a_log_folder_leaves_no_temporary_folder(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     import tempfile

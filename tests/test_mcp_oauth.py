@@ -98,6 +98,7 @@ def token_files(isolated_env: Path) -> list[Path]:
     return list((isolated_env / "data" / "pegboard" / "mcp" / "oauth").glob("*.json"))
 
 
+@pytest.mark.slow
 async def test_authorization_code_with_registration_through_the_models_tools(
         tmp_path: Path, serve_oauth: Any, isolated_env: Path) -> None:
     server = serve_oauth()
@@ -128,6 +129,7 @@ async def test_authorization_code_with_registration_through_the_models_tools(
     assert "mcp__safe__whoami" in load(tmp_path, cfg).tools
 
 
+@pytest.mark.slow
 async def test_an_expired_token_is_refreshed_without_the_person(tmp_path: Path, serve_oauth: Any) -> None:
     import anyio
 
@@ -141,6 +143,7 @@ async def test_an_expired_token_is_refreshed_without_the_person(tmp_path: Path, 
     assert [e["grant_type"] for e in server.log("token")][-1] == "refresh_token"
 
 
+@pytest.mark.slow
 async def test_step_up_asks_for_the_union_of_scopes(tmp_path: Path, serve_oauth: Any) -> None:
     server = serve_oauth()
     cfg = config(tmp_path, server.url)
@@ -154,6 +157,7 @@ async def test_step_up_asks_for_the_union_of_scopes(tmp_path: Path, serve_oauth:
     assert [e["scope"] for e in server.log("authorize")] == ["read", "read write"]
 
 
+@pytest.mark.slow
 async def test_pre_registered_client_with_a_secret_from_the_environment(
         tmp_path: Path, serve_oauth: Any, monkeypatch: pytest.MonkeyPatch) -> None:
     server = serve_oauth(dcr=False, clients={"ours": {"secret": "s3cret", "method": "client_secret_basic"}})
@@ -167,6 +171,7 @@ async def test_pre_registered_client_with_a_secret_from_the_environment(
     assert "s3cret" not in cfg.read_text()
 
 
+@pytest.mark.slow
 async def test_client_id_metadata_document_in_place_of_registration(tmp_path: Path, serve_oauth: Any) -> None:
     server = serve_oauth(cimd=True)
     document = "https://agent.example/pegboard.json"
@@ -176,6 +181,7 @@ async def test_client_id_metadata_document_in_place_of_registration(tmp_path: Pa
     assert server.log("register") == [] and server.log("authorize")[0]["client_id"] == document
 
 
+@pytest.mark.slow
 async def test_client_credentials_with_a_secret(tmp_path: Path, serve_oauth: Any,
                                                 monkeypatch: pytest.MonkeyPatch) -> None:
     server = serve_oauth(clients={"svc": {"secret": "pw"}})
@@ -189,6 +195,7 @@ async def test_client_credentials_with_a_secret(tmp_path: Path, serve_oauth: Any
     assert {e["grant_type"] for e in server.log("token")} == {"client_credentials"}
 
 
+@pytest.mark.slow
 async def test_client_credentials_with_a_signed_jwt(tmp_path: Path, serve_oauth: Any) -> None:
     from cryptography.hazmat.primitives import serialization
     from cryptography.hazmat.primitives.asymmetric import ec
@@ -207,6 +214,7 @@ async def test_client_credentials_with_a_signed_jwt(tmp_path: Path, serve_oauth:
     assert server.log("token")[0]["auth"] == "jwt"
 
 
+@pytest.mark.slow
 async def test_enterprise_identity_assertion(tmp_path: Path, serve_oauth: Any, monkeypatch: pytest.MonkeyPatch) -> None:
     server = serve_oauth(clients={"app": {"secret": "pw"}})
     monkeypatch.setenv("APP_SECRET", "pw")
@@ -222,6 +230,7 @@ async def test_enterprise_identity_assertion(tmp_path: Path, serve_oauth: Any, m
     assert server.log("token")[-1]["grant_type"] == "urn:ietf:params:oauth:grant-type:jwt-bearer"
 
 
+@pytest.mark.slow
 def test_login_with_a_browser_then_call_then_logout(tmp_path: Path, serve_oauth: Any, isolated_env: Path) -> None:
     server = serve_oauth()
     cfg = config(tmp_path, server.url)

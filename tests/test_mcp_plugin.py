@@ -66,6 +66,7 @@ async def warm_cache(root: Path, config: Path | None) -> None:
         assert not result.is_error, result.text_content()
 
 
+@pytest.mark.slow
 async def test_first_toolbox_lists_a_new_server_and_later_ones_use_the_record(tmp_path: Path) -> None:
     config = write_config(tmp_path, {"ks": ks(eager_load_tools=["echo"], exclude_tools=["crash"])})
     # A listing toolbox (`pegboard tools list`) starts nothing and says what is missing.
@@ -99,6 +100,7 @@ async def test_a_server_that_cannot_be_listed_is_reported_and_not_waited_on_agai
     assert any("tried again after" in p for p in again.settings.problems)
 
 
+@pytest.mark.slow
 async def test_calls_ask_and_rules_allow(tmp_path: Path) -> None:
     config = write_config(tmp_path, {"ks": ks()})
     await warm_cache(tmp_path, config)
@@ -114,6 +116,7 @@ async def test_calls_ask_and_rules_allow(tmp_path: Path) -> None:
         assert result.text_content() == "no question" and host.asked == []
 
 
+@pytest.mark.slow
 async def test_headless_ask_is_denied_naming_the_rule(tmp_path: Path) -> None:
     config = write_config(tmp_path, {"ks": ks()})
     await warm_cache(tmp_path, config)
@@ -123,6 +126,7 @@ async def test_headless_ask_is_denied_naming_the_rule(tmp_path: Path) -> None:
         assert "pool" not in session.plugin_state("mcp")  # a denied call starts nothing
 
 
+@pytest.mark.slow
 async def test_allow_rule_in_config(tmp_path: Path) -> None:
     config = write_config(tmp_path, {"ks": ks()}, '[permissions]\nallow = ["mcp__ks"]\n')
     await warm_cache(tmp_path, config)
@@ -130,6 +134,7 @@ async def test_allow_rule_in_config(tmp_path: Path) -> None:
         assert (await session.call("mcp__ks__echo", {"text": "ok"})).text_content() == "ok"
 
 
+@pytest.mark.slow
 async def test_rule_with_specifier_is_a_config_error(tmp_path: Path) -> None:
     config = write_config(tmp_path, {"ks": ks()}, '[permissions]\nallow = ["mcp__ks(anything)"]\n')
     with pytest.raises(ConfigError, match="MCP rules take no specifier"):
@@ -143,6 +148,7 @@ async def test_bad_server_name_names_file_and_key(tmp_path: Path) -> None:
     assert str(config) in error and "servers" in error and "bad__name" in error
 
 
+@pytest.mark.slow
 async def test_mcp_json_server_needs_approval(tmp_path: Path, trust_project: Callable[[Path], Path]) -> None:
     from pegboard.plugins.mcp._config import collect_servers, own_folder
     from pegboard.plugins.mcp._store import Approvals
@@ -173,6 +179,7 @@ async def test_mcp_json_server_needs_approval(tmp_path: Path, trust_project: Cal
         assert result.is_error and "not been approved" in result.text_content()
 
 
+@pytest.mark.slow
 async def test_resource_tools(tmp_path: Path) -> None:
     config = write_config(tmp_path, {"ks": ks(), "down": {"command": "/no/such/server"}})
     async with load(tmp_path, config).session() as session:
@@ -193,6 +200,7 @@ async def test_resource_tools(tmp_path: Path) -> None:
         assert missing.is_error and "no MCP server is called 'nope'" in missing.text_content()
 
 
+@pytest.mark.slow
 async def test_changed_tool_asks_again_firmly(tmp_path: Path) -> None:
     variant = tmp_path / "variant.txt"
     config = write_config(tmp_path, {"ks": ks(env={"KS_VARIANT_FILE": str(variant)})},
@@ -232,6 +240,7 @@ async def test_changed_tool_asks_again_firmly(tmp_path: Path) -> None:
     assert host.asked == []
 
 
+@pytest.mark.slow
 async def test_changed_tool_known_from_cache_asks_before_starting(tmp_path: Path) -> None:
     variant = tmp_path / "variant.txt"
     config = write_config(tmp_path, {"ks": ks(env={"KS_VARIANT_FILE": str(variant)})},
@@ -249,6 +258,7 @@ async def test_changed_tool_known_from_cache_asks_before_starting(tmp_path: Path
         assert result.is_error and host.asked and "changed" in host.asked[0][1]
 
 
+@pytest.mark.slow
 async def test_crash_is_an_error_result_and_the_session_goes_on(tmp_path: Path) -> None:
     config = write_config(tmp_path, {"ks": ks()}, '[permissions]\nallow = ["mcp__ks"]\n')
     await warm_cache(tmp_path, config)
@@ -258,6 +268,7 @@ async def test_crash_is_an_error_result_and_the_session_goes_on(tmp_path: Path) 
         assert (await session.call("mcp__ks__echo", {"text": "back"})).text_content() == "back"
 
 
+@pytest.mark.slow
 async def test_timeout_is_an_error_result(tmp_path: Path) -> None:
     config = write_config(tmp_path, {"ks": ks(tool_timeout_s=0.5)}, '[permissions]\nallow = ["mcp__ks"]\n')
     await warm_cache(tmp_path, config)
@@ -266,6 +277,7 @@ async def test_timeout_is_an_error_result(tmp_path: Path) -> None:
         assert result.is_error and "no answer within 0.5 s" in result.text_content()
 
 
+@pytest.mark.slow
 async def test_closing_the_session_stops_servers_and_grandchildren(tmp_path: Path) -> None:
     config = write_config(tmp_path, {"ks": ks(), "other": ks()}, '[permissions]\nallow = ["mcp__ks"]\n')
     await warm_cache(tmp_path, config)
@@ -281,6 +293,7 @@ async def test_closing_the_session_stops_servers_and_grandchildren(tmp_path: Pat
     assert all(wait_dead(pid) for pid in pids if pid)
 
 
+@pytest.mark.slow
 async def test_tool_removed_by_the_server(tmp_path: Path) -> None:
     variant = tmp_path / "variant.txt"
     config = write_config(tmp_path, {"ks": ks(env={"KS_VARIANT_FILE": str(variant)})},
@@ -294,6 +307,7 @@ async def test_tool_removed_by_the_server(tmp_path: Path) -> None:
     assert "mcp__ks__add" not in load(tmp_path, config).tools  # the cache now says so
 
 
+@pytest.mark.slow
 async def test_http_server_that_goes_away(tmp_path: Path) -> None:
     from mcp_servers.helpers import start_http_server
 
@@ -353,6 +367,7 @@ async def test_unsafe_tool_names_are_replaced_and_collisions_reported(tmp_path: 
     assert any("'get item' is left out" in p for p in toolbox.settings.problems)
 
 
+@pytest.mark.slow
 async def test_tool_redefined_mid_session_asks_before_the_next_call(tmp_path: Path) -> None:
     import anyio
 
@@ -370,6 +385,7 @@ async def test_tool_redefined_mid_session_asks_before_the_next_call(tmp_path: Pa
         assert [name for name, _ in host.asked] == ["mcp__ks__echo"] and "changed" in host.asked[0][1]
 
 
+@pytest.mark.slow
 async def test_a_tool_added_mid_session_joins_the_live_catalogue(tmp_path: Path) -> None:
     import anyio
 
@@ -385,6 +401,7 @@ async def test_a_tool_added_mid_session_joins_the_live_catalogue(tmp_path: Path)
     assert "mcp__ks__fresh" in load(tmp_path, config).tools
 
 
+@pytest.mark.slow
 async def test_server_wildcard_allows_and_tool_deny_wins(tmp_path: Path) -> None:
     config = write_config(tmp_path, {"ks": ks()},
                           '[permissions]\nallow = ["mcp__ks__*"]\ndeny = ["mcp__ks__crash"]\n')

@@ -198,6 +198,7 @@ def child_env() -> dict[str, str]:
     return {k: os.environ[k] for k in keys if k in os.environ}
 
 
+@pytest.mark.slow
 async def test_stdio_subprocess(project: Path) -> None:
     params = StdioServerParameters(command=str(PEGBOARD), args=["serve", "--cwd", str(project)], env=child_env())
     asked: list[str] = []
@@ -243,6 +244,7 @@ async def http_client(url: str, **options: Any) -> AsyncIterator[Client]:
             yield client
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("era", ["legacy", "auto"])
 async def test_streamable_http(project: Path, http_serve: str, era: str) -> None:
     asked: list[str] = []
@@ -261,6 +263,7 @@ async def test_streamable_http(project: Path, http_serve: str, era: str) -> None
         assert denied.is_error and not target.exists()
 
 
+@pytest.mark.slow
 def test_http_refuses_a_remote_address_without_the_flag(project: Path) -> None:
     out = subprocess.run([str(PEGBOARD), "serve", "--cwd", str(project), "--http", "0.0.0.0:1"],
                          env={**os.environ, **child_env()}, capture_output=True, text=True, timeout=60)
@@ -278,6 +281,7 @@ def serve_with_kitchen_sink(project: Path) -> StdioServerParameters:
     return StdioServerParameters(command=str(PEGBOARD), args=["serve", "--cwd", str(project)], env=child_env())
 
 
+@pytest.mark.slow
 async def test_serve_reexposes_mcp_tools_and_stops_them_with_the_connection(project: Path) -> None:
     from mcp_servers.helpers import pid_alive, wait_dead
 
@@ -298,6 +302,7 @@ async def test_serve_reexposes_mcp_tools_and_stops_them_with_the_connection(proj
     assert wait_dead(grandchild)
 
 
+@pytest.mark.slow
 def test_sigterm_to_serve_stops_mcp_servers(project: Path) -> None:
     import json as _json
     import signal
@@ -336,6 +341,7 @@ def test_sigterm_to_serve_stops_mcp_servers(project: Path) -> None:
             proc.kill()
 
 
+@pytest.mark.slow
 async def test_http_sessions_do_not_share_remembered_answers(project: Path, http_serve: str) -> None:
     choices: list[list[str]] = []
 

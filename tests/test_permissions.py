@@ -852,6 +852,7 @@ def test_dont_ask_denies_with_a_hint(project: Project) -> None:
     assert decision.decision == "deny" and "WebFetch(domain:example.com)" in decision.reason
 
 
+@pytest.mark.slow
 def test_whether_a_policy_offers_a_tool_is_kept_per_tool_and_policy(project: Project) -> None:
     """The engine keeps, per tool, whether the last policy asked offers it:
     policies taking turns on one toolbox get what a toolbox of their own says."""

@@ -134,6 +134,7 @@ def _pegboard() -> str:
     return path
 
 
+@pytest.mark.slow
 def test_batch_of_ten_thousand_lines_in_one_process(project: Project) -> None:
     """Through the installed script, stdin to stdout: 10,000 requests, each
     answered in order (every even line's reason carries its index)."""

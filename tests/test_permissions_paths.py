@@ -232,6 +232,7 @@ def test_the_default_protected_paths_are_the_documented_ones(tmp_path: Path) -> 
     assert not engine.is_protected(root / "src" / "main.py", session)
 
 
+@pytest.mark.slow
 def test_symlink_free_shortcut_agrees_with_the_general_way(tree: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """Where openat2 is there, a path with no symlink in it is resolved in one
     call: its answer, missing names counted, is the general way's."""

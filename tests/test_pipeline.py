@@ -174,6 +174,7 @@ async def test_hanging_tool_is_stopped_at_its_timeout(plugin_factory: PluginFact
     assert text(results[1]) == "next"
 
 
+@pytest.mark.slow
 async def test_deadlines_of_many_calls(plugin_factory: PluginFactory) -> None:
     """One timer serves every call's deadline: an early deadline of a call
     that already ended must not cut another call short, and a later call with

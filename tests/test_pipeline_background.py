@@ -105,6 +105,7 @@ async def test_stop_a_background_call(plugin_factory: PluginFactory) -> None:
     assert again.is_error and "No running task" in again.text_content()
 
 
+@pytest.mark.slow
 async def test_stop_before_the_task_ever_ran_leaves_no_stray_coroutine(plugin_factory: PluginFactory) -> None:
     host = Events()
     session = plugin_factory(PIPETEST, config=ON, host=host).session("workspace")

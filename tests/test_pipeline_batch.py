@@ -48,6 +48,7 @@ async def test_ten_reads_run_side_by_side(plugin_factory: PluginFactory) -> None
     assert max(s[2] for s in spans) < min(s[3] for s in spans)
 
 
+@pytest.mark.slow
 async def test_at_most_ten_at_once_and_a_slow_read_holds_up_no_one(plugin_factory: PluginFactory) -> None:
     session = plugin_factory(PIPETEST).session("workspace")
     calls = [sleep("slow", 0.8)] + [sleep(f"r{i}", 0.1) for i in range(1, 14)]
@@ -76,6 +77,7 @@ async def test_cheap_calls_run_more_than_ten_at_once(plugin_factory: PluginFacto
     assert peak(spans) == _pipeline.MAX_PARALLEL_CHEAP
 
 
+@pytest.mark.slow
 async def test_a_slow_call_puts_its_tool_back_under_the_limit_of_ten(plugin_factory: PluginFactory,
                                                                      monkeypatch: pytest.MonkeyPatch) -> None:
     from pegboard import _pipeline
@@ -93,6 +95,7 @@ async def test_a_slow_call_puts_its_tool_back_under_the_limit_of_ten(plugin_fact
     assert peak([span for label, span in log(session).items() if label.startswith("m")]) == 10
 
 
+@pytest.mark.slow
 async def test_writes_run_alone_and_in_order(plugin_factory: PluginFactory) -> None:
     session = plugin_factory(PIPETEST).session("workspace")
     calls: list[tuple[str, dict[str, Any]]] = [

@@ -18,6 +18,7 @@ def test_the_doc_has_examples() -> None:
     assert len(BLOCKS) >= 9
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("source", BLOCKS, ids=[f"example{i}" for i in range(len(BLOCKS))])
 def test_example_runs(source: str, tmp_path: Path) -> None:
     # conftest's isolated XDG_* and PEGBOARD_POLICY are in os.environ.

@@ -33,6 +33,7 @@ def results_by_id(message: dict[str, Any]) -> dict[str, tuple[bool, str]]:
     return out
 
 
+@pytest.mark.slow
 def test_example_with_fs() -> None:
     pytest.importorskip("pegboard.plugins.fs._read")
     head, message = run_example()
@@ -49,6 +50,7 @@ def test_example_with_fs() -> None:
     assert results["toolu_09"] == (True, "There is no tool called 'Raed'.")
 
 
+@pytest.mark.slow
 def test_example_with_core_tools_only(isolated_env: Path) -> None:
     config = isolated_env / "config" / "pegboard" / "config.toml"
     config.parent.mkdir(parents=True, exist_ok=True)

@@ -36,6 +36,7 @@ def test_the_distribution_has_what_an_author_starts_from(pegboard_cli: CLIRunner
     assert bad.exit_code == 2 and "a plugin name is lower-case letters" in bad.stderr
 
 
+@pytest.mark.slow
 @pytest.mark.skipif(UV is None, reason="uv makes the venv")
 def test_a_new_plugin_passes_its_tests_and_the_check_in_a_fresh_venv(pegboard_cli: CLIRunner, tmp_path: Path,
                                                                     pegboard_env: PegboardEnv,

@@ -65,6 +65,7 @@ def test_doctor_says_nothing_is_stored_without_creating_the_store(project: Path,
     assert not (isolated_env / "data" / "pegboard" / "pegboard.db").exists()
 
 
+@pytest.mark.slow
 def test_list_delete_and_doctor_over_jobs_of_two_sessions(project: Path, in_the_past: float) -> None:
     wake, job = make_jobs(project, in_the_past)
     code, out, _ = run(project, "schedule", "list")
@@ -87,6 +88,7 @@ def test_list_delete_and_doctor_over_jobs_of_two_sessions(project: Path, in_the_
     assert [j["id"] for j in json.loads(run(project, "schedule", "list", "--json")[1])["jobs"]] == [wake]
 
 
+@pytest.mark.slow
 def test_the_worker_delivers_with_exec_and_doctor_sees_its_claim(project: Path, tmp_path: Path,
                                                                  in_the_past: float) -> None:
     wake, job = make_jobs(project, in_the_past)
@@ -138,6 +140,7 @@ def test_the_embedding_example_in_the_docs_runs(monkeypatch: pytest.MonkeyPatch,
     assert "[doc-1] from the docs" in capsys.readouterr().out
 
 
+@pytest.mark.slow
 def test_a_worker_on_a_store_newer_than_this_pegboard_stops_and_says_so(project: Path, isolated_env: Path,
                                                                        in_the_past: float) -> None:
     import sqlite3

@@ -82,6 +82,7 @@ def stop(procs: list[subprocess.Popen[str]]) -> None:
             proc.wait()
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("store_url, workers", [("postgresql", 4), ("sqlite", 2)], indirect=["store_url"])
 def test_racing_workers_deliver_each_of_200_firings_exactly_once(store_url: str, workers: int, tmp_path: Path,
                                                                  user_config: Any) -> None:
@@ -118,6 +119,7 @@ def test_racing_workers_deliver_each_of_200_firings_exactly_once(store_url: str,
     print("firings delivered by each worker:", sorted(by_worker.values()))
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("store_url", ["postgresql", "sqlite"], indirect=True)
 def test_a_worker_killed_mid_delivery_has_its_firing_delivered_again_with_the_same_id(store_url: str,
                                                                                        tmp_path: Path) -> None:
@@ -153,6 +155,7 @@ def test_a_worker_killed_mid_delivery_has_its_firing_delivered_again_with_the_sa
         (handed[0]["job_id"], handed[0]["session_id"], 2)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("store_url", ["sqlite"], indirect=True)
 def test_a_worker_whose_stderr_reader_is_gone_still_stops_on_sigterm(store_url: str, tmp_path: Path) -> None:
     """A supervisor killed without its worker leaves the worker's stderr a pipe

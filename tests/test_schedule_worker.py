@@ -342,6 +342,7 @@ async def test_exec_gets_the_firing_as_json_and_its_exit_status_decides(sqlite_t
     assert [(d.status, d.detail) for d in done] == [("retry", f"{sys.executable} exited 3")]
 
 
+@pytest.mark.slow
 async def test_exec_that_runs_too_long_is_stopped_and_counts_as_failed(sqlite_toolbox: Toolbox,
                                                                        clock: FakeClock) -> None:
     from pegboard.plugins.schedule._delivery import ExecDelivery

@@ -100,6 +100,7 @@ async def test_stdin_is_empty(env: tuple[Any, Host]) -> None:
     assert r.text_content().strip() == "eof"
 
 
+@pytest.mark.slow
 async def test_timeout_kills_the_process_group(env: tuple[Any, Host], proj: Path) -> None:
     s, _ = env
     marker = proj / "late"
@@ -177,6 +178,7 @@ async def test_background_job_writes_a_file_and_reports_completion(env: tuple[An
     assert done and done[0]["result"]["exit_code"] == 0
 
 
+@pytest.mark.slow
 async def test_task_stop_kills_a_background_job(env: tuple[Any, Host], proj: Path) -> None:
     s, _ = env
     marker = proj / "should_not_exist"
@@ -211,6 +213,7 @@ async def test_monitor_turns_lines_into_events(env: tuple[Any, Host]) -> None:
     assert record.result["exit_code"] == 0
 
 
+@pytest.mark.slow
 async def test_monitor_timeout_ends_the_watch(env: tuple[Any, Host]) -> None:
     s, _ = env
     r = await s.call("Monitor", {"command": "echo up; sleep 30", "description": "srv", "timeout_ms": 500})
@@ -249,6 +252,7 @@ async def test_a_process_that_leaves_the_group_does_not_hang_the_call(env: tuple
     assert r.text_content().startswith("before\nafter")
 
 
+@pytest.mark.slow
 async def test_closing_the_session_kills_background_jobs(proj: Path, tmp_path: Path, sandbox: str) -> None:
     tb = Toolbox.load(cwd=proj, plugins=["shell"], host=Host(), config=_config(tmp_path, f'sandbox = "{sandbox}"'))
     s = tb.session(mode="default")

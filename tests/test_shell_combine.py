@@ -281,6 +281,7 @@ def _without_combine(tb: Toolbox) -> None:
     engine._plans = {b: {t: list(engine._compiled(b, t)) for t in list(engine._index[b])} for b in engine._index}
 
 
+@pytest.mark.slow
 def test_engine_decides_the_same_without_combine(proj: Path, tmp_path: Path) -> None:
     rng = random.Random(2026)
     rules = _many_rules(rng)

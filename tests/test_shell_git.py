@@ -89,6 +89,7 @@ async def session(poisoned: tuple[Path, Path], tmp_path: Path) -> AsyncIterator[
     await s.aclose()
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("command", READ_ONLY_GIT)
 async def test_read_only_git_runs_no_repository_code(session: Any, poisoned: tuple[Path, Path],
                                                      command: str) -> None:

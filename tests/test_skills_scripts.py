@@ -158,6 +158,7 @@ def test_symlink_within_the_skill_is_fine(tmp_path: Path) -> None:
     assert not result.is_error and "real" in result.text_content()
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("arg", ["; touch pwned", "$(touch pwned)", "`touch pwned`", "a|b", "a && b", "x > y",
                                  "line\nbreak", "*.py", "~root", "it's", 'say "hi"', "back\\slash", "{a,b}"])
 def test_shell_metacharacters_are_refused(tmp_path: Path, arg: str) -> None:
@@ -175,6 +176,7 @@ def test_plain_arguments_pass() -> None:
     assert {";", "|", "&", "$", "`", "\n"} <= SHELL_METACHARACTERS
 
 
+@pytest.mark.slow
 def test_timeout_stops_the_script_and_its_children(tmp_path: Path) -> None:
     folder = skill_dir()
     pidfile = tmp_path / "child.pid"

@@ -457,6 +457,7 @@ def run_cli(tmp_path: Path, *args: str) -> subprocess.CompletedProcess[str]:
                           capture_output=True, text=True, env=env, timeout=60)
 
 
+@pytest.mark.slow
 def test_cli_lists_effective_shadowed_and_broken(tmp_path: Path) -> None:
     (tmp_path / "project").mkdir()
     trust(tmp_path / "project")

@@ -181,6 +181,7 @@ print("done")
 """
 
 
+@pytest.mark.slow
 def test_four_processes_writing_at_once_lose_no_row(project: Path) -> None:
     count = 150
     procs = [subprocess.Popen([sys.executable, "-c", WRITER, str(project), str(count)], stdout=subprocess.PIPE,
@@ -197,6 +198,7 @@ def test_four_processes_writing_at_once_lose_no_row(project: Path) -> None:
     assert set(per_pid.values()) == {count}
 
 
+@pytest.mark.slow
 def test_a_store_that_is_down_never_fails_a_call_and_loses_nothing(
         tmp_path: Path, user_config: Callable[[str], Path], isolated_env: Path) -> None:
     blocker = tmp_path / "db-folder"
@@ -287,6 +289,7 @@ def test_retention_by_age(project: Path, user_config: Callable[[str], Path]) -> 
     assert [r["call_id"] for r in audit_rows(toolbox)] == ["c3"]
 
 
+@pytest.mark.slow
 def test_audit_tail_follows_new_decisions(project: Path) -> None:
     tail = subprocess.Popen([PEGBOARD, "--cwd", str(project), "audit", "tail", "--json"], stdout=subprocess.PIPE,
                             stderr=subprocess.PIPE, text=True)

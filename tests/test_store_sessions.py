@@ -77,6 +77,7 @@ async def keep_in(toolbox: Toolbox, session_id: str, text: str) -> None:
         assert result.text_content() == "kept", result
 
 
+@pytest.mark.slow
 def test_a_session_resumes_its_scratchpad_from_another_process(store_url: str, tmp_path: Path,
                                                                isolated_env: Path) -> None:
     (tmp_path / "a.txt").write_text("remembered line\n")

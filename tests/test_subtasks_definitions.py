@@ -95,6 +95,7 @@ def test_broken_files_say_why(text: str, fragment: str) -> None:
         parse_definition(text, "user")
 
 
+@pytest.mark.slow
 def test_sources_precedence_shadowing_and_broken(tmp_path: Path) -> None:
     root = project(tmp_path)
     user = config_dir() / "agents"
@@ -118,6 +119,7 @@ def test_sources_precedence_shadowing_and_broken(tmp_path: Path) -> None:
     assert "shadowed: Explore" in text and "broken:" in text and "not read:" in text
 
 
+@pytest.mark.slow
 def test_a_trusted_projects_agents_override_the_users(tmp_path: Path) -> None:
     root = project(tmp_path)
     write_agent(config_dir() / "agents", "helper")

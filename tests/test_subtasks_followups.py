@@ -163,6 +163,7 @@ async def test_worktree_isolation(tmp_path: Path) -> None:
     assert refused.is_error and "needs a git repository" in refused.text_content()
 
 
+@pytest.mark.slow
 async def test_children_of_a_durable_session_last(tmp_path: Path, store_url: str) -> None:
     from pegboard._store import dispose_all
 

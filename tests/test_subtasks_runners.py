@@ -74,6 +74,7 @@ def result_text(server: ModelServer, entry: dict[str, Any]) -> str:
     return str(entry["content"])
 
 
+@pytest.mark.slow
 async def test_a_sub_agent_runs_on_the_reference_runner(api: str, root: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     notes, image = str(root / "notes.md"), str(root / "dot.png")
     steps = [use(("Read", {"file_path": notes}), ("Read", {"file_path": image}), text="Reading both."),
@@ -107,6 +108,7 @@ async def test_a_sub_agent_runs_on_the_reference_runner(api: str, root: Path, mo
     assert not (root / "x.txt").exists()
 
 
+@pytest.mark.slow
 async def test_read_only_calls_of_one_reply_run_side_by_side(api: str, root: Path,
                                                              monkeypatch: pytest.MonkeyPatch) -> None:
     started: list[str] = []
@@ -132,6 +134,7 @@ async def test_read_only_calls_of_one_reply_run_side_by_side(api: str, root: Pat
     assert met == [True, True]  # each saw the other start while it was running
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("trouble", ["429", "500", "529", "malformed"])
 async def test_transient_trouble_is_retried(api: str, trouble: str, root: Path,
                                             monkeypatch: pytest.MonkeyPatch) -> None:
@@ -143,6 +146,7 @@ async def test_transient_trouble_is_retried(api: str, trouble: str, root: Path,
     assert text.endswith("fine now") and len(server.requests) == 2 and server.problems == []
 
 
+@pytest.mark.slow
 async def test_retry_after_is_waited_for(api: str, root: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     with model_server(api, [status(429, retry_after="1"), say("waited")]) as server:
         configure(server, monkeypatch, "backoff_s = 0\n")
@@ -159,6 +163,7 @@ async def test_retry_after_is_waited_for(api: str, root: Path, monkeypatch: pyte
     assert text.endswith("waited") and 1 in waits
 
 
+@pytest.mark.slow
 async def test_lasting_trouble_ends_the_run_with_the_reason(api: str, root: Path,
                                                             monkeypatch: pytest.MonkeyPatch) -> None:
     with model_server(api, [status(500, message="kaput")] * 3) as server:
@@ -178,6 +183,7 @@ async def test_lasting_trouble_ends_the_run_with_the_reason(api: str, root: Path
     assert "reply could not be read" in text
 
 
+@pytest.mark.slow
 async def test_max_turns_stops_the_run(api: str, root: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     again = use(("Glob", {"pattern": "*"}), text="Still looking.")
     with model_server(api, [again] * 5) as server:
@@ -187,6 +193,7 @@ async def test_max_turns_stops_the_run(api: str, root: Path, monkeypatch: pytest
     assert "Still looking." in text and "It stopped after 3 model turns (its max_turns)" in text
 
 
+@pytest.mark.slow
 async def test_a_background_child_is_stopped_mid_request(api: str, root: Path, monkeypatch: pytest.MonkeyPatch,
                                                          ) -> None:
     events: list[tuple[str, dict[str, Any]]] = []
@@ -209,6 +216,7 @@ async def test_a_background_child_is_stopped_mid_request(api: str, root: Path, m
     assert "\tstopped\t" in (await session.call("ListAgents", {})).text_content()
 
 
+@pytest.mark.slow
 async def test_openai_arguments_that_are_not_json_are_the_models_to_fix(root: Path,
                                                                         monkeypatch: pytest.MonkeyPatch) -> None:
     with model_server("openai", [use(("Read", "{not json")), say("fixed")]) as server:
@@ -218,6 +226,7 @@ async def test_openai_arguments_that_are_not_json_are_the_models_to_fix(root: Pa
     assert "not valid JSON" in tool_results(server, 1)[0]["content"]
 
 
+@pytest.mark.slow
 async def test_a_runner_child_hears_of_its_background_work(api: str, root: Path,
                                                            monkeypatch: pytest.MonkeyPatch) -> None:
     def route(request: dict[str, Any]) -> Any:
@@ -248,6 +257,7 @@ def cli_env(root: Path) -> Iterator[dict[str, str]]:
     yield {**os.environ, "PEGBOARD_PLUGINS": "fs,subtasks"}
 
 
+@pytest.mark.slow
 async def test_a_follow_up_from_a_second_process_runs_under_the_spawns_terms(
         api: str, root: Path, monkeypatch: pytest.MonkeyPatch, cli_env: dict[str, str]) -> None:
     notes = str(root / "notes.md")

@@ -8,10 +8,12 @@ import re
 import subprocess
 import sys
 from pathlib import Path
+import pytest
 
 PAGE = Path(__file__).parent.parent / "docs" / "testing.md"
 
 
+@pytest.mark.slow
 def test_the_page_s_test_module_passes(tmp_path: Path) -> None:
     found = re.search(r'^```python title="tests/test_greet.py"\n(.*?)^```$', PAGE.read_text(), re.M | re.S)
     assert found

@@ -343,6 +343,7 @@ def test_the_person_s_project_grants_apply_untrusted_and_no_checkout_can_write_t
 # --- lever: .mcp.json servers ----------------------------------------------------------------
 
 
+@pytest.mark.slow
 def test_a_checkout_s_mcp_servers_need_a_trusted_folder(tmp_path: Path) -> None:
     root = checkout(tmp_path)
     (root / ".mcp.json").write_text(json.dumps({"mcpServers": {"helper": {"command": "/bin/true"}}}))
@@ -510,6 +511,7 @@ def test_the_trust_command(tmp_path: Path) -> None:
     assert runner.invoke(cli, ["trust", str(tmp_path / "missing")]).exit_code != 0
 
 
+@pytest.mark.slow
 def test_a_terminal_session_offers_to_trust_the_folder(tmp_path: Path) -> None:
     from _terminal import converse as terminal
 

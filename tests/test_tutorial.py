@@ -31,6 +31,7 @@ def test_the_page_gives_every_file_of_the_plugin() -> None:
     assert "pegboard plugins new wordcount --tool WordCount\n" in TUTORIAL.read_text()
 
 
+@pytest.mark.slow
 def test_the_tutorial_plugin_passes_its_tests_and_the_check(tmp_path: Path, pegboard_project: Project,
                                                            monkeypatch: pytest.MonkeyPatch) -> None:
     made = CLIRunner(pegboard_project.root)("plugins", "new", "wordcount", "--tool", "WordCount",

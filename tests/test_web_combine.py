@@ -98,6 +98,7 @@ def test_all_rules_combined_agree_with_one_by_one(url: Any) -> None:
     _check_agreement(list(reversed(matchers)), url)
 
 
+@pytest.mark.slow
 def test_random_rule_sets_agree_with_one_by_one() -> None:
     rng = random.Random(20261129)
     pool = SPECS + [f"domain:host{i}.example.com" for i in range(40)] + [f"domain:*.h{i}.example.com" for i in range(10)]

@@ -287,6 +287,7 @@ def _visible_letters(markdown: str) -> str:
     return re.sub(r"[^A-Za-z]+", "", re.sub(r"\]\([^)]*\)", "", markdown))
 
 
+@pytest.mark.slow
 def test_random_pages_in_pieces_show_all_the_text_of_the_whole(monkeypatch: pytest.MonkeyPatch) -> None:
     # Where the converter itself keeps state across blocks (a blank line before
     # a quote, the marker of a second ordered list) pieces may differ in layout;

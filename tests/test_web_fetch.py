@@ -121,6 +121,7 @@ def _long_html(sections: int) -> str:
     return "<!doctype html><html><head><title>Long</title></head><body><main>" + "".join(parts) + "</main></body></html>"
 
 
+@pytest.mark.slow
 async def test_a_long_html_page_is_converted_only_as_far_as_it_is_read(serve: Callable[..., Server]) -> None:
     from _web_whole import convert
 
@@ -154,6 +155,7 @@ async def test_a_long_html_page_is_converted_only_as_far_as_it_is_read(serve: Ca
     assert srv.hits("/long") == 1
 
 
+@pytest.mark.slow
 async def test_an_offset_far_into_an_unread_page_converts_far_enough_to_serve_it(
         serve: Callable[..., Server]) -> None:
     from _web_whole import convert
@@ -194,6 +196,7 @@ async def test_page_exactly_at_the_cap_is_not_called_truncated(serve: Callable[.
     assert "Fetched 2,048 bytes" in text and "cap:" not in text
 
 
+@pytest.mark.slow
 async def test_slow_response_hits_the_time_limit(serve: Callable[..., Server]) -> None:
     srv = serve({"/slow": trickle()})
     result = await go(srv.url("/slow"), config=WebConfig(timeout_s=0.5))
