@@ -101,9 +101,9 @@ async def test_the_todowrite_style(tmp_path: Path, user_config: Any) -> None:
     user_config('[plugins.todos]\nstyle = "todowrite"\n')
     host = ScriptedHost()
     toolbox = load(tmp_path, host)
-    assert "TodoWrite" in toolbox.tools and "TaskCreate" not in toolbox.tools
-    assert toolbox.tools["TaskList"].plugin == "core"  # the old listing, where the plugin takes no TaskList
     session = toolbox.session("default")
+    names = session.catalogue().names()
+    assert "TodoWrite" in names and "TaskCreate" not in names  # both styles registered, this one offered
     todos = [{"content": "Run the tests", "status": "in_progress", "activeForm": "Running the tests"},
              {"content": "Fix the bug", "status": "pending", "activeForm": "Fixing the bug"}]
     result = await session.call("TodoWrite", {"todos": todos})

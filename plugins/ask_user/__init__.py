@@ -7,21 +7,25 @@ Tool: ``AskUserQuestion`` (1 to 4 questions of 2 to 4 options each, an
 serve`` sends an MCP elicitation form). The tool is offered only where one of
 the two has an implementation: nobody would answer anywhere else. See
 docs/plugins/ask_user.md.
+
+A host that answers later returns ``Answer.later()`` from
+``pegboard_ask_user``: the question becomes a pending call, answered with
+``answer_question`` (``_later``).
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from pegboard import Tool, Vote, hookimpl
 
 from . import _hookspecs
 
 if TYPE_CHECKING:
-    from pegboard import PermissionRequest, PluginContext, Session
+    from pegboard import PermissionRequest, PluginContext, Session, StoreSchema, Toolbox
 
-__all__ = ["PEGBOARD_API", "hookspecs", "someone_answers"]
+__all__ = ["PEGBOARD_API", "answer_question", "hookspecs", "someone_answers"]
 
 PEGBOARD_API = "1.0"
 # Every tool name this plugin may register: reserved for it even while it is off (docs/plugins.md).
@@ -41,6 +45,22 @@ def someone_answers(context: PluginContext, session: Session) -> bool:
     if session.can_ask is False:
         return False
     return context.host_implements("pegboard_ask_user") or context.host_implements("pegboard_elicit")
+
+
+def answer_question(where: Toolbox | Session, pending_id: str, answers: dict[str, str],
+                    annotations: dict[str, Any] | None = None) -> None:
+    """Answer an AskUserQuestion waiting as a pending call (a host's
+    ``pegboard_ask_user`` returned ``Answer.later()``); see ``_later.answer_question``."""
+    from ._later import answer_question as record
+
+    record(where, pending_id, answers, annotations)
+
+
+@hookimpl
+def pegboard_store_schema() -> StoreSchema:
+    from ._later import store_schema
+
+    return store_schema()
 
 
 @hookimpl

@@ -5,7 +5,7 @@ from __future__ import annotations
 import inspect
 from typing import Any
 
-from pegboard import TextContent, ToolContext, ToolResult
+from pegboard import Answer, Decision, TextContent, ToolContext, ToolResult
 
 from ._models import OTHER, AskUserQuestionInput, Question
 
@@ -56,7 +56,7 @@ def answers_from_form(questions: list[Question], content: dict[str, Any]) -> dic
     return answers
 
 
-async def _from_host(ctx: ToolContext, questions: list[dict[str, Any]]) -> dict[str, Any] | None:
+async def _from_host(ctx: ToolContext, questions: list[dict[str, Any]]) -> dict[str, Any] | Answer | None:
     hook = getattr(ctx.plugin_context.hook, "pegboard_ask_user", None)
     if hook is None or not hook.get_hookimpls():
         return None
@@ -64,9 +64,23 @@ async def _from_host(ctx: ToolContext, questions: list[dict[str, Any]]) -> dict[
         result = hook(session=ctx.session, questions=questions)
         if inspect.isawaitable(result):
             result = await result
+    if isinstance(result, Answer) and result.pending:
+        return result
     if result is not None and not isinstance(result, dict):
-        raise TypeError(f"pegboard_ask_user returned {type(result).__name__}, not a dict")
+        raise TypeError(f"pegboard_ask_user returned {type(result).__name__}, not a dict or Answer.later()")
     return result
+
+
+def _park(args: AskUserQuestionInput, ctx: ToolContext) -> ToolResult:
+    """The question kept as a pending call for the person to answer later (``_later``)."""
+    call_input = args.model_dump(exclude_none=True)
+    waiting = ctx.session.pending.hold(ctx.tool.name, call_input, ctx.call_id, Decision(
+        "ask", "the person will answer your questions later", "host",
+        suggestions=(ctx.tool.name,)))
+    text = (f"Your questions wait for the person's answers as pending call {waiting.id}; you will be given "
+            "the answers when they reply. Carry on with work that does not depend on them.")
+    return ToolResult(content=[TextContent(text=text)],
+                      structured_content={"pending": waiting.id, "status": "pending"})
 
 
 def _answered(questions: list[Question], answers: dict[str, Any], annotations: dict[str, Any] | None,
@@ -89,12 +103,19 @@ async def ask_user_question(args: AskUserQuestionInput, ctx: ToolContext) -> Too
     questions = args.questions
     if args.answers:  # a front end that asked already (an approval step filled them in)
         return _answered(questions, args.answers, args.annotations, args.metadata)
+    from ._later import take_answers
+
+    recorded = await take_answers(ctx, args.model_dump(exclude_none=True))
+    if recorded is not None:  # answered later (a pending call approved with the answers)
+        return _answered(questions, recorded["answers"], recorded.get("annotations") or None, args.metadata)
     plain = [q.model_dump(exclude_none=True) for q in questions]
     try:
         reply = await _from_host(ctx, plain)
     except Exception as exc:  # the host's bug: the model is told nobody answered, never a traceback
         return ToolResult.error(f"The question could not be put to the person (the host failed: "
                                 f"{type(exc).__name__}). Carry on with your best judgement, or ask in your reply.")
+    if isinstance(reply, Answer):
+        return _park(args, ctx)
     if reply is None:
         message, schema = question_form(questions)
         form = await ctx.session.elicit("AskUserQuestion", message, schema)

@@ -7,11 +7,11 @@ from typing import TYPE_CHECKING, Any
 from pegboard import hookspec
 
 if TYPE_CHECKING:
-    from pegboard import Session
+    from pegboard import Answer, Session
 
 
 @hookspec(firstresult=True)
-def pegboard_ask_user(session: Session, questions: list[dict[str, Any]]) -> dict[str, Any] | None:
+def pegboard_ask_user(session: Session, questions: list[dict[str, Any]]) -> dict[str, Any] | Answer | None:
     """Host callback: put AskUserQuestion's questions to the person and
     return their answers. May be a coroutine.
 
@@ -24,4 +24,9 @@ def pegboard_ask_user(session: Session, questions: list[dict[str, Any]]) -> dict
     multi-select question, or the person's own text), ``annotations``
     optional (notes the front end kept per question). Return ``{"declined":
     True}`` when the person would not answer, None to pass (the next
-    implementation, else the form through ``pegboard_elicit``)."""
+    implementation, else the form through ``pegboard_elicit``), or
+    ``Answer.later()`` when the person will answer later: the question then
+    waits as a pending call of the session (the model is told so, and nothing
+    waits in the session), answered with
+    ``pegboard.plugins.ask_user.answer_question`` and run with
+    ``session.pending.resolve(id)`` (docs/plugins/ask_user.md)."""

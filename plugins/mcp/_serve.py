@@ -15,6 +15,13 @@ protocol era allows:
   ``InputRequiredResult`` carrying the question; the client asks, then
   retries the call with the answer, and the retry is decided with it.
 
+A tool's own form (``pegboard_elicit``: AskUserQuestion's questions, an MCP
+server behind pegboard asking) goes the same two ways. In 2026-07-28 it is an
+input request of the call too, so the tool runs again on the retry and finds
+the answer: only a read-only tool's form goes that way (running it twice
+changes nothing); another tool's form is declined. Answers of earlier rounds
+ride in the request state, as the client sends back only the last round's.
+
 A client that cannot elicit gets a deny that names the rule that would
 allow the call.
 """
@@ -42,6 +49,7 @@ from pegboard.paths import config_dir
 __all__ = ["AskingHost", "SessionRegistry", "build_server", "parse_address", "run_serve", "to_call_result"]
 
 INPUT_KEY = "pegboard_permission"
+FORM_KEY = "pegboard_form:"
 CHOICES = ("allow", "allow_session", "deny")
 _INPUT_CLIP = 1_500
 
@@ -97,12 +105,15 @@ class _CallState:
     ctx: ServerRequestContext[Any, Any]
     modern: bool
     can_elicit: bool
+    tool_read_only: bool
     # Whether an answer may be remembered for the session: not when the
     # session is shared by clients we cannot tell apart (2026-07-28 over HTTP).
     remember: bool
     responses: dict[str, Any] = field(default_factory=dict)
     asked_digest: str | None = None
     pending: tuple[str, dict[str, Any], str] | None = None
+    pending_form: tuple[str, str, dict[str, Any]] | None = None
+    """2026-07-28: a tool's form to send as this round's input request (key, message, schema)."""
     progress: float = 0.0
 
 
@@ -162,14 +173,32 @@ class AskingHost:
         """A tool's form (an MCP server behind pegboard asking), passed on to
         the MCP client's user where the connection lets servers ask."""
         call = _current.get()
-        if call is None or not call.can_elicit or call.modern:
+        if call is None or not call.can_elicit:
             return {"action": "decline"}
+        if call.modern:
+            return self._form_by_input_request(call, f"{source} asks: {message}", schema)
         try:
             result = await call.ctx.session.elicit_form(f"{source} asks: {message}", schema,
                                                         related_request_id=call.ctx.request_id)
         except Exception:
             return {"action": "decline"}
         return {"action": result.action, "content": result.content or {}}
+
+    @staticmethod
+    def _form_by_input_request(call: _CallState, message: str, schema: dict[str, Any]) -> dict[str, Any]:
+        """2026-07-28: the answer the client gave to this form in an earlier
+        round, else a decline for now, with the form kept to end this round
+        with (see module doc); only for a read-only tool."""
+        if not call.tool_read_only:
+            return {"action": "decline"}
+        key = FORM_KEY + _digest(json.dumps([message, schema], sort_keys=True, default=str))
+        raw = call.responses.get(key)
+        if raw is not None:
+            result = raw if isinstance(raw, types.ElicitResult) else types.ElicitResult.model_validate(raw)
+            return {"action": result.action, "content": result.content or {}}
+        if call.pending_form is None:
+            call.pending_form = (key, message, schema)
+        return {"action": "decline"}
 
     @hookimpl
     def pegboard_event(self, kind: str, data: dict[str, Any]) -> None:
@@ -298,9 +327,9 @@ def build_server(toolbox: Any, registry: SessionRegistry) -> Server[Any]:
         session = registry.get(ctx)
         caps = ctx.session.client_capabilities
         forms = caps.elicitation if caps is not None else None
-        # A tool's own form (Session.elicit) reaches a handshake-era client that elicits, no other.
-        session.can_ask = (forms is not None and (forms.form is not None or forms.url is None)
-                           and ctx.protocol_version < "2026-07-28")
+        # A tool's own form (Session.elicit) reaches a client that elicits: in 2026-07-28 as an
+        # input request of the call (a read-only tool's; see AskingHost.pegboard_elicit).
+        session.can_ask = forms is not None and (forms.form is not None or forms.url is None)
         return types.ListToolsResult(tools=_listing(registry.toolbox, session))
 
     async def on_call_tool(ctx: ServerRequestContext[Any, Any],
@@ -310,21 +339,19 @@ def build_server(toolbox: Any, registry: SessionRegistry) -> Server[Any]:
         elicitation = caps.elicitation if caps is not None else None
         can_elicit = elicitation is not None and (elicitation.form is not None or elicitation.url is None)
         modern = ctx.protocol_version >= "2026-07-28"
-        session.can_ask = can_elicit and not modern  # as pegboard_elicit below can pass a form on
-        state = _CallState(ctx=ctx, modern=modern, can_elicit=can_elicit, remember=registry.private(ctx),
-                           responses=dict(params.input_responses or {}),
-                           asked_digest=_decode_state(params.request_state))
+        session.can_ask = can_elicit  # as pegboard_elicit below can pass a form on
+        tool = registry.toolbox.tools.get(params.name)
+        asked_digest, earlier = _decode_state(params.request_state)
+        state = _CallState(ctx=ctx, modern=modern, can_elicit=can_elicit,
+                           tool_read_only=bool(tool is not None and tool.read_only), remember=registry.private(ctx),
+                           responses={**earlier, **dict(params.input_responses or {})}, asked_digest=asked_digest)
         token = _current.set(state)
         try:
             result = await session.call(params.name, dict(params.arguments or {}))
         finally:
             _current.reset(token)
-        if state.pending is not None:
-            message, schema, digest = state.pending
-            request = types.ElicitRequest(params=types.ElicitRequestFormParams(message=message,
-                                                                                requested_schema=schema))
-            return types.InputRequiredResult(input_requests={INPUT_KEY: request},
-                                             request_state=json.dumps({"q": digest}))
+        if state.pending is not None or state.pending_form is not None:
+            return _input_required(state)
         return to_call_result(result)
 
     import warnings
@@ -339,14 +366,38 @@ def build_server(toolbox: Any, registry: SessionRegistry) -> Server[Any]:
                       **extra_handlers(toolbox, registry))
 
 
-def _decode_state(state: str | None) -> str | None:
+def _input_required(state: _CallState) -> types.InputRequiredResult:
+    """This round's question (the permission ask first, else a tool's form),
+    with what was answered so far in the request state: the client sends back
+    only the last round's answers."""
+    if state.pending is not None:
+        message, schema, digest = state.pending
+        key = INPUT_KEY
+        answered = {k: v for k, v in state.responses.items() if k.startswith(FORM_KEY)}
+    else:
+        assert state.pending_form is not None
+        key, message, schema = state.pending_form
+        digest = state.asked_digest or ""
+        answered = dict(state.responses)
+    request = types.ElicitRequest(params=types.ElicitRequestFormParams(message=message, requested_schema=schema))
+    kept = {k: v.model_dump(mode="json", by_alias=True) if isinstance(v, types.ElicitResult) else v
+            for k, v in answered.items()}
+    return types.InputRequiredResult(input_requests={key: request},
+                                     request_state=json.dumps({"q": digest, "answered": kept}))
+
+
+def _decode_state(state: str | None) -> tuple[str | None, dict[str, Any]]:
+    """The digest of the permission question asked, and earlier rounds' answers."""
     if not state:
-        return None
+        return None, {}
     try:
-        value = json.loads(state).get("q")
+        decoded = json.loads(state)
+        value, answered = decoded.get("q"), decoded.get("answered")
     except (ValueError, AttributeError):
-        return None
-    return value if isinstance(value, str) else None
+        return None, {}
+    kept = {k: v for k, v in answered.items() if isinstance(k, str) and isinstance(v, dict)} \
+        if isinstance(answered, dict) else {}
+    return (value if isinstance(value, str) and value else None), kept
 
 
 def _version() -> str:

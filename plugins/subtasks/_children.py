@@ -35,6 +35,10 @@ __all__ = ["AGENT_TOOL", "Family", "RunnerError", "drain_inbox", "family", "mark
            "note_event", "records_for", "run_of", "start_run", "terms_of"]
 
 AGENT_TOOL = "Agent"
+PLUGIN = "subtasks"
+CHILD_OUTPUT_SCHEMA = "child_output_schema"
+"""Key of the parent's plugin state (``pegboard agent run --json-schema``): the answer
+schema its next children are made with, so they are offered StructuredOutput."""
 RESUMED_NOTE = ("(This conversation continues in a new session: which files you had read, so Edit and Write "
                 "need a fresh Read first, and any task list you kept were not carried over.)")
 
@@ -100,10 +104,16 @@ def make_session(parent: Session, agent_id: str, terms: Terms) -> Session:
     """The child's session from its terms (resumed from the store when the
     parent is durable). ``ValueError`` when the terms no longer fit the
     parent (a working directory gone)."""
-    child = parent.child(mode=terms.mode, hide=terms.hide, only=terms.only,
+    wanted = parent.plugin_state(PLUGIN).get(CHILD_OUTPUT_SCHEMA)
+    only = terms.only
+    if wanted is not None and only is not None:
+        only = (*only, "StructuredOutput")  # an agent type's own tool list must not hide the answer's tool
+    child = parent.child(mode=terms.mode, hide=terms.hide, only=only,
                          working_dirs=list(terms.working_dirs) or None, label=f"{terms.label} ({agent_id})",
                          session_id=agent_id, copies=worktree_copies(terms.worktree))
     _terms[child] = terms
+    if wanted is not None:
+        child.output_schema = wanted
     return child
 
 

@@ -4,10 +4,15 @@ from __future__ import annotations
 
 import json
 import sys
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
 import click
 
 from pegboard.cli import JSON, MODE, current_state, global_options, terminal_host
+
+if TYPE_CHECKING:
+    from pegboard import Toolbox
 
 __all__ = ["agent_group", "agents_group"]
 
@@ -72,30 +77,73 @@ def agent_group() -> None:
 @click.option("--agent", "agent_type", default=None, help="The agent type (default: general-purpose).")
 @click.option("--session", "session_id", default=None,
               help="Run it as a child of this durable session, so SendMessage can follow up later.")
+@click.option("--json-schema", "schema_file", type=click.Path(dir_okay=False, path_type=Path), default=None,
+              help="A JSON Schema (an object's) of the answer wanted: the agent hands it in with "
+                   "StructuredOutput, and the answer is printed as JSON.")
 @MODE
 @JSON
 @click.argument("prompt")
-def agent_run(prompt: str, agent_type: str | None, session_id: str | None, mode: str | None,
-              as_json: bool) -> None:
+def agent_run(prompt: str, agent_type: str | None, session_id: str | None, schema_file: Path | None,
+              mode: str | None, as_json: bool) -> None:
     """Run one agent on PROMPT with the configured runner and print its report.
 
-    Its calls are decided like any other; at a terminal, asks go to you."""
+    Its calls are decided like any other; at a terminal, asks go to you.
+    With --json-schema, stdout is the agent's validated answer as JSON (its
+    report goes to stderr), and a run that ends without one exits 1."""
     import asyncio
 
     toolbox = current_state().toolbox(host=terminal_host())
     label = " ".join(prompt.split()[:5]) or "task"
+    schema = _answer_schema(toolbox, schema_file) if schema_file is not None else None
+    answer: list[object] = []
 
     async def run() -> object:
+        from ._children import CHILD_OUTPUT_SCHEMA, PLUGIN, family
+
         async with toolbox.session(mode, session_id=session_id) as session:
-            return await session.call("Agent", {"description": label, "prompt": prompt,
-                                                "subagent_type": agent_type, "run_in_background": False})
+            if schema is not None:
+                session.plugin_state(PLUGIN)[CHILD_OUTPUT_SCHEMA] = schema
+            result = await session.call("Agent", {"description": label, "prompt": prompt,
+                                                  "subagent_type": agent_type, "run_in_background": False})
+            answer.extend(child.session.structured_output for child in family(session).live.values()
+                          if child.session.structured_output is not None)
+            return result
 
     result = asyncio.run(run())
     from pegboard import ToolResult
 
     assert isinstance(result, ToolResult)
+    if schema is not None:
+        if as_json:
+            click.echo(json.dumps({"is_error": result.is_error, "text": result.text_content(),
+                                   "structured_output": answer[-1] if answer else None}, indent=2))
+        else:
+            click.echo(result.text_content(), err=True)
+            if answer:
+                click.echo(json.dumps(answer[-1]))
+        if not answer:
+            click.echo("pegboard: the agent gave no structured answer: it never called StructuredOutput with "
+                       f"one matching {schema_file}", err=True)
+        sys.exit(1 if result.is_error or not answer else 0)
     if as_json:
         click.echo(json.dumps({"is_error": result.is_error, "text": result.text_content()}, indent=2))
     else:
         click.echo(result.text_content())
     sys.exit(1 if result.is_error else 0)
+
+
+def _answer_schema(toolbox: Toolbox, path: Path) -> dict[str, Any]:
+    """``--json-schema``'s file read and checked as ``Toolbox.session`` checks an answer schema."""
+    try:
+        schema = json.loads(path.read_text(encoding="utf-8"))
+    except OSError as exc:
+        raise click.BadParameter(f"{path}: cannot be read: {exc.strerror or exc}",
+                                 param_hint="--json-schema") from None
+    except (UnicodeDecodeError, json.JSONDecodeError) as exc:
+        raise click.BadParameter(f"{path}: is not JSON: {exc}", param_hint="--json-schema") from None
+    try:
+        checked = toolbox.session(output_schema=schema).output_schema
+    except ValueError as exc:
+        raise click.BadParameter(f"{path}: {exc}", param_hint="--json-schema") from None
+    assert checked is not None
+    return checked

@@ -7,8 +7,8 @@ from typing import TYPE_CHECKING, Any
 
 from pegboard import ToolResult, clamp_policy
 
-from ._children import (AGENT_TOOL, RESUMED_NOTE, Prepared, family, host_listens, make_session, new_agent_id,
-                        records_for, start_run, terms_of, when)
+from ._children import (AGENT_TOOL, CHILD_OUTPUT_SCHEMA, PLUGIN, RESUMED_NOTE, Prepared, family, host_listens,
+                        make_session, new_agent_id, records_for, start_run, terms_of, when)
 from ._definitions import AgentDefinition
 from ._describe import definitions_for
 from ._models import AgentInput, DeleteAgentInput, ListAgentsInput, SendMessageInput, SubagentHandbackInput
@@ -45,6 +45,8 @@ def system_prompt(ctx: ToolContext, definition: AgentDefinition, agent_id: str, 
         lines.append("Nobody can approve calls for you: a call that needs a person's approval is denied. Work "
                      "with what you may do, and say in your report which calls were refused.")
     lines.append("Your final reply is your report to the agent that started you: make it complete.")
+    if parent.plugin_state(PLUGIN).get(CHILD_OUTPUT_SCHEMA) is not None:
+        lines.append("Your answer is wanted as data: before your final reply, hand it in with StructuredOutput.")
     return "\n".join(lines)
 
 

@@ -6,7 +6,9 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-__all__ = ["TodosConfig"]
+__all__ = ["Style", "TodosConfig"]
+
+Style = Literal["tasks", "todowrite"]
 
 
 class TodosConfig(BaseModel):
@@ -14,6 +16,7 @@ class TodosConfig(BaseModel):
 
     model_config = ConfigDict(extra="forbid")
 
-    style: Literal["tasks", "todowrite"] = Field("tasks", description=(
+    style: Style = Field("tasks", description=(
         '"tasks": TaskCreate, TaskGet, TaskUpdate and TaskList (Claude Code\'s current tools); '
-        '"todowrite": TodoWrite alone, for models trained on Claude Code\'s older tool.'))
+        '"todowrite": TodoWrite alone, for models trained on Claude Code\'s older tool. A session\'s '
+        "own choice (the host's use_style) comes first."))
