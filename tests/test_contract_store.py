@@ -68,6 +68,7 @@ def _on_each_backend(store_url: str) -> str:
     return store_url
 
 
+@pytest.mark.slow
 def test_a_second_toolbox_with_a_newer_plugin_is_upgraded_in_the_same_process(
         pegboard_upgrade: StoreUpgrade) -> None:
     old = pegboard_upgrade.old({"notes": notes_plugin(1)})

@@ -160,6 +160,7 @@ def test_the_text_a_match_must_start_with(pattern: str, required: bytes | None) 
     assert _required_bytes(re.compile(pattern)) == required
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("pattern", [r"def __init__\(self", r"han\w*r", r"handler\b", r"hand$", r"hand(?!ler)",
                                      r"hand\s*\r", r"caf\u00e9", r"abc\Z", r"abc\B"])
 def test_lines_holding_the_required_text_are_the_lines_a_search_line_by_line_finds(pattern: str) -> None:

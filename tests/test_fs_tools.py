@@ -158,6 +158,7 @@ def _pdf(pages: list[str]) -> bytes:
     return bytes(out)
 
 
+@pytest.mark.slow
 async def test_read_pdf_pages(session: Any, proj: Path) -> None:
     f = proj / "doc.pdf"
     f.write_bytes(_pdf(["Alpha page", "Beta page", "Gamma page"]))

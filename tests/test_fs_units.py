@@ -244,6 +244,7 @@ def test_paths_are_fspath_compatible(tmp_path: Path) -> None:
     assert PathRule("a", os.fspath(tmp_path)).matches(tmp_path.resolve() / "a")
 
 
+@pytest.mark.slow
 def test_a_small_reads_one_join_equals_the_line_by_line_window() -> None:
     """Read's fast path for a small file (one join of prefixes and lines) must
     give exactly what numbering the lines one by one gives, caps included."""
@@ -387,6 +388,7 @@ def test_a_found_file_longer_than_fstat_says_is_read_to_its_end_unless_binary() 
     assert data is not None and data.startswith(b"Name:") and b"\nPid:" in data and data.endswith(b"\n")
 
 
+@pytest.mark.slow
 def test_a_reads_bookkeeping_in_one_call_is_record_then_changes(tmp_path: Path) -> None:
     """ReadTracker.shown (what every Read does) must leave the tracker as
     record then changes(skip=...) leave it, and say the same notes, also

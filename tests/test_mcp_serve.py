@@ -85,6 +85,7 @@ async def test_in_memory_list_read_ask_and_deny(project: Path, era: str) -> None
         await registry.aclose()
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("era", ["legacy", "auto"])
 async def test_client_without_elicitation_is_denied_with_the_rule(project: Path, era: str) -> None:
     server, registry = in_memory(project)

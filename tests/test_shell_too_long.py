@@ -63,6 +63,7 @@ async def test_a_3_mb_command_is_refused_with_a_sentence(tmp_path: Path, sandbox
         await s.aclose()
 
 
+@pytest.mark.slow
 async def test_an_environment_past_the_systems_limit_is_said_as_well(tmp_path: Path, sandbox: str) -> None:
     """The command fits one argument, but with the environment the whole start
     passes the system's limit (ARG_MAX): the system's E2BIG becomes the same kind of sentence."""

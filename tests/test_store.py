@@ -225,6 +225,7 @@ def test_an_unreachable_store_fails_doctor_with_the_url_redacted(
     assert "hunter2" not in out
 
 
+@pytest.mark.slow
 def test_doctor_says_when_a_schema_needs_an_upgrade(plugin_factory: PluginFactory, store_url: str) -> None:
     insert_note(load(plugin_factory, NOTES_V1), "old")
     dispose_all()
@@ -235,6 +236,7 @@ def test_doctor_says_when_a_schema_needs_an_upgrade(plugin_factory: PluginFactor
     assert code == 0 and "notes        version 2  upgraded from 1" in out
 
 
+@pytest.mark.slow
 def test_listing_and_a_plain_call_never_import_sqlalchemy(tmp_path: Path) -> None:
     (tmp_path / "a.txt").write_text("hello\n")
     script = f"""

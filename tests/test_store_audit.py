@@ -150,6 +150,7 @@ def test_an_ask_with_no_one_to_ask_is_recorded_as_its_deny(project: Path) -> Non
     assert row["decision"] == "deny" and row["answer"] is None and "no one is there to ask" in row["reason"]
 
 
+@pytest.mark.slow
 def test_with_the_audit_off_a_call_never_touches_the_store(tmp_path: Path) -> None:
     (tmp_path / "a.txt").write_text("hello\n")
     script = textwrap.dedent(f"""

@@ -314,6 +314,7 @@ def test_front_matter_without_yaml_takes_the_common_files() -> None:
     assert len(taken) >= 6, taken
 
 
+@pytest.mark.slow
 def test_the_built_in_agents_are_described_without_yaml(tmp_path: Path) -> None:
     """`pegboard serve` describes the Agent tool at every start: PyYAML's
     import was a quarter of an empty Python's start-up."""

@@ -148,6 +148,7 @@ def test_the_scan_searches_each_character_a_bounded_number_of_times(
     assert _Counted.searched + tally[0] <= 4 * len(html), (_Counted.searched, tally[0], len(html))
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("make", list(WORST.values()), ids=list(WORST))
 def test_worst_pages_cut_and_convert_as_before(make: Any, monkeypatch: pytest.MonkeyPatch) -> None:
     html = make(24)
@@ -158,6 +159,7 @@ def test_worst_pages_cut_and_convert_as_before(make: Any, monkeypatch: pytest.Mo
     assert PageText.of_html(html, "https://x.test/").read() == new
 
 
+@pytest.mark.slow
 def test_the_known_pages_cut_as_before() -> None:
     from test_web_convert import _CUT_HAZARDS, DOC_PAGE, _random_page
 

@@ -75,6 +75,7 @@ def slow(monkeypatch: pytest.MonkeyPatch) -> Iterator[Callable[..., SlowConverte
         converter.release.set()  # no thread left waiting after the test
 
 
+@pytest.mark.slow
 async def test_a_conversion_past_the_time_limit_is_abandoned_and_the_model_told(
         serve: Callable[..., Server], slow: Callable[..., SlowConverter]) -> None:
     srv = serve({"/": static(PAGE, "text/html; charset=utf-8")})
@@ -88,6 +89,7 @@ async def test_a_conversion_past_the_time_limit_is_abandoned_and_the_model_told(
     assert "The conversion was abandoned and nothing was kept" in text
 
 
+@pytest.mark.slow
 async def test_the_abandoned_thread_stops_after_the_piece_under_way(
         serve: Callable[..., Server], slow: Callable[..., SlowConverter],
         monkeypatch: pytest.MonkeyPatch) -> None:
@@ -104,6 +106,7 @@ async def test_the_abandoned_thread_stops_after_the_piece_under_way(
     assert cache.get(srv.url("/")) is None  # nothing half-converted is cached
 
 
+@pytest.mark.slow
 async def test_a_later_window_of_a_cached_page_keeps_to_the_time_limit(
         serve: Callable[..., Server], slow: Callable[..., SlowConverter]) -> None:
     srv = serve({"/": static(PAGE, "text/html; charset=utf-8")})
