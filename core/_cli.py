@@ -153,10 +153,13 @@ def tools_list(mode: str | None, as_json: bool) -> None:
     if as_json:
         _emit_json(rows)
     else:
-        click.echo(f"{'NAME':<28} {'PLUGIN':<10} {'LOADING':<9} {'RO':<4} {'PERMISSION':<13} STATUS")
+        # The columns as wide as their longest entry: plugin names such as structured_output pass 10.
+        name_w = max([28, *(len(r["name"]) + 1 for r in rows)])
+        plugin_w = max([10, *(len(r["plugin"]) for r in rows)])
+        click.echo(f"{'NAME':<{name_w}} {'PLUGIN':<{plugin_w}} {'LOADING':<9} {'RO':<4} {'PERMISSION':<13} STATUS")
         for r in rows:
-            click.echo(f"{r['name']:<28} {r['plugin']:<10} {r['loading']:<9} {'yes' if r['read_only'] else '':<4} "
-                       f"{r['permission']:<13} {r['status']}")
+            click.echo(f"{r['name']:<{name_w}} {r['plugin']:<{plugin_w}} {r['loading']:<9} "
+                       f"{'yes' if r['read_only'] else '':<4} {r['permission']:<13} {r['status']}")
     if failed or any(r["status"].startswith("broken: ") for r in rows):
         sys.exit(1)
 
