@@ -108,3 +108,23 @@ async def test_plan_mode_through_serve(served: tuple[Any, Any, Path]) -> None:
         assert target.read_text() == "x" and len(seen) == 2  # acceptEdits wrote without asking
     finally:
         await registry.aclose()
+
+
+async def test_the_task_list_through_serve(tmp_path: Path) -> None:
+    from pegboard.plugins.mcp._serve import SessionRegistry, build_server
+
+    toolbox = Toolbox.load(cwd=tmp_path, plugins=["todos"])
+    registry = SessionRegistry(toolbox, "default", single_connection=True)
+    server = build_server(toolbox, registry)
+    try:
+        async with Client(server, mode="legacy") as client:
+            for subject in ("Write the parser", "Release"):
+                created = await client.call_tool("TaskCreate", {"subject": subject, "description": subject})
+                assert not created.is_error, created.content[0].text
+            updated = await client.call_tool("TaskUpdate", {"taskId": "1", "status": "in_progress"})
+            assert not updated.is_error, updated.content[0].text
+            listed = await client.call_tool("TaskList", {})
+            text = listed.content[0].text
+            assert "#1 [in_progress] Write the parser" in text and "#2 [pending] Release" in text
+    finally:
+        await registry.aclose()
