@@ -9,9 +9,20 @@ from __future__ import annotations
 
 import copy
 import json
-from typing import Any
+import weakref
+from typing import TYPE_CHECKING, Any
 
-__all__ = ["clean_schema", "strict_schema"]
+if TYPE_CHECKING:
+    from pydantic import BaseModel
+
+__all__ = ["clean_schema", "model_schema", "strict_schema"]
+
+# One cleaned schema per input-model class: a plugin whose thousand tools
+# share one model pays pydantic's schema generation (about 2 ms) once, not
+# per tool. Keyed by the class object itself (two classes of one name in
+# different modules are two entries), weakly, so a class made and dropped
+# at run time is not kept alive.
+_MODEL_SCHEMAS: weakref.WeakKeyDictionary[type[Any], dict[str, Any]] = weakref.WeakKeyDictionary()
 
 # Keywords strict mode rejects; their values move into the description, so
 # the model still reads the constraint (the handler's validation enforces it).
@@ -37,6 +48,21 @@ def clean_schema(schema: dict[str, Any]) -> dict[str, Any]:
     with ``default: null`` that ``X | None = None`` produces (an optional
     field may be left out; a null sent for it is read as absent too)."""
     return _clean(copy.deepcopy(schema))
+
+
+def model_schema(model: type[BaseModel], *, cached: bool = True) -> dict[str, Any]:
+    """``clean_schema(model.model_json_schema())``, made once per model class.
+
+    Each caller gets its own copy of the top level; the nested values are
+    shared with the other tools of that model, as an ``input_schema``'s are:
+    read them, never change them in place. ``cached=False`` builds it afresh
+    (and keeps nothing), for comparing."""
+    if not cached:
+        return clean_schema(model.model_json_schema())
+    schema = _MODEL_SCHEMAS.get(model)
+    if schema is None:
+        schema = _MODEL_SCHEMAS[model] = clean_schema(model.model_json_schema())
+    return dict(schema)
 
 
 def _clean(node: Any) -> Any:

@@ -429,9 +429,9 @@ class Tool:
         if self.input_schema is not None:
             return dict(self.input_schema)
         assert self.model is not None
-        from ._schemas import clean_schema
+        from ._schemas import model_schema
 
-        return clean_schema(self.model.model_json_schema())
+        return model_schema(self.model)
 
     def offered_to(self, session: Session) -> bool:
         """Whether ``offered_when`` lets ``session`` have this tool (True without one); what it
