@@ -25,6 +25,7 @@ from collections.abc import AsyncIterator, Callable, Iterator, Mapping
 from typing import Any, cast
 
 import pluggy
+from pluggy._callers import _multicall  # pluggy's own call; replaced while call monitoring is on
 
 from ._records import record
 
@@ -195,6 +196,28 @@ class Hooks:
         if caller is None or not caller.get_hookimpls():
             return None
         return caller(**kwargs)
+
+    def first_direct(self, name: str, /, **kwargs: Any) -> Any:
+        """``first``'s answer, the implementations called here in pluggy's
+        order rather than through its call machinery: for a first-result hook
+        asked once per tool (descriptions), where that machinery costs more
+        than the answer. The same answer and the same exception; with a
+        wrapper implementation (``wrapper``/``hookwrapper``) or pluggy's call
+        monitoring in place, pluggy's own call (``first``)."""
+        caller = getattr(self._pm.hook, name, None)
+        if caller is None:
+            return None
+        registered = caller.get_hookimpls()  # a copy, in pluggy's order (called last to first)
+        if not registered:
+            return None
+        if getattr(self._pm, "_inner_hookexec", None) is not _multicall or any(impl.hookwrapper or impl.wrapper
+                                                                for impl in registered):
+            return caller(**kwargs)
+        for impl in reversed(registered):
+            value = call(impl, kwargs)
+            if value is not None:
+                return value
+        return None
 
     async def afirst(self, name: str, /, **kwargs: Any) -> Any:
         """``first``, awaiting an answer that is awaitable (a host's coroutine)."""

@@ -291,7 +291,7 @@ class Toolbox:
         if text is None:
             context = self.context_for(tool.plugin) or self.context_for(CORE_PLUGIN)
             try:
-                text = self.hooks.first("pegboard_tool_description", tool=tool, context=context) or ""
+                text = self.hooks.first_direct("pegboard_tool_description", tool=tool, context=context) or ""
             except Exception as exc:  # a description loader's bug: this tool is not described, and not offered
                 self.mark_broken(tool, f"its description failed: {_short_error(exc)}")
                 return ""
