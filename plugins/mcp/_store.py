@@ -106,18 +106,36 @@ class ToolCache:
     def __init__(self, folder: Path):
         """``folder``: the plugin's own folder (``own_folder(context)``)."""
         self.folder = folder / "tools"
+        # Each record as last parsed, with the file's identity then: a
+        # 1,000-tool record is 2 MB of JSON, and one toolbox asks for it
+        # more than once (is it recorded? its tools). Writes replace the
+        # file (a new inode), so a rewritten record is parsed again.
+        self._parsed: dict[Path, tuple[tuple[int, int, int], ToolListing]] = {}
 
     def path(self, spec: ServerSpec) -> Path:
         return self.folder / f"{spec.name}-{spec.cache_key}.json"
 
-    def load(self, spec: ServerSpec) -> ToolListing | None:
-        data = _read_json(self.path(spec))
+    def load(self, spec: ServerSpec, *, fresh: bool = False) -> ToolListing | None:
+        """The recorded list, parsed once per version of its file (``fresh``:
+        parsed again, for a caller that changes it). Treat it as read-only."""
+        path = self.path(spec)
+        try:
+            info = path.stat()
+        except OSError:
+            return None
+        identity = (info.st_ino, info.st_mtime_ns, info.st_size)
+        known = self._parsed.get(path)
+        if known is not None and known[0] == identity and not fresh:
+            return known[1]
+        data = _read_json(path)
         if data is None:
             return None
         try:
-            return ToolListing.model_validate(data)
+            listing = ToolListing.model_validate(data)
         except ValidationError:
             return None  # a damaged cache is only a cache: the next start rewrites it
+        self._parsed[path] = (identity, listing)
+        return listing
 
     def update(self, spec: ServerSpec, live: Iterable[tuple[Any, ...]]) -> tuple[
             ToolListing, list[str]]:
@@ -178,7 +196,7 @@ class ToolCache:
         return float(data["when"]), str(data.get("reason", ""))
 
     def approve_tool(self, spec: ServerSpec, name: str, h: str) -> None:
-        listing = self.load(spec)
+        listing = self.load(spec, fresh=True)
         if listing is None:
             return
         for tool in listing.tools:
