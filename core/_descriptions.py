@@ -73,9 +73,11 @@ class PackageDescriptions:
             try:
                 folder = importlib.resources.files(package) / "descriptions"
                 names = {entry.name for entry in folder.iterdir()} if folder.is_dir() else set()
-            except (ModuleNotFoundError, FileNotFoundError, NotADirectoryError, TypeError, ValueError):
+            except (ModuleNotFoundError, FileNotFoundError, NotADirectoryError, TypeError, ValueError,
+                    AttributeError):
                 # TypeError: a single-module plugin has no descriptions folder; ValueError: an
-                # object handed over in code has no package at all
+                # object handed over in code has no package at all; AttributeError: one defined
+                # in a script run as __main__, which has no module spec
                 names = set()
             self._shipped[package] = names
         return names
