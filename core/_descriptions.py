@@ -44,8 +44,7 @@ class DescriptionOverrides:
     @hookimpl(tryfirst=True)
     def pegboard_tool_description(self, tool: Tool, context: PluginContext) -> str | None:
         file = f"{tool.name}.md"
-        path = self.user / file
-        if file in self._user_names and path.is_file():
+        if file in self._user_names and (path := self.user / file).is_file():
             return path.read_text(encoding="utf-8").strip()
         if self.project is None or file not in self._project_names:
             return None
