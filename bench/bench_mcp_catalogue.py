@@ -45,7 +45,12 @@ def _record(home: Path, project: Path) -> Path:
 
 def _first_catalogue(project: Path, cfg: Path) -> str:
     from pegboard import Toolbox
+    from pegboard._schemas import _MODEL_SCHEMAS
 
+    # A new process's first catalogue: the built-ins' schemas are made once
+    # per process (per model class), so a later toolbox in this one would
+    # find them made and the baseline would not pay what a process pays.
+    _MODEL_SCHEMAS.clear()
     session = Toolbox.load(cwd=project, config=cfg).session()
     catalogue = session.catalogue()
     catalogue.to_anthropic()
