@@ -181,3 +181,19 @@ def test_a_recorded_mcp_list_is_parsed_once_per_version_of_its_file(tmp_path: Pa
     # a toolbox sees the server's tools from its one parse
     tools = Toolbox.load(cwd=project, config=cfg).tools
     assert "mcp__big__only" in tools
+
+
+class _FromAScript:
+    """A plugin as a script run as ``__main__`` defines it (the benches do)."""
+
+    @hookimpl
+    def pegboard_register_tools(self, register: Any, config: Any, context: Any) -> None:
+        register(Tool(name="ScriptOp", handler=_handle, input_model=_Counted, description="From a script."))
+
+
+def test_a_plugin_defined_in_main_keeps_its_tools(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    plugin = _FromAScript()
+    monkeypatch.setattr(_FromAScript, "__module__", "__main__")
+    toolbox = Toolbox.load(cwd=tmp_path, extra_plugins={"script": plugin})
+    words = {t.name: t.description for t in toolbox.session().catalogue().tools}
+    assert words.get("ScriptOp") == "From a script.", toolbox.broken.get("ScriptOp")
