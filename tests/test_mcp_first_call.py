@@ -5,6 +5,7 @@ closing the session stops the servers started behind it."""
 from __future__ import annotations
 
 import asyncio
+import json
 import sys
 from pathlib import Path
 from typing import Any
@@ -13,8 +14,6 @@ import pytest
 from mcp_servers.helpers import KITCHEN_SINK, pid_alive, wait_dead
 from pegboard import Toolbox
 from pegboard.plugins.mcp._manager import ServerConnection
-
-from test_mcp_plugin import toml_value
 
 pytestmark = [pytest.mark.anyio, pytest.mark.slow]
 
@@ -46,11 +45,11 @@ def configure(root: Path, names: list[str], timeouts: dict[str, float] | None = 
         lines = []
         for name in names:
             lines.append(f"[plugins.mcp.servers.{name}]")
-            lines.append(f"command = {toml_value(sys.executable)}")
-            lines.append(f"args = {toml_value([str(wrapper), str(root / f'{name}.mode'), str(KITCHEN_SINK)])}")
+            lines.append(f"command = {json.dumps(sys.executable)}")
+            lines.append(f"args = {json.dumps([str(wrapper), str(root / f'{name}.mode'), str(KITCHEN_SINK)])}")
             if name in timeouts:
                 lines.append(f"startup_timeout_s = {timeouts[name]}")
-        lines.append(f"[permissions]\nallow = {toml_value([f'mcp__{n}' for n in names])}")
+        lines.append(f"[permissions]\nallow = {json.dumps([f'mcp__{n}' for n in names])}")
         config.write_text("\n".join(lines) + "\n")
 
     # The first toolbox records every server's tools, as in normal use, with
