@@ -1,4 +1,5 @@
-"""The servers of one session: lazily started, all together, stopped at close."""
+"""The servers of one session: started on first use (the one asked for first,
+the rest in the background), stopped at close."""
 
 from __future__ import annotations
 
@@ -39,6 +40,7 @@ class ServerPool:
         self.listings: dict[str, ToolListing] = {}
         self.connections: dict[str, ServerConnection] = {}
         self._kicked = False
+        self._closed = False
         self._background: list[asyncio.Task[Any]] = []
         log_dir = log_dir if log_dir is not None else data_dir / "logs"
         for spec in specs:
@@ -89,16 +91,30 @@ class ServerPool:
         why = self.why_unavailable(name)
         if why is not None:
             raise ServerUnavailable(why)
-        self.start_all()
+        self.start_all(first=name)
         return self.connections[name]
 
-    def start_all(self) -> None:
-        """On first use, start every server at once, so the next server the
-        model reaches for is already up (each waits only for its own)."""
+    def start_all(self, first: str | None = None) -> None:
+        """On first use, start the server asked for, then every other one in
+        the background once it is up (or down): the first call pays for one
+        start, not for all of them competing for the cores, and the next
+        server the model reaches for is already up, its tools listed."""
         if self._kicked:
             return
         self._kicked = True
-        for conn in self.connections.values():
+        head = self.connections.get(first) if first is not None else None
+        rest = [c for c in self.connections.values() if c is not head]
+        task = asyncio.create_task(self._start_in_order(head, rest), name="mcp-start")
+        self._background.append(task)
+
+    async def _start_in_order(self, head: ServerConnection | None, rest: list[ServerConnection]) -> None:
+        if head is not None:
+            await self._start_quietly(head)
+            # Let the call that needed it go out before the others take the cores.
+            await asyncio.sleep(0)
+        for conn in rest:
+            if self._closed:
+                return
             task = asyncio.create_task(self._start_quietly(conn), name=f"mcp-start-{conn.name}")
             self._background.append(task)
 
@@ -119,9 +135,12 @@ class ServerPool:
         tool.approved_hash = tool.hash
 
     async def aclose(self) -> None:
-        await asyncio.gather(*(c.stop() for c in self.connections.values()), return_exceptions=True)
-        for task in self._background:
+        # No new start after this; starts under way are cancelled, then every
+        # server stopped, so one started in the background leaves no process.
+        self._closed = True
+        for task in list(self._background):
             task.cancel()
-        for task in self._background:
+        await asyncio.gather(*(c.stop() for c in self.connections.values()), return_exceptions=True)
+        for task in list(self._background):
             with suppress(asyncio.CancelledError, Exception):
                 await task
