@@ -69,7 +69,17 @@ _LAZY = {
     "policy_for": "_policy",
 }
 
-__all__ = sorted([*_LAZY, "API_VERSION", "hookimpl", "hookspec"])
+# Written out, not computed: type checkers read only a literal list as the
+# module's explicit exports (mypy --strict in a plugin author's project);
+# tests/test_core_api.py holds it to _LAZY's names and the three above.
+__all__ = [
+    "API_VERSION", "Answer", "CallInfo", "Catalogue", "CatalogueTool", "Check", "CompiledRule", "ConfigError",
+    "Content", "Decision", "Grant", "ImageContent", "InputFieldMatcher", "PermissionRequest", "PluginCheck",
+    "PluginContext", "PluginStore", "Policy", "PreCall", "ResourceContent", "Rule", "RuleMatcher",
+    "RuleSamples", "Session", "Settings", "StoreError", "StoreSchema", "TextContent", "Tool", "ToolContext",
+    "ToolNamespace", "ToolResult", "Toolbox", "UserScope", "Vote", "check_plugin", "clamp_policy", "hookimpl",
+    "hookspec", "policy_for",
+]
 
 
 def __getattr__(name: str) -> _typing.Any:

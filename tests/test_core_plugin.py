@@ -32,7 +32,7 @@ def test_the_core_is_a_plugin_registered_under_its_name(tmp_path: Path) -> None:
     core = toolbox.plugins.pm.get_plugin("core")
     assert core is not None
     hooks = {caller.name for caller in toolbox.plugins.pm.get_hookcallers(core) or ()}
-    assert hooks == {"pegboard_register_tools", "pegboard_permission"}
+    assert hooks == {"pegboard_register_tools"}
     record = toolbox.plugins.records["core"]
     assert (record.origin, record.module, record.error, set(record.tools)) == ("core", "pegboard", None,
                                                                               CORE_TOOLS)
@@ -44,7 +44,7 @@ def test_the_core_is_a_plugin_registered_under_its_name(tmp_path: Path) -> None:
     assert context is not None and context.name == "core" and context.package == "pegboard"
 
 
-def test_the_cores_vote_goes_through_pegboard_permission(tmp_path: Path) -> None:
+def test_the_cores_vote_is_its_tools_own(tmp_path: Path) -> None:
     toolbox = Toolbox.load(cwd=tmp_path, plugins=[])
     session = toolbox.session("default")
     decision = asyncio.run(session.decide("TaskStop", {"task_id": "t1"}))
