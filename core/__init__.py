@@ -15,17 +15,18 @@ from ._version import API_VERSION
 if _typing.TYPE_CHECKING:
     from ._catalogue import Catalogue, CatalogueTool
     from ._config import ConfigError, Settings
-    from ._decisions import (Answer, CompiledRule, Decision, PermissionRequest, Rule, RuleMatcher, RuleSamples,
-                             ToolNamespace, Vote)
+    from ._decisions import (Answer, CompiledRule, Decision, Grant, PermissionRequest, Rule, RuleMatcher,
+                             RuleSamples, ToolNamespace, Vote)
     from ._plugincheck import PluginCheck, check_plugin
     from ._doctor import Check
     from ._matchers import InputFieldMatcher
-    from ._plugins import PluginContext
+    from ._plugin_context import PluginContext, PluginStore, StoreSchema
+    from ._plugin_session import PluginSession
     from ._policy import Policy, clamp_policy, policy_for
     from ._scope import UserScope
     from ._calls import CallInfo, PreCall
-    from ._session import Grant, Session
-    from ._store import PluginStore, StoreError, StoreSchema
+    from ._session import Session
+    from ._store import StoreError
     from ._toolbox import Toolbox
     from ._tools import Content, ImageContent, ResourceContent, TextContent, Tool, ToolContext, ToolResult
 
@@ -39,13 +40,14 @@ _LAZY = {
     "ConfigError": "_config",
     "Content": "_tools",
     "Decision": "_decisions",
-    "Grant": "_session",
+    "Grant": "_decisions",
     "ImageContent": "_tools",
     "InputFieldMatcher": "_matchers",
     "PermissionRequest": "_decisions",
     "PluginCheck": "_plugincheck",
-    "PluginContext": "_plugins",
-    "PluginStore": "_store",
+    "PluginContext": "_plugin_context",
+    "PluginSession": "_plugin_session",
+    "PluginStore": "_plugin_context",
     "Policy": "_policy",
     "PreCall": "_calls",
     "ResourceContent": "_tools",
@@ -55,7 +57,7 @@ _LAZY = {
     "Session": "_session",
     "Settings": "_config",
     "StoreError": "_store",
-    "StoreSchema": "_store",
+    "StoreSchema": "_plugin_context",
     "TextContent": "_tools",
     "Tool": "_tools",
     "ToolContext": "_tools",
@@ -75,7 +77,7 @@ _LAZY = {
 __all__ = [
     "API_VERSION", "Answer", "CallInfo", "Catalogue", "CatalogueTool", "Check", "CompiledRule", "ConfigError",
     "Content", "Decision", "Grant", "ImageContent", "InputFieldMatcher", "PermissionRequest", "PluginCheck",
-    "PluginContext", "PluginStore", "Policy", "PreCall", "ResourceContent", "Rule", "RuleMatcher",
+    "PluginContext", "PluginSession", "PluginStore", "Policy", "PreCall", "ResourceContent", "Rule", "RuleMatcher",
     "RuleSamples", "Session", "Settings", "StoreError", "StoreSchema", "TextContent", "Tool", "ToolContext",
     "ToolNamespace", "ToolResult", "Toolbox", "UserScope", "Vote", "check_plugin", "clamp_policy", "hookimpl",
     "hookspec", "policy_for",

@@ -1,7 +1,10 @@
 """A call's arguments: pegboard's own parameters taken out and type-checked,
 the rest validated by the tool's model (or, for a schema from elsewhere,
 checked and reported as an advisory), and validation errors described so the
-model can fix its call."""
+model can fix its call; and the decision for a call as the pipeline reaches
+it, without running it (``decide_call``: ``Session.decide`` and the CLI's
+``permissions check``). Apart from the pipeline, so that deciding imports no
+event loop (asyncio is a fair share of a cold ``permissions check``)."""
 
 from __future__ import annotations
 
@@ -11,13 +14,14 @@ from typing import TYPE_CHECKING, Any
 
 from pydantic import BaseModel, ValidationError
 
+from ._decisions import Decision, PermissionRequest
 from ._tools import Tool, ToolResult
 
 if TYPE_CHECKING:
     from ._session import Session
 
-__all__ = ["RESERVED_PARAMETERS", "Refusal", "as_mapping", "describe_type", "drop_unset_nulls", "parse_arguments", "reserved_owned",
-           "show_value", "split_reserved", "tool_parameters", "validate"]
+__all__ = ["RESERVED_PARAMETERS", "Refusal", "as_mapping", "decide_call", "describe_type", "drop_unset_nulls",
+           "parse_arguments", "reserved_owned", "show_value", "split_reserved", "tool_parameters", "validate"]
 
 RESERVED_PARAMETERS = ("background", "scratchpad")
 
@@ -104,8 +108,9 @@ class Refusal(Exception):
 # --- reserved parameters ---------------------------------------------------------
 
 
-def split_reserved(session: Session, tool: Tool, args: dict[str, Any]) -> tuple[bool, str | None]:
-    """Take pegboard's own parameters out of ``args`` and check their types.
+def split_reserved(background_enabled: bool, tool: Tool, args: dict[str, Any]) -> tuple[bool, str | None]:
+    """Take pegboard's own parameters out of ``args`` and check their types
+    (``background_enabled``: ``[background] enabled``).
 
     They decide what a call does, so a wrong type refuses the call instead of
     being read as absent (that would silently turn a detached call into a
@@ -121,7 +126,7 @@ def split_reserved(session: Session, tool: Tool, args: dict[str, Any]) -> tuple[
             if not isinstance(value, bool):
                 raise Refusal(f"background must be a boolean (true or false), not {show_value(value)}; "
                                f"{tool.name} was not run.")
-            if value and not session.toolbox.settings.core.background.enabled:
+            if value and not background_enabled:
                 raise Refusal(f"background calls are switched off ([background] enabled = false); "
                                f"{tool.name} was not run. Call it again without background.")
             background = value
@@ -443,3 +448,26 @@ def parse_arguments(name: str, arguments: Any) -> dict[str, Any]:
         raise Refusal(f"The arguments for {name} must be a JSON object, not {type(arguments).__name__}; "
                        "nothing was run.")
     return dict(arguments)
+
+
+# --- deciding without running ------------------------------------------------------
+
+
+def decide_call(session: Session, name: str, arguments: Any) -> Decision:
+    """The decision for a call as the pipeline reaches it before anyone is
+    asked, without running anything: pegboard's own parameters taken out,
+    the input validated, then the permission engine ("ask": a person, or in
+    auto mode the classifier, would be consulted). A call that could not
+    run is a deny whose source says why ("catalogue", "validation")."""
+    toolbox = session.toolbox
+    tool = toolbox.tools.get(name)
+    if tool is None or session.hides(tool):
+        return Decision("deny", toolbox.why_unavailable(name, session), "catalogue")
+    try:
+        args = parse_arguments(name, arguments)
+        split_reserved(toolbox.settings.core.background.enabled, tool, args)
+        validated, _ = validate(tool, args)
+    except Refusal as refusal:
+        return Decision("deny", refusal.result.text_content(), "validation")
+    request = PermissionRequest(tool=tool, input=as_mapping(validated), session=session, policy=session.policy)
+    return toolbox.permissions.evaluate(request)

@@ -30,7 +30,8 @@ from ._redact import redact  # re-exported: one redaction for the audit and ever
 
 if TYPE_CHECKING:
     from ._decisions import Decision, PermissionRequest
-    from ._store import PluginStore
+    from ._session import Session
+    from ._store import ComponentStore
 
 __all__ = ["AuditLog", "preview", "redact", "source_kind", "writer_for"]
 
@@ -108,7 +109,7 @@ def source_kind(source: str) -> str:
 class AuditLog:
     """Records decisions for one toolbox (``[audit] enabled = true``)."""
 
-    def __init__(self, store: PluginStore, preview_chars: int, max_age_days: float, max_rows: int):
+    def __init__(self, store: ComponentStore, preview_chars: int, max_age_days: float, max_rows: int):
         self._writer = writer_for(store)
         self._writer.retention = (max_age_days, max_rows)
         self._preview_chars = preview_chars
@@ -117,12 +118,13 @@ class AuditLog:
     def record(self, request: PermissionRequest, decision: Decision) -> None:
         """Queue the row; never raises (a failure is reported on stderr)."""
         try:
+            session: Session = request.session  # type: ignore[assignment]  # the engine decides its own sessions' calls
             arguments = dict(request.input)
             answer = request.extra.get("answer")
             self._writer.put({
                 "at": time.time(),
-                "session_id": request.session.id,
-                "parent_id": request.session.parent_id,
+                "session_id": session.id,
+                "parent_id": session.parent_id,
                 "call_id": request.extra.get("call_id"),
                 "tool": request.tool.name,
                 "decision": decision.decision,
@@ -154,7 +156,7 @@ def _say(text: str) -> None:
 class _Writer:
     """One per store and process: a queue and the thread that drains it."""
 
-    def __init__(self, store: PluginStore):
+    def __init__(self, store: ComponentStore):
         self.store = store
         self.retention: tuple[float, int] = (0, 0)
         self._queue: collections.deque[dict[str, Any]] = collections.deque()
@@ -349,7 +351,7 @@ class _Writer:
             self._spill(self._take_all())
 
 
-def prune(store: PluginStore, max_age_days: float, max_rows: int) -> int:
+def prune(store: ComponentStore, max_age_days: float, max_rows: int) -> int:
     """Delete rows older than ``max_age_days`` and past the newest
     ``max_rows`` (0: no limit); the number deleted."""
     from sqlalchemy import delete, select
@@ -372,7 +374,7 @@ _writers: dict[str, _Writer] = {}
 _writers_lock = threading.Lock()
 
 
-def writer_for(store: PluginStore) -> _Writer:
+def writer_for(store: ComponentStore) -> _Writer:
     with _writers_lock:
         writer = _writers.get(store.url)
         if writer is None:

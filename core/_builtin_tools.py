@@ -21,6 +21,7 @@ from ._tools import CORE_PLUGIN, Tool, ToolContext, ToolResult
 
 if TYPE_CHECKING:
     from ._builtin_inputs import NoInput, ScratchpadReadInput, TaskOutputInput, TaskStopInput, ToolSearchInput
+    from ._session import Session
 
 __all__ = ["CorePlugin", "core_tools"]
 
@@ -30,8 +31,15 @@ MAX_LOADED_PER_CALL = 10
 _INPUTS = "pegboard._builtin_inputs"
 
 
+def _engine_session(ctx: ToolContext) -> Session:
+    """The engine's session behind ``ctx.session``: the core's own tools
+    work on what it keeps for the engine (the deferred tools loaded, the
+    scratchpad, the toolbox), which no plugin is given."""
+    return ctx.session  # type: ignore[return-value]  # the core's tools run only in its own sessions
+
+
 async def tool_search(args: ToolSearchInput, ctx: ToolContext) -> ToolResult:
-    session = ctx.session
+    session = _engine_session(ctx)
     toolbox = session.toolbox
     offered = session.offered()
     deferred = [t for t in offered if t.loading == "deferred"]
@@ -88,7 +96,7 @@ async def tool_search(args: ToolSearchInput, ctx: ToolContext) -> ToolResult:
 
 
 async def scratchpad_read(args: ScratchpadReadInput, ctx: ToolContext) -> ToolResult:
-    pad = ctx.session.scratchpad
+    pad = _engine_session(ctx).scratchpad
     if args.name not in pad:
         return ToolResult.error(f"No scratchpad entry {args.name!r}. Entries: {', '.join(sorted(pad)) or 'none'}.")
     text = pad[args.name]
@@ -103,7 +111,7 @@ async def scratchpad_read(args: ScratchpadReadInput, ctx: ToolContext) -> ToolRe
 
 
 async def scratchpad_list(args: NoInput, ctx: ToolContext) -> ToolResult:
-    pad = ctx.session.scratchpad
+    pad = _engine_session(ctx).scratchpad
     if not pad:
         return ToolResult.text("The scratchpad is empty.")
     return ToolResult.text("\n".join(f"{name}\t{len(text):,} characters" for name, text in sorted(pad.items())))

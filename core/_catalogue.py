@@ -15,15 +15,14 @@ from dataclasses import dataclass, field
 from functools import cached_property
 from typing import TYPE_CHECKING, Any
 
-from ._descriptions import clip_summary
 from ._schemas import strict_schema
 from ._tools import CORE_PLUGIN
 
 if TYPE_CHECKING:
-    from ._session import Session
+    from ._plugin_session import PluginSession
     from ._tools import Tool
 
-__all__ = ["Catalogue", "CatalogueTool", "DeferredTool", "build_catalogue", "augmented_schema"]
+__all__ = ["Catalogue", "CatalogueTool", "DeferredTool", "augmented_schema"]
 
 # The providers' own tool search, which stands in for ToolSearch when
 # deferred tools are exported with defer_loading.
@@ -63,7 +62,7 @@ class DeferredTool:
     description: str = ""
     tool: Tool | None = field(default=None, repr=False, compare=False)
     background: bool = field(default=False, repr=False, compare=False)
-    session: Session | None = field(default=None, repr=False, compare=False)
+    session: PluginSession | None = field(default=None, repr=False, compare=False)
 
     @property
     def source(self) -> str:
@@ -71,7 +70,7 @@ class DeferredTool:
 
     @cached_property
     def input_schema(self) -> dict[str, Any]:
-        return _augment(self.tool, self.background, self.session) if self.tool is not None else {"type": "object"}
+        return augmented_schema(self.tool, self.background, self.session) if self.tool is not None else {"type": "object"}
 
 
 DEFAULT_DEFERRED_BUDGET = 8_000
@@ -228,13 +227,9 @@ def _grouped_listing(deferred: list[DeferredTool], budget: int) -> str:
     return "\n".join([head, *shown])[:budget]
 
 
-def augmented_schema(session: Session, tool: Tool) -> dict[str, Any]:
-    """The tool's schema plus pegboard's ``scratchpad`` (and ``background``
-    when enabled), unless the tool has parameters of those names."""
-    return _augment(tool, session.toolbox.settings.core.background.enabled, session)
-
-
-def _augment(tool: Tool, background: bool, session: Session | None = None) -> dict[str, Any]:
+def augmented_schema(tool: Tool, background: bool, session: PluginSession | None = None) -> dict[str, Any]:
+    """The tool's schema as ``session`` shows it, plus pegboard's ``scratchpad``
+    (and ``background`` when enabled), unless the tool has parameters of those names."""
     schema = dict(tool.schema) if tool.session_schema is None else tool.schema_in(session)
     props = dict(schema.get("properties", {}))
     if "scratchpad" not in props:
@@ -253,20 +248,3 @@ def _augment(tool: Tool, background: bool, session: Session | None = None) -> di
     schema["properties"] = props
     schema.setdefault("type", "object")
     return schema
-
-
-def build_catalogue(session: Session) -> Catalogue:
-    toolbox = session.toolbox
-    background = toolbox.settings.core.background.enabled
-    tools, deferred = [], []
-    for tool in session.offered():
-        description = toolbox.description(tool)
-        if tool.name in toolbox.broken:
-            continue  # its description failed: left out alone (see Toolbox.tool_problem)
-        if tool.loading == "deferred" and tool.name not in session.loaded:
-            deferred.append(DeferredTool(tool.name, clip_summary(description), tool.plugin, tool.group,
-                                         description, tool, background, session))
-        elif toolbox.tool_problem(tool) is None:  # a schema that cannot be built leaves that tool out alone
-            tools.append(CatalogueTool(tool.name, description, _augment(tool, background, session), tool.read_only,
-                                       tool.loading == "deferred", tool.plugin))
-    return Catalogue(tools, deferred, toolbox.settings.core.tools.deferred_budget)

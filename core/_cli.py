@@ -227,7 +227,7 @@ def tools_show(name: str, as_json: bool) -> None:
 
     tool = status.tool
     description = toolbox.description(tool)
-    schema = augmented_schema(toolbox.session(), tool)
+    schema = augmented_schema(tool, toolbox.settings.core.background.enabled, toolbox.session())
     if as_json:
         _emit_json({**status.to_json(), "description": description, "input_schema": schema})
         return
@@ -309,7 +309,7 @@ def permissions() -> None:
 def _decide(toolbox: Any, sessions: dict[str, Any], tool_name: str, arguments: Any, mode: str | None) -> Decision:
     """One call's decision, as ``Session.decide`` reaches it. Sessions are
     made once per mode (``sessions`` caches them across a batch)."""
-    from ._deciding import decide_call
+    from ._arguments import decide_call
 
     key = mode or ""
     session = sessions.get(key)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import os
 import stat
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import field
 from functools import cached_property
 from pathlib import Path
@@ -14,8 +14,8 @@ from ._paths import _resolve_counted, resolve_counted
 from ._records import record
 
 if TYPE_CHECKING:
+    from ._plugin_session import PluginSession
     from ._policy import Policy
-    from ._session import Session
     from ._tools import Tool
 
 __all__ = [
@@ -23,6 +23,7 @@ __all__ = [
     "CompiledRule",
     "Decision",
     "DecisionKind",
+    "Grant",
     "PermissionRequest",
     "Rule",
     "RuleMatcher",
@@ -379,6 +380,26 @@ class CompiledRule:
         return f"rule {self.rule.text} in {self.rule.source}"
 
 
+@record()
+class Grant:
+    """A rule granted for this session (``session.grant``); ``revoke()`` ends it."""
+
+    session: PluginSession
+    """The session the rule was granted in."""
+    compiled: CompiledRule
+    """The rule in force."""
+
+    def __init__(self, session: PluginSession, compiled: CompiledRule,
+                 revoke: Callable[[CompiledRule], None]) -> None:
+        self.session = session
+        self.compiled = compiled
+        self._revoke = revoke  # the session's own: it holds its grants
+
+    def revoke(self) -> None:
+        """End the grant: later calls of the session are decided without it."""
+        self._revoke(self.compiled)
+
+
 @record(frozen=True)
 class Answer:
     """The person's answer to an ask.
@@ -437,7 +458,7 @@ class PermissionRequest:
     """The tool called; ``request.tool.plugin == context.name`` for your own tools."""
     input: Mapping[str, Any]
     """The arguments, validated against the tool's input model, as a mapping (read-only)."""
-    session: Session
+    session: PluginSession
     """The session the call is decided in (its root, working dirs, grants)."""
     policy: Policy
     """The permission mode or level in force for this call (``request.policy.name``)."""
@@ -450,7 +471,7 @@ class PermissionRequest:
     _paths: dict[str, Path] = field(default_factory=dict, repr=False, compare=False)
     _stats: dict[str, os.stat_result | None] = field(default_factory=dict, repr=False, compare=False)
 
-    def __init__(self, tool: Tool, input: Mapping[str, Any], session: Session, policy: Policy,
+    def __init__(self, tool: Tool, input: Mapping[str, Any], session: PluginSession, policy: Policy,
                  extra: dict[str, Any] | None = None) -> None:
         # Made for every decision: the dataclass's own __init__ called a
         # factory for each of the four dicts; literals cost a fraction of that.
@@ -561,17 +582,11 @@ class PermissionRequest:
         except ValueError as exc:
             return Vote.deny(str(exc))
         session = self.session
-        # The engine asked directly, its prefixes looked up once: Session.inside_working_dirs
-        # and Session.is_protected only pass the question on to it.
-        engine = session.toolbox.permissions
-        prefixes = engine._prefixes(session.working_dirs)
-        slashed = real + "/"
-        inside = slashed.startswith(prefixes[0])
+        inside = session.inside_working_dirs(real)
         # Writing a protected path asks everywhere; reading one only outside
         # the working dirs (reading the project's own .git is ordinary work).
         # No git directory is looked for in the folders resolving found missing.
-        if (write or not inside) and engine._is_protected(real, slashed, prefixes, True,
-                                                          absent or self._not_a_folder(path)):
+        if (write or not inside) and session.is_protected(real, absent=absent or self._not_a_folder(path)):
             return Vote.ask(f"{real} is a protected path", firm=True)
         tool = self.tool.name
         if write:

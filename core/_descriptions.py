@@ -9,7 +9,7 @@ from pathlib import Path
 
 from ._config import Settings, config_dir
 from ._hookspecs import hookimpl
-from ._plugins import PluginContext
+from ._plugin_context import PluginContext
 from ._tools import Tool
 
 __all__ = ["DescriptionOverrides", "PackageDescriptions", "clip_summary"]

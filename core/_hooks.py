@@ -27,7 +27,7 @@ from typing import Any, cast
 import pluggy
 from pluggy._callers import _multicall  # pluggy's own call; replaced while call monitoring is on
 
-from ._records import record
+from ._plugin_context import Outcome
 
 __all__ = ["Hooks", "Manager", "Outcome", "bind_named"]
 
@@ -98,21 +98,6 @@ class Manager(pluggy.PluginManager):
             return super().parse_hookspec_opts(module_or_class, name)
         return None if found is None else cast(pluggy.HookspecOpts | None,
                                                _marker_opts(found, self.project_name + "_spec"))
-
-
-@record(frozen=True, slots=True)
-class Outcome:
-    """One implementation's answer: ``value``, or the ``error`` it raised."""
-
-    plugin: str
-    value: Any = None
-    error: Exception | None = None
-
-    def __init__(self, plugin: str, value: Any = None, error: Exception | None = None) -> None:
-        _set = object.__setattr__
-        _set(self, "plugin", plugin)
-        _set(self, "value", value)
-        _set(self, "error", error)
 
 
 def call(impl: Any, kwargs: Mapping[str, Any]) -> Any:

@@ -36,13 +36,12 @@ if TYPE_CHECKING:
     import click
     from pydantic import BaseModel
 
-    from ._decisions import Answer, Decision, PermissionRequest, Rule, RuleMatcher, RuleSamples, ToolNamespace, Vote
-    from ._plugins import PluginContext
     from ._calls import CallInfo, PreCall
-    from ._session import Session
-    from ._store import StoreSchema
-    from ._tools import Tool, ToolResult
+    from ._decisions import Answer, Decision, PermissionRequest, Rule, RuleMatcher, RuleSamples, ToolNamespace, Vote
     from ._doctor import Check
+    from ._plugin_context import PluginContext, StoreSchema
+    from ._plugin_session import PluginSession
+    from ._tools import Tool, ToolResult
 
 PROJECT = "pegboard"
 hookspec = pluggy.HookspecMarker(PROJECT)
@@ -171,7 +170,8 @@ def pegboard_ask(request: PermissionRequest, decision: Decision) -> Answer | Non
 
 
 @hookspec(firstresult=True)
-def pegboard_elicit(session: Session, source: str, message: str, schema: dict[str, Any]) -> dict[str, Any] | None:
+def pegboard_elicit(session: PluginSession, source: str, message: str,
+                    schema: dict[str, Any]) -> dict[str, Any] | None:
     """Host callback: a tool needs the person to fill in a form. May be a coroutine.
 
     ``source`` says who asks (e.g. "MCP server 'github'"), ``message`` what
@@ -210,13 +210,13 @@ def pegboard_after_call(call: CallInfo, result: ToolResult) -> ToolResult | None
 
 
 @hookspec
-def pegboard_event(session: Session, kind: str, data: dict[str, Any]) -> None:
+def pegboard_event(session: PluginSession, kind: str, data: dict[str, Any]) -> None:
     """Host callback: background results, notifications from tools that stream,
     one-time notes. ``kind`` is e.g. ``"background.done"``, ``"monitor.line"``."""
 
 
 @hookspec
-def pegboard_session_closed(session: Session, context: PluginContext) -> None:
+def pegboard_session_closed(session: PluginSession, context: PluginContext) -> None:
     """The session ends: stop child processes, flush state. ``context`` is
     the implementing plugin's own: ``session.plugin_state(context.name)`` is
     its state in the session."""

@@ -18,13 +18,13 @@ it was read in, so two processes racing do not both win).
 
 from __future__ import annotations
 
-import hashlib
 import json
 import time
 import uuid
-from dataclasses import dataclass, field, replace
+from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
+from ._calls import PendingCall, answer_json
 from ._decisions import Answer, Decision
 
 if TYPE_CHECKING:
@@ -32,61 +32,11 @@ if TYPE_CHECKING:
     from ._toolbox import Toolbox
     from ._tools import ToolResult
 
-__all__ = ["PendingCall", "PendingCalls", "answer_pending", "approval_digest", "list_pending"]
-
-
-@dataclass(frozen=True)
-class PendingCall:
-    """One call kept for a person's answer. ``status``: "pending" (no answer
-    yet), "approved" or "denied" (answered, not run yet), "done"."""
-
-    id: str
-    session_id: str
-    call_id: str
-    tool: str
-    input: dict[str, Any]
-    reason: str
-    source: str
-    suggestions: tuple[str, ...]
-    status: str = "pending"
-    answer: Answer | None = None
-    created_at: float = field(default_factory=time.time)
-    digest: str | None = None
-    """``approval_digest`` of the tool and input the answer was given for (None: no answer yet)."""
-
-    def to_json(self) -> dict[str, Any]:
-        return {"id": self.id, "session_id": self.session_id, "call_id": self.call_id, "tool": self.tool,
-                "input": self.input, "reason": self.reason, "source": self.source,
-                "suggestions": list(self.suggestions), "status": self.status,
-                "answer": _answer_json(self.answer), "created_at": self.created_at, "digest": self.digest}
-
-    def current_digest(self) -> str:
-        """``approval_digest`` of the call's tool and input as they are now."""
-        return approval_digest(self.tool, self.input)
-
-    def message(self) -> str:
-        """What the model is told instead of the result."""
-        return (f"{self.tool} was not run yet: it needs a person's approval ({self.reason}). It waits as pending "
-                f"call {self.id}; you will be given its result when they decide. Carry on with work that does "
-                "not depend on it.")
-
-
-def approval_digest(tool: str, input: Any) -> str:
-    """sha256 of the canonical JSON of a call's tool and input: what an answer
-    is bound to."""
-    raw = json.dumps({"tool": tool, "input": input}, sort_keys=True, separators=(",", ":"), ensure_ascii=False,
-                     default=str)
-    return hashlib.sha256(raw.encode("utf-8", "surrogatepass")).hexdigest()
+__all__ = ["PendingQueue", "answer_pending", "list_pending"]
 
 
 class AlreadyAnswered(ValueError):
     """The pending call was answered (or run) already: each is answered once."""
-
-
-def _answer_json(answer: Answer | None) -> dict[str, Any] | None:
-    if answer is None:
-        return None
-    return {"allow": answer.allow, "remember": answer.remember, "rule": answer.rule, "message": answer.message}
 
 
 def _answer_from(data: str | None) -> tuple[Answer | None, str | None]:
@@ -98,7 +48,7 @@ def _answer_from(data: str | None) -> tuple[Answer | None, str | None]:
 
 
 def _same_answer(one: Answer, other: Answer) -> bool:
-    return _answer_json(one) == _answer_json(other)
+    return answer_json(one) == answer_json(other)
 
 
 def _row_to_call(row: Any) -> PendingCall:
@@ -109,8 +59,9 @@ def _row_to_call(row: Any) -> PendingCall:
                        answer=answer, created_at=row.created_at, digest=digest)
 
 
-class PendingCalls:
-    """A session's pending calls (``session.pending``)."""
+class PendingQueue:
+    """A session's pending calls (``session.pending``, the contract's
+    ``PendingCalls``): in memory, or in the store for a durable session."""
 
     def __init__(self, session: Session):
         self._session = session
@@ -249,6 +200,6 @@ def _record(toolbox: Toolbox, pending_id: str, answer: Answer, status: str, *, w
 
     with _store(toolbox).begin() as conn:
         changed = conn.execute(update(pending).where(pending.c.id == pending_id, pending.c.status == was).values(
-            status=status, answer=json.dumps({**(_answer_json(answer) or {}), "digest": digest}),
+            status=status, answer=json.dumps({**(answer_json(answer) or {}), "digest": digest}),
             resolved_at=time.time()))
         return bool(changed.rowcount)

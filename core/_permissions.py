@@ -31,10 +31,9 @@ import os
 from collections.abc import Callable, Mapping
 from dataclasses import replace
 from functools import cached_property
-from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
-from ._config import RULE_KEYS, ConfigError, Layer, Settings, config_dir, layer_cache_dir, policy_path
+from ._config import RULE_KEYS, ConfigError, Layer, Settings, config_dir, layer_cache_dir
 from ._decisions import GROUP_SEPARATOR, Answer, CompiledRule, Decision, PermissionRequest, Rule, ToolNamespace, Vote
 from ._grants import append_grant
 from ._hooks import bind_named
@@ -42,13 +41,13 @@ from ._hooks import call as call_hook
 from ._layercache import mark_rules_checked, rules_checked
 from ._lazyrules import MIN_RULES, DeferredLayer, Segment, fingerprint, rule_lists, rule_set_key
 from ._matchers import NameMatcher
-from ._plugins import _short_error
+from ._errors import short_error
 from ._policy import Policy, clamp_policy, policy_for
-from ._gitdirs import enclosing_git_dir
-from ._protected import path_matcher, protected_patterns
+from ._protected import Protection, protected_patterns
 from ._trust import project_grants_file
 
 if TYPE_CHECKING:
+    from ._plugin_session import PluginSession
     from ._session import Session
     from ._toolbox import Toolbox
 
@@ -147,7 +146,6 @@ class PermissionEngine:
         # The index as matched: per behavior and tool, rules with combinable
         # matchers grouped (built on first use, dropped when a rule is added).
         self._plans: dict[str, dict[str, list[CompiledRule | _Group]]] = {"allow": {}, "ask": {}, "deny": {}}
-        self._key_cache: dict[tuple[str, str, str], tuple[str, ...]] = {}
         # Per tool name: (the tool, its deny, ask and allow units under every
         # name that covers it, in _match's order), for sessions without
         # grants; made from _plans, and dropped with it (see _tool_units).
@@ -188,12 +186,8 @@ class PermissionEngine:
         if problems:
             raise ConfigError(problems)
         self.protected_patterns = patterns
-        self._protected = path_matcher(patterns)
-        # Pegboard's own config (user config dir, the policy file) is protected
-        # wherever it lives; computed once, since every path vote asks.
-        own = (os.path.realpath(config_dir()), os.path.realpath(policy_path()))
-        self._own_prefixes = tuple(p.rstrip("/") + "/" for p in own)
-        self._home = Path(os.path.realpath(Path.home()))
+        self.protection = Protection(patterns)
+        """Which resolved paths are protected, and which lie inside a session's working directories."""
         audit = self.settings.core.audit
         if audit.enabled:
             from ._audit import AuditLog
@@ -203,8 +197,6 @@ class PermissionEngine:
                                        audit.max_age_days, audit.max_rows)
         else:
             self.audit = None
-        self._prefix_cache: dict[tuple[Path, ...], tuple[tuple[str, ...], tuple[str, ...]]] = {}
-        self._last_prefixes: tuple[tuple[Path, ...] | None, tuple[tuple[str, ...], tuple[str, ...]]] = (None, ((), ()))
 
     def _compile_layer(self, layer: Layer) -> list[str]:
         """Parse, check and compile one layer's rules now; the problems found."""
@@ -360,7 +352,7 @@ class PermissionEngine:
             except ValueError:
                 raise
             except Exception as exc:
-                raise ValueError(f"plugin {impl.plugin_name!r} failed on it: {_short_error(exc)}") from None
+                raise ValueError(f"plugin {impl.plugin_name!r} failed on it: {short_error(exc)}") from None
             if matcher is None:
                 continue
             if not callable(getattr(matcher, "matches", None)):
@@ -376,8 +368,7 @@ class PermissionEngine:
         return None
 
     def tools_changed(self) -> None:
-        """The toolbox's tools changed: forget which rule names cover which tool."""
-        self._key_cache.clear()
+        """The toolbox's tools changed: forget the rules found for each tool."""
         self._forget_tool_units()
 
     def _add(self, compiled: CompiledRule) -> None:
@@ -412,40 +403,8 @@ class PermissionEngine:
             units = plans[key] = _plan(self._compiled(behavior, key))
         return units
 
-    def _rule_keys(self, tool: Any, behavior: str) -> tuple[str, ...]:
-        """The rule names that cover a call of ``tool``: its own name; for a
-        tool of a group a plugin declared (``mcp__server__tool``), the
-        group's (``mcp__server``; for allow rules only when the declaring
-        plugin owns the tool: ``mcp__srv__read`` is one tool, not a prefix of
-        ``mcp__srv__read__delete_all``, since a group's name holds no
-        ``__``); and the names its plugin
-        declares in ``Tool.metadata["rule_names"]`` (Write is covered by Edit
-        rules, Monitor by Bash rules). A declared name widens deny and ask
-        rules from any plugin, but allow rules only when the plugin owns
-        that name too: no plugin can put its tool under another's allow rules.
-        """
-        cache_key = (tool.name, tool.plugin, behavior)
-        keys = self._key_cache.get(cache_key)
-        if keys is None:
-            found = [tool.name]
-            namespaced = self.namespace_of(tool.name)
-            if namespaced is not None and (behavior != "allow" or namespaced[1] == tool.plugin):
-                group = namespaced[0].group_of(tool.name)
-                if group is not None:
-                    found.append(namespaced[0].rule_name(group))
-            declared = tool.metadata.get("rule_names", ()) if isinstance(tool.metadata, Mapping) else ()
-            for alias in declared if isinstance(declared, (list, tuple)) else ():
-                if isinstance(alias, str) and (behavior != "allow" or self.toolbox.owner_of(alias) == tool.plugin):
-                    found.append(alias)
-            keys = self._key_cache[cache_key] = tuple(dict.fromkeys(found))
-        return keys
-
-    def names_covering(self, tool: Any) -> tuple[str, ...]:
-        """The rule names whose deny rules cover every call of ``tool``
-        (what hiding a name from a child session hides)."""
-        return self._rule_keys(tool, "deny")
-
-    def rule_for(self, behavior: str, tool: str, input: Mapping[str, Any], session: Session) -> CompiledRule | None:
+    def rule_for(self, behavior: str, tool: str, input: Mapping[str, Any],
+                 session: PluginSession) -> CompiledRule | None:
         """The first ``behavior`` rule covering a call of ``tool`` with
         ``input`` (None also when no loaded plugin provides ``tool``).
 
@@ -458,16 +417,17 @@ class PermissionEngine:
         return self._match(behavior, PermissionRequest(tool=found, input=input, session=session,
                                                        policy=session.policy))
 
-    def rules_for(self, behavior: str, tool: str, session: Session) -> list[CompiledRule]:
+    def rules_for(self, behavior: str, tool: str, grants: Mapping[str, list[CompiledRule]]) -> list[CompiledRule]:
         """Every ``behavior`` rule written for ``tool`` by name: the config
-        layers' and the session's grants (not rules for an alias of it)."""
-        return [*self._compiled(behavior, tool), *session.grant_index(behavior).get(tool, ())]
+        layers', then ``grants`` (a session's, by tool; not rules for an alias of it)."""
+        return [*self._compiled(behavior, tool), *grants.get(tool, ())]
 
     def _match(self, behavior: str, request: PermissionRequest) -> CompiledRule | None:
         index = self._index[behavior]
-        grants = request.session.grant_index(behavior)
+        session: Session = request.session  # type: ignore[assignment]  # the engine's own
+        grants = session.grant_index(behavior)
         # Most calls name a tool without rules of this behavior: one lookup each.
-        for key in self._rule_keys(request.tool, behavior):
+        for key in self.toolbox.rule_keys(request.tool, behavior):
             if key in index:
                 for unit in self._units(behavior, key):
                     hit = self._try(unit, behavior, request)
@@ -501,7 +461,7 @@ class PermissionEngine:
         while True:
             made = self._by_tool_made
             units = tuple(
-                tuple(unit for key in self._rule_keys(tool, behavior) if key in self._index[behavior]
+                tuple(unit for key in self.toolbox.rule_keys(tool, behavior) if key in self._index[behavior]
                       for unit in self._units(behavior, key))
                 for behavior in ("deny", "ask", "allow"))
             # Compiling deferred rules just now may have put one under another
@@ -534,11 +494,12 @@ class PermissionEngine:
         """Whether ``_match`` could find a rule of any behavior for this
         call: a name it looks under is indexed, or the session holds grants.
         (Deny and ask rules are looked up under every name allow rules are, and more.)"""
-        if request.session.has_grants():
+        session: Session = request.session  # type: ignore[assignment]  # the engine's own
+        if session.has_grants():
             return True
         index = self._index
         deny, ask, allow = index["deny"], index["ask"], index["allow"]
-        for key in self._rule_keys(request.tool, "deny"):
+        for key in self.toolbox.rule_keys(request.tool, "deny"):
             if key in deny or key in ask or key in allow:
                 return True
         return False
@@ -562,63 +523,8 @@ class PermissionEngine:
         first = unit.rules[0] if isinstance(unit, _Group) else unit
         if behavior != "allow":
             return first
-        request.extra.setdefault("rule_errors", []).append(f"{first.where}: {_short_error(exc)}")
+        request.extra.setdefault("rule_errors", []).append(f"{first.where}: {short_error(exc)}")
         return None
-
-    # --- paths -------------------------------------------------------------
-
-    def is_protected(self, path: Path | str, session: Session, *, git_dirs: bool = True, absent: int = 0) -> bool:
-        """Whether ``path`` (resolved) is protected: pegboard's own config,
-        a ``protected_paths`` pattern relative to a working directory, the
-        home directory, or ``/`` (so ``.git`` is protected anywhere), or, with
-        ``git_dirs``, a git directory under another name or anything in one
-        (a bare mirror's ``hooks/``, a ``--separate-git-dir``'s ``config``);
-        none is looked for in the last ``absent`` names, which the caller
-        found missing."""
-        text = str(path)
-        return self._is_protected(text, text + "/", self._prefixes(session.working_dirs), git_dirs, absent)
-
-    def _is_protected(self, text: str, slashed: str, prefixes: tuple[tuple[str, ...], tuple[str, ...]],
-                      git_dirs: bool, absent: int) -> bool:
-        """``is_protected`` for a resolved ``text``, ``slashed`` being
-        ``text + "/"`` and ``prefixes`` the session's ``_prefixes`` (a path's
-        vote has both already)."""
-        if slashed.startswith(self._own_prefixes):
-            return True
-        inside, bases = prefixes
-        if self._protected.matches_under(text, bases):
-            return True
-        if not git_dirs:
-            return False
-        # Up to the working directory the path lies in (a write vote's usual
-        # case: a few looks), else to "/".
-        stop = "/"
-        for prefix in inside:
-            if len(prefix) > len(stop) and slashed.startswith(prefix):
-                stop = prefix
-        return enclosing_git_dir(text, stop, absent=absent) is not None
-
-    def inside(self, path: str, session: Session) -> bool:
-        """Whether the resolved ``path`` is a working directory of ``session`` or lies within one."""
-        return (path + "/").startswith(self._prefixes(session.working_dirs)[0])
-
-    def _prefixes(self, working_dirs: tuple[Path, ...]) -> tuple[tuple[str, ...], tuple[str, ...]]:
-        """The working dirs, and the folders protected patterns are relative
-        to, as prefixes ending in "/" (string checks: this runs for every
-        path's vote)."""
-        # The last answer first, by identity: a session keeps its tuple, and
-        # hashing a tuple of Paths calls pathlib's __hash__ in Python for
-        # each (this runs twice in every path vote).
-        last = self._last_prefixes
-        if last[0] is working_dirs:
-            return last[1]
-        found = self._prefix_cache.get(working_dirs)
-        if found is None:
-            inside = tuple(dict.fromkeys(str(p).rstrip("/") + "/" for p in working_dirs))
-            bases = tuple(dict.fromkeys((*inside, str(self._home).rstrip("/") + "/", "/")))
-            found = self._prefix_cache[working_dirs] = (inside, bases)
-        self._last_prefixes = (working_dirs, found)  # one assignment: another thread sees the old pair or this one
-        return found
 
     # --- deciding ----------------------------------------------------------
 
@@ -645,7 +551,7 @@ class PermissionEngine:
             return bind_named(tool.voter, "request", self._vote_arguments(tool.plugin))
         except Exception as exc:
             # Fail closed: a voter that cannot be found or bound denies every call of its tool.
-            why = f"the vote of {tool.name} cannot be used: {_short_error(exc)}"
+            why = f"the vote of {tool.name} cannot be used: {short_error(exc)}"
             return lambda request: Vote.deny(why)
 
     def votes(self, request: PermissionRequest, entry: _ToolEntry | None = None) -> list[tuple[str, Vote]]:
@@ -676,13 +582,14 @@ class PermissionEngine:
             why = "only read-only tools are offered" if policy.read_only_tools and not tool.read_only \
                 else f"it needs {required}"
             return Decision("deny", f"{tool.name} is not offered at {where} ({why})", where)
-        if request.session.hides(tool):
-            where = "sub-agent " + " > ".join(request.session.chain)
+        session: Session = request.session  # type: ignore[assignment]  # the engine's own
+        if session.hides(tool):
+            where = "sub-agent " + " > ".join(session.chain)
             return Decision("deny", f"{tool.name} is not offered to this sub-agent", where)
         # Without grants (most sessions), each behavior's rules for this tool
         # are a tuple made once (_tool_units); with grants, looked up name by
         # name with the grants between (_match), once a rule or grant could match.
-        if request.session.has_grants():
+        if session.has_grants():
             deny = ask = allow = None
             ruled = self._may_match(request)
         else:
@@ -722,16 +629,18 @@ class PermissionEngine:
             hit = self._match("allow", request) if ruled else None
         if hit is not None:
             return Decision("allow", f"allowed by {hit.rule.text}", hit.where)
-        where = f"{policy.kind} {policy.name}"
-        suggestions = _suggestions(votes)
+        # (the policy's name and the suggestions are made only where a decision says them:
+        # most calls are allowed by their plugin's vote, which says neither)
         if policy.ask_every_call:
-            return Decision("ask", f"every call asks at {where}", where, suggestions or (tool.name,))
+            where = f"{policy.kind} {policy.name}"
+            return Decision("ask", f"every call asks at {where}", where, _suggestions(votes) or (tool.name,))
         for plugin, vote in votes:
             if vote.decision == "ask":
-                return self._unsettled(request, vote.reason, f"plugin {plugin}", suggestions)
+                return self._unsettled(request, vote.reason, f"plugin {plugin}", _suggestions(votes))
         if votes:
             plugin, vote = votes[0]
             return Decision("allow", vote.reason, f"plugin {plugin}")
+        where = f"{policy.kind} {policy.name}"
         if tool.read_only:
             return Decision("allow", f"{tool.name} is read-only", where)
         if policy.is_level:
@@ -794,7 +703,7 @@ class PermissionEngine:
             try:
                 verdict = await hooks.afirst("pegboard_classify", request=request, decision=decision)
             except Exception as exc:
-                return Decision("deny", f"{decision.reason}; the classifier failed: {_short_error(exc)}",
+                return Decision("deny", f"{decision.reason}; the classifier failed: {short_error(exc)}",
                                 "classifier")
             if isinstance(verdict, Vote) and verdict.decision in ("allow", "deny"):
                 return Decision(verdict.decision, verdict.reason, "classifier")
@@ -807,7 +716,7 @@ class PermissionEngine:
             async with request.session.person_lock:
                 answer, host = await hooks.afirst_from("pegboard_ask", request=request, decision=shown)
         except Exception as exc:
-            return Decision("deny", f"{decision.reason}; asking failed: {_short_error(exc)}", "host")
+            return Decision("deny", f"{decision.reason}; asking failed: {short_error(exc)}", "host")
         if not isinstance(answer, Answer):
             return self._unasked(request, decision, "the host gave no answer")
         if answer.pending:
@@ -830,7 +739,7 @@ class PermissionEngine:
                 raise ValueError(f"unknown scope {answer.remember!r}; expected one of {', '.join(SCOPES)}")
             where = self.remember(rule_text, answer.remember, request.session)
         except Exception as exc:  # the person approved this call; only remembering failed
-            return Decision("allow", f"approved once; could not remember {rule_text!r}: {_short_error(exc)}",
+            return Decision("allow", f"approved once; could not remember {rule_text!r}: {short_error(exc)}",
                             "person")
         return Decision("allow", f"approved and remembered as {rule_text} ({where})", "person")
 
@@ -853,7 +762,7 @@ class PermissionEngine:
     # --- grants ------------------------------------------------------------
 
     def remember(self, rule_text: str, scope: Literal["session", "project", "user"] | str,
-                 session: Session) -> str:
+                 session: PluginSession) -> str:
         """Keep an approval as an allow rule: for this session, or in a
         ``granted.toml`` in the person's config folder, the user's own or
         this project's (``projects/<name>-<digest>/granted.toml``, never in
@@ -880,14 +789,14 @@ class PermissionEngine:
 
     # --- explaining --------------------------------------------------------
 
-    def _safe_preview(self, rule_text: str, session: Session) -> str:
+    def _safe_preview(self, rule_text: str, session: PluginSession) -> str:
         # A preview is advice for the person: its failure must not stop the ask.
         try:
             return self.preview(rule_text, session)
         except Exception as exc:
-            return f"(no preview of {rule_text!r}: {_short_error(exc)})"
+            return f"(no preview of {rule_text!r}: {short_error(exc)})"
 
-    def preview(self, rule_text: str, session: Session | None = None) -> str:
+    def preview(self, rule_text: str, session: PluginSession | None = None) -> str:
         """What a rule would allow besides the call at hand, in a sentence
         for the person deciding whether to "always allow" it (see ``_preview``)."""
         from ._preview import preview
@@ -960,7 +869,7 @@ def _collect(out: list[tuple[str, Vote]], plugin: str, voter: Callable[[Permissi
     try:
         vote = voter(request)
     except Exception as exc:
-        vote = Vote.deny(f"plugin {plugin!r} failed while deciding: {_short_error(exc)}")
+        vote = Vote.deny(f"plugin {plugin!r} failed while deciding: {short_error(exc)}")
     if vote is None:
         return
     if not isinstance(vote, Vote) or vote.decision not in ("allow", "ask", "deny"):

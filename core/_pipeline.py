@@ -40,7 +40,7 @@ from ._atomic import atomic_write
 from ._calls import RESULTS_FOLDER, CallInfo, PreCall
 from ._hooks import call as call_hook
 from ._paths import resolve_path
-from ._plugins import _short_error, report_failure
+from ._errors import report_failure, short_error
 from ._scope import ignored_note
 from ._tools import TextContent, Tool, ToolContext, ToolResult
 
@@ -136,7 +136,7 @@ async def _run_before_hooks(info: CallInfo, impls: list[Any]) -> tuple[bool, lis
             verdict = await _call_hook(impl, {"call": info})
         except Exception as exc:
             raise Refusal(f"{info.tool.name} was blocked: the pre-call hook of {impl.plugin_name!r} failed "
-                           f"({_short_error(exc)}); nothing was run.") from None
+                           f"({short_error(exc)}); nothing was run.") from None
         if verdict is None:
             continue
         if not isinstance(verdict, PreCall):
@@ -161,7 +161,7 @@ async def _run_after_hooks(info: CallInfo, result: ToolResult, impls: list[Any])
             replaced = await _call_hook(impl, {"call": info, "result": result})
         except Exception as exc:
             result = result.with_text_appended(f"(post-call hook of {impl.plugin_name!r} failed: "
-                                               f"{_short_error(exc)})")
+                                               f"{short_error(exc)})")
             continue
         if isinstance(replaced, ToolResult):
             result = replaced
@@ -248,9 +248,9 @@ def _watchdog(loop: asyncio.AbstractEventLoop) -> _Watchdog:
 
 async def _execute(session: Session, tool: Tool, validated: Any, call_id: str, uncapped: bool,
                    request: PermissionRequest) -> ToolResult:
-    # (by position: keywords cost a dataclass __init__ of six fields as much as its work)
-    ctx = ToolContext(session, tool, session.toolbox.plugin_config(tool.plugin), call_id, uncapped,
-                      request._resolved)
+    # (by position: keywords cost a dataclass __init__ of seven fields as much as its work)
+    context, config = session.toolbox.handler_parts[tool.plugin]
+    ctx = ToolContext(session, tool, context, config, call_id, uncapped, request._resolved)
     timeout = tool.timeout_s or DEFAULT_TIMEOUT_S
     loop = asyncio.get_running_loop()
     task = asyncio.current_task(loop)
@@ -310,8 +310,8 @@ def _garbage(value: Any) -> str:
 _UNSAFE = re.compile(r"[^A-Za-z0-9_.-]+")
 
 
-def _spill(session: Session, tool: Tool, text: str, call_id: str) -> Path:
-    folder = session.data_dir / RESULTS_FOLDER
+def _spill(data_dir: Path, tool: Tool, text: str, call_id: str) -> Path:
+    folder = data_dir / RESULTS_FOLDER
     folder.mkdir(exist_ok=True)
     path = folder / f"{_UNSAFE.sub('_', tool.name)}-{_UNSAFE.sub('_', call_id)}.txt"
     # whole or not at all: the model is told to read this file in parts
@@ -352,7 +352,7 @@ def _shape(session: Session, tool: Tool, result: ToolResult, scratchpad: str | N
         return result
     text = "\n".join(c.text for c in result.content if isinstance(c, TextContent))
     try:
-        where = f"The whole text is saved in {_spill(session, tool, text, call_id)}; read it in parts with " \
+        where = f"The whole text is saved in {_spill(session.data_dir, tool, text, call_id)}; read it in parts with " \
                 "offset and limit."
     except OSError as exc:
         where = f"It could not be saved ({exc}); ask for less, e.g. with narrower arguments."
@@ -403,12 +403,13 @@ async def _run_call(session: Session, name: str, arguments: Any, call_id: str,
                     approval: Answer | None) -> ToolResult:
     if session.closed:
         return ToolResult.error(f"{name} was not run: this session is closed.")
-    tool = session._offered_tool(name)
+    toolbox = session.toolbox
+    tool = session.offered_tool(name)
     if tool is None:
-        return ToolResult.error(session.toolbox.why_unavailable(name, session))
+        return ToolResult.error(toolbox.why_unavailable(name, session))
     args = parse_arguments(name, arguments)
     notes: list[str] = []
-    background, scratchpad = split_reserved(session, tool, args)
+    background, scratchpad = split_reserved(toolbox.settings.core.background.enabled, tool, args)
     validated, advisory = validate(tool, args)
     if advisory:
         notes.append(advisory)
@@ -420,7 +421,7 @@ async def _run_call(session: Session, name: str, arguments: Any, call_id: str,
         waiting = session.pending.hold(tool.name, parse_arguments(name, arguments), call_id, held.decision)
         return _append_notes(ToolResult.error(waiting.message()), notes)
     # What the hooks see, made only when a hook will see it (most calls have none)
-    befores = session.toolbox.hooks.implementations("pegboard_before_call")
+    befores = toolbox.hooks.implementations("pegboard_before_call")
     info = CallInfo(session=session, tool=tool, input=mapping, call_id=call_id) if befores else None
     rewritten, context = await _run_before_hooks(info, befores) if info is not None else (False, [])
     if rewritten:
@@ -452,7 +453,7 @@ async def _run_call(session: Session, name: str, arguments: Any, call_id: str,
         return _append_notes(started, notes)
     result = await _execute(session, tool, validated, call_id, uncapped, request)
     # (hooks looked up now, not before the call: a hook registered while the call ran counts)
-    afters = session.toolbox.hooks.implementations("pegboard_after_call")
+    afters = toolbox.hooks.implementations("pegboard_after_call")
     if afters:
         if info is None:
             info = CallInfo(session=session, tool=tool, input=mapping, call_id=call_id)
@@ -486,7 +487,7 @@ def _plan(session: Session, calls: Sequence[BatchCall]) -> list[tuple[list[int],
         name = call[0]
         found = seen.get(name)
         if found is None:
-            tool = session._offered_tool(name)
+            tool = session.offered_tool(name)
             # A call of a tool that is not offered only produces an error and
             # changes nothing, so it need not split a group of reads.
             alone = tool is not None and not tool.read_only

@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Any
 
 from ._decisions import PermissionRequest, Rule, RuleSamples
 from ._hookcheck import HOOK_PREFIX
-from ._plugins import _short_error
+from ._errors import short_error
 from ._toolbox import Toolbox
 
 if TYPE_CHECKING:
@@ -140,7 +140,7 @@ def _samples(toolbox: Toolbox, record: PluginRecord, extra: RuleSamples | None,
     try:
         given = toolbox.hooks.one(record.obj, "pegboard_rule_samples", context=toolbox.context_for(record.name))
     except Exception as exc:
-        result.problems.append(f"pegboard_rule_samples failed: {_short_error(exc)}")
+        result.problems.append(f"pegboard_rule_samples failed: {short_error(exc)}")
         given = None
     for found in (given, extra):
         if found is None:
@@ -232,7 +232,7 @@ def _request(session: Session, own: Mapping[str, Tool], number: int, tool_name: 
                                f"{refusal.result.text_content()}")
         return None
     except Exception as exc:  # a broken input model, reported with the tool
-        result.problems.append(f"sample call {number} ({tool_name}): cannot validate: {_short_error(exc)}")
+        result.problems.append(f"sample call {number} ({tool_name}): cannot validate: {short_error(exc)}")
         return None
     return PermissionRequest(tool=tool, input=as_mapping(validated), session=session, policy=session.policy)
 
@@ -248,13 +248,13 @@ def _try_matcher(compiled: CompiledRule, requests: Sequence[tuple[int, Permissio
                 raise TypeError(f"returned {type(text).__name__}, not str")
         except Exception as exc:
             result.problems.append(f"sample rule {rule.text} (as {rule.behavior}): describe() failed: "
-                                   f"{_short_error(exc)}")
+                                   f"{short_error(exc)}")
     for number, request in requests:
         try:
             answer = compiled.matcher.matches(request)
         except Exception as exc:
             result.problems.append(f"sample rule {rule.text} (as {rule.behavior}): matches() raised on sample "
-                                   f"call {number}: {_short_error(exc)}")
+                                   f"call {number}: {short_error(exc)}")
             continue
         if not isinstance(answer, bool):
             result.problems.append(f"sample rule {rule.text} (as {rule.behavior}): matches() returned "
@@ -279,7 +279,7 @@ def _check_combine(behavior: str, rules: list[CompiledRule], requests: Sequence[
                 combined = kind.combine([c.matcher for c in order])  # type: ignore[attr-defined]
             except Exception as exc:
                 result.notes.append(f"{kind.__name__}.combine() refused {len(order)} {behavior} rules "
-                                    f"({_short_error(exc)}): the engine asks them one by one")
+                                    f"({short_error(exc)}): the engine asks them one by one")
                 break
             groups += 1
             for number, request in requests:
@@ -291,7 +291,7 @@ def _check_combine(behavior: str, rules: list[CompiledRule], requests: Sequence[
                     got = combined.first_match(request)
                 except Exception as exc:
                     result.problems.append(f"{kind.__name__}.combine(): first_match raised on sample call "
-                                           f"{number}: {_short_error(exc)}")
+                                           f"{number}: {short_error(exc)}")
                     continue
                 if (got is None and not expected) or (got is not None and got in expected):
                     continue

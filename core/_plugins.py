@@ -17,7 +17,9 @@ from pydantic import BaseModel, ValidationError
 
 from . import _hookspecs
 from ._hookcheck import HOOK_PREFIX, describe_validation_error, unmatched_hooks
-from ._hooks import Hooks, Manager, Outcome
+from ._errors import report_failure, short_error
+from ._hooks import Hooks, Manager
+from ._plugin_context import PluginContext, StoreSchema
 from ._records import FACTORY, record
 from ._version import API_VERSION, api_mismatch
 from ._config import Settings, config_dir, data_dir, describe_errors
@@ -26,7 +28,7 @@ from ._decisions import ToolNamespace
 from ._tools import Tool
 
 if TYPE_CHECKING:
-    from ._store import PluginStore, StoreSchema, Stores
+    from ._store import ComponentStore, Stores
 
 __all__ = ["PluginContext", "PluginRecord", "Plugins", "ENTRY_POINT_GROUP"]
 
@@ -56,157 +58,6 @@ def installed_entry_points() -> list[EntryPoint]:
         if text and ENTRY_POINT_GROUP in text:
             found.extend(dist.entry_points.select(group=ENTRY_POINT_GROUP))
     return found
-
-
-@record(frozen=True)
-class PluginContext:
-    """What a plugin's hooks learn about where they run: the ``context``
-    argument of every hook that takes one, and ``ctx.plugin_context`` in a
-    handler. One per plugin and toolbox.
-    """
-
-    name: str
-    """The name the plugin is installed under (its entry point's name): its
-    ``[plugins.<name>]`` table, the prefix of its tables and doctor lines.
-    Compare ``tool.plugin`` or ``request.tool.plugin`` with it."""
-    package: str
-    """The module the plugin was loaded from (whose ``descriptions/`` folder is read)."""
-    root: Path
-    """The project root (resolved): ``--cwd``, or where the toolbox was loaded."""
-    config_dir: Path
-    """pegboard's user config folder (``$XDG_CONFIG_HOME/pegboard``, ``~/.config/pegboard`` on Linux)."""
-    data_dir: Path
-    """pegboard's data folder (``$XDG_DATA_HOME/pegboard``, ``~/.local/share/pegboard`` on Linux): keep
-    the plugin's files in a folder of its name there."""
-    settings: Settings
-    """The merged configuration of every layer, read-only: ``settings.core`` (the core's tables),
-    ``settings.plugin_table(name)``. A plugin's own table comes validated as ``config``."""
-    hook: Any = field(default=None, compare=False, repr=False)
-    """The plugin manager's hook relay (pluggy's ``pm.hook``): ``context.hook.<name>(...)`` for a
-    ``firstresult`` hook; prefer ``each``/``notify``, which keep one plugin's failure its own."""
-    watched: list[Path] = field(default_factory=list, compare=False)
-    """The paths given to ``watch`` (read by the core's listing cache)."""
-    stores: Any = field(default=None, compare=False, repr=False)
-    """The core's store factory behind ``store``; use ``store``."""
-
-    @property
-    def store(self) -> PluginStore:
-        """This plugin's way into the store: its tables (declared by
-        ``pegboard_store_schema``), transactions, ``await store.run(fn)``
-        for async code. Opened on first use (docs/store.md)."""
-        if self.stores is None:
-            raise RuntimeError(f"plugin {self.name!r}: this context has no store")
-        return self.stores(self.name)
-    listing_only: bool = False
-    """True when the toolbox only lists tools (``pegboard tools list``): start
-    nothing and fetch nothing over the network; say what is missing with ``note``."""
-    notes: list[str] = field(default_factory=list, compare=False)
-    """The lines given to ``note``, which a tool listing prints."""
-    on_tools_changed: Callable[[], None] | None = field(default=None, compare=False, repr=False)
-    """The toolbox's callback behind ``tools_changed``; call ``tools_changed()``."""
-    hooks: Hooks | None = field(default=None, compare=False, repr=False)
-    """The core's dispatch helper behind ``each`` and ``notify``; use those."""
-    host_names: set[str] = field(default_factory=set, compare=False, repr=False)
-    """The names hosts are registered under; use ``host_implements``."""
-    own_contexts: Callable[[str], PluginContext | None] | None = field(default=None, compare=False, repr=False)
-    """The core's lookup behind ``each``'s ``context`` (each plugin's own); use ``each``."""
-
-    def __init__(self, name: str, package: str, root: Path, config_dir: Path, data_dir: Path, settings: Settings,
-                 hook: Any = None, watched: list[Path] = FACTORY, stores: Any = None, listing_only: bool = False,
-                 notes: list[str] = FACTORY, on_tools_changed: Callable[[], None] | None = None,
-                 hooks: Hooks | None = None, host_names: set[str] = FACTORY,
-                 own_contexts: Callable[[str], PluginContext | None] | None = None) -> None:
-        _set = object.__setattr__
-        _set(self, "name", name)
-        _set(self, "package", package)
-        _set(self, "root", root)
-        _set(self, "config_dir", config_dir)
-        _set(self, "data_dir", data_dir)
-        _set(self, "settings", settings)
-        _set(self, "hook", hook)
-        _set(self, "watched", [] if watched is FACTORY else watched)
-        _set(self, "stores", stores)
-        _set(self, "listing_only", listing_only)
-        _set(self, "notes", [] if notes is FACTORY else notes)
-        _set(self, "on_tools_changed", on_tools_changed)
-        _set(self, "hooks", hooks)
-        _set(self, "host_names", set() if host_names is FACTORY else host_names)
-        _set(self, "own_contexts", own_contexts)
-
-    def host_implements(self, hook: str) -> bool:
-        """Whether a host (the embedding code's object or module given as
-        ``Toolbox.load(host=...)`` or ``add_host``), not a plugin, implements
-        ``hook``: a plugin listening to ``pegboard_event`` hears events, but
-        only a host hears them for a person or a model."""
-        if self.hooks is None:
-            return False
-        return any(impl.plugin_name in self.host_names for impl in self.hooks.implementations(hook))
-
-    @property
-    def project_trusted(self) -> bool:
-        """Whether the person trusts the project root (``pegboard trust``, or
-        the embedding host's answer). Until then, nothing the project's files
-        hold may widen what pegboard does: a plugin that reads its own files
-        from the checkout (skills, agents, server definitions) reads them only
-        when this is true, and reports what it left out (``report_ignored``)."""
-        return self.settings.trusted
-
-    def report_ignored(self, source: str | os.PathLike[str], what: str) -> None:
-        """Say that something the project holds was left out because the
-        folder is not trusted: ``pegboard doctor``, ``pegboard config show``
-        and the session's first result for the model list it, with how to
-        trust the folder. ``source``: the file or folder; ``what``: a few
-        words ("3 project skills")."""
-        self.settings.report_ignored(source, what, "untrusted")
-
-    def watch(self, path: Path) -> None:
-        """Declare that this plugin's tool list depends on ``path`` (beyond
-        config and ``PEGBOARD_*`` variables), so cached listings notice changes."""
-        self.watched.append(path)
-
-    def note(self, text: str) -> None:
-        """A line for the person reading a tool listing: something this
-        plugin would offer but does not yet (not an error)."""
-        self.notes.append(text)
-
-    def tools_changed(self) -> None:
-        """This plugin's tools changed while the toolbox is in use: the
-        toolbox calls ``pegboard_register_tools`` again and the catalogue of
-        every live session follows (a plugin's hooks call this, never a tool
-        mid-call's result)."""
-        if self.on_tools_changed is not None:
-            self.on_tools_changed()
-
-    def each(self, hook: str, /, **kwargs: Any) -> list[Outcome]:
-        """Call every implementation of ``hook`` (typically one your plugin
-        declared with ``pegboard_add_hooks``) one at a time, in the core's
-        order: each ``Outcome`` has the implementing plugin's name and its
-        value or the exception it raised, so one plugin's bug hides nobody
-        else's answer. No outcomes when no loaded plugin declares the hook.
-        When the hook takes ``context`` and the call gives none, each
-        implementation gets its own plugin's (a host's is None): that is how
-        it learns the name it is installed under."""
-        if self.hooks is None:
-            return []
-        own = None if "context" in kwargs else self.own_contexts
-        return list(self.hooks.each(hook, own_context=own, **kwargs))
-
-    def notify(self, hook: str, /, **kwargs: Any) -> None:
-        """``each`` for a hook called for its effect: an implementation that
-        raises is reported on stderr, and the others still run."""
-        for outcome in self.each(hook, **kwargs):
-            if outcome.error is not None:
-                report_failure(f"{hook} of plugin {outcome.plugin!r}", outcome.error)
-
-    def report(self, problem: str) -> None:
-        """Report something an operator must fix that did not stop the plugin
-        (a server entry that was skipped, a setting that was ignored): it is
-        shown by ``pegboard doctor`` and keeps listings from being cached.
-        Say the file, the key and what was expected. A problem reported
-        again (registration runs again when a plugin's tools change) is
-        kept once."""
-        if problem not in self.settings.problems:
-            self.settings.problems.append(problem)
 
 
 @record()
@@ -284,24 +135,13 @@ class PluginRecord:
         }
 
 
-def _short_error(exc: BaseException) -> str:
-    """``Type: message (at file:line)``, the line being the last one of the
-    plugin's own code the error passed through (not pegboard's, nor the
-    import machinery's): that is where its author looks."""
-    frames = [f for f in traceback.extract_tb(exc.__traceback__) if _is_plugin_frame(f.filename)]
-    where = f" (at {frames[-1].filename}:{frames[-1].lineno})" if frames else ""
-    from ._redact import redact
-
-    return f"{type(exc).__name__}: {redact(str(exc))}{where}"  # a hook's error may quote a call's input
-
-
 def _import_error(exc: BaseException) -> str:
     if isinstance(exc, SystemExit):
         # Not the end of the command: one plugin's exit must not take every command down with it.
         frames = traceback.extract_tb(exc.__traceback__)
         where = f" (at {frames[-1].filename}:{frames[-1].lineno})" if frames else ""
         return f"it called sys.exit({exc.code!r}) while being imported{where}"
-    return _short_error(exc)
+    return short_error(exc)
 
 
 # Seconds a plugin's import may take before stderr names it (PEGBOARD_PLUGIN_IMPORT_WARN_S).
@@ -370,35 +210,6 @@ class ImportWatch:
                 reports += 1
                 print(f"pegboard: still importing plugin {source.name!r} ({source.label}), {taken:.0f}s so far...",
                       file=sys.stderr, flush=True)
-
-
-_CORE_DIR = os.path.dirname(os.path.abspath(__file__)) + os.sep
-
-
-def _is_plugin_frame(filename: str) -> bool:
-    if filename.startswith(("<", _CORE_DIR)):
-        return False
-    return not filename.startswith(_STDLIB_DIRS)
-
-
-def _stdlib_dirs() -> tuple[str, ...]:
-    import sysconfig
-
-    paths = sysconfig.get_paths()
-    return tuple({os.path.join(paths[key], "") for key in ("stdlib", "platstdlib") if paths.get(key)}) \
-        + (os.path.join(os.path.dirname(pluggy.__file__), ""),)
-
-
-_STDLIB_DIRS = _stdlib_dirs()
-
-
-def report_failure(what: str, exc: BaseException) -> None:
-    """Something failed where nothing can be refused any more (a plugin's
-    hook after the work, a cleanup): say so on stderr, for the operator,
-    and carry on."""
-    import sys
-
-    print(f"pegboard: {what} failed: {_short_error(exc)}", file=sys.stderr)
 
 
 class Plugins:
@@ -482,7 +293,7 @@ class Plugins:
         except Exception as exc:
             # The old tools stay: a failed refresh must not take working tools away.
             self.settings.problems.append(f"plugin {record.name!r} failed while registering tools again: "
-                                          f"{_short_error(exc)}")
+                                          f"{short_error(exc)}")
             return
         others = {name for name, tool in self.tools.items() if tool.plugin != record.name}
         for name in record.tools:
@@ -625,7 +436,7 @@ class Plugins:
         try:
             getattr(obj, "pegboard_add_hooks")(add)
         except Exception as exc:
-            record.error = f"failed while declaring its hooks: {_short_error(exc)}"
+            record.error = f"failed while declaring its hooks: {short_error(exc)}"
 
     def _load_one(self, record: PluginRecord, obj: object) -> None:
         try:
@@ -651,7 +462,7 @@ class Plugins:
                 if not isinstance(tool, Tool):
                     raise TypeError(f"register() takes a pegboard.Tool, got {type(tool).__name__}")
         except Exception as exc:
-            record.error = f"failed while registering tools: {_short_error(exc)}"
+            record.error = f"failed while registering tools: {short_error(exc)}"
             self.pm.unregister(obj)
             record.obj = None
             return
@@ -685,7 +496,7 @@ class Plugins:
                                    context=self.context(record))
             namespaces = list(found or ())
         except Exception as exc:
-            raise _DeclarationError("its tool namespaces: " + _short_error(exc)) from None
+            raise _DeclarationError("its tool namespaces: " + short_error(exc)) from None
         for namespace in namespaces:
             if not isinstance(namespace, ToolNamespace):
                 raise _DeclarationError("its tool namespaces: " + "pegboard_tool_namespaces returned "
@@ -698,7 +509,7 @@ class Plugins:
                                    context=self.context(record))
             patterns = [found] if isinstance(found, str) else list(found or ())
         except Exception as exc:
-            raise _DeclarationError("its protected paths: " + _short_error(exc)) from None
+            raise _DeclarationError("its protected paths: " + short_error(exc)) from None
         out = []
         for pattern in patterns:
             if not isinstance(pattern, str) or not pattern.strip() or "\x00" in pattern:
@@ -832,13 +643,13 @@ class Plugins:
             self._stores = Stores(self.settings, self.store_schema)
         return self._stores
 
-    def store_handle(self, component: str) -> PluginStore:
+    def store_handle(self, component: str) -> ComponentStore:
         return self.stores(component)
 
     def store_schema(self, component: str) -> StoreSchema | None:
         """The tables ``component`` declares (``pegboard_store_schema``); the
         core's own for ``"pegboard"``."""
-        from ._store import CORE_COMPONENT, StoreError, StoreSchema
+        from ._store import CORE_COMPONENT, StoreError
         if component == CORE_COMPONENT:
             from ._tables import core_schema
 
@@ -849,7 +660,7 @@ class Plugins:
         try:
             schema = self.hooks.one(record.obj, "pegboard_store_schema", context=self.context(record))
         except Exception as exc:
-            raise StoreError(f"plugin {component!r} failed to declare its store schema: {_short_error(exc)}") \
+            raise StoreError(f"plugin {component!r} failed to declare its store schema: {short_error(exc)}") \
                 from None
         if schema is not None and not isinstance(schema, StoreSchema):
             raise StoreError(f"plugin {component!r}: pegboard_store_schema returned {type(schema).__name__}, "

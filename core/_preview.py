@@ -17,14 +17,14 @@ from ._decisions import CompiledRule, PermissionRequest, Rule
 
 if TYPE_CHECKING:
     from ._permissions import PermissionEngine
-    from ._session import Session
+    from ._plugin_session import PluginSession
 
 __all__ = ["PREVIEW_FILE_LIMIT", "preview"]
 
 PREVIEW_FILE_LIMIT = 5_000  # files looked at when previewing a path rule
 
 
-def preview(engine: PermissionEngine, rule_text: str, session: Session | None = None) -> str:
+def preview(engine: PermissionEngine, rule_text: str, session: PluginSession | None = None) -> str:
     """A sentence for the person deciding whether to "always allow" ``rule_text``."""
     try:
         rule = Rule.parse(rule_text, "allow", "preview", engine.settings.root)
@@ -58,7 +58,7 @@ def preview(engine: PermissionEngine, rule_text: str, session: Session | None = 
     return "".join(parts)
 
 
-def _preview_paths(engine: PermissionEngine, compiled: CompiledRule, session: Session) -> str | None:
+def _preview_paths(engine: PermissionEngine, compiled: CompiledRule, session: PluginSession) -> str | None:
     tool = engine.toolbox.tools.get(compiled.rule.tool)
     path_input = getattr(compiled.matcher, "path_input", None)
     if tool is None or not callable(path_input):

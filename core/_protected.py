@@ -1,14 +1,24 @@
-"""Protected paths: which patterns are in force, and a fast matcher for them."""
+"""Protected paths: which patterns are in force, a fast matcher for them,
+and ``Protection``, which answers whether a resolved path is protected for
+a session's working directories."""
 
 from __future__ import annotations
 
+import os
 import re
 from collections.abc import Iterable, Mapping
+from pathlib import Path
 
 from ._config import DEFAULT_PROTECTED, Settings
+from ._dirs import config_dir, policy_path
+from ._gitdirs import enclosing_git_dir
 from ._paths import gitignore_form
 
-__all__ = ["ProtectedPaths", "path_matcher", "protected_patterns"]
+__all__ = ["Protection", "ProtectedPaths", "path_matcher", "protected_patterns"]
+
+Prefixes = tuple[tuple[str, ...], tuple[str, ...]]
+"""A session's working directories, and the folders protected patterns are
+relative to (those, the home folder, "/"), as prefixes ending in "/"."""
 
 
 def protected_patterns(settings: Settings, from_plugins: Iterable[str] = ()) -> tuple[list[str], list[str]]:
@@ -76,6 +86,47 @@ def _plain(pattern: str) -> bool:
 
 
 _DEFAULT_LINES = frozenset([*DEFAULT_PROTECTED, *(p[:-3] for p in DEFAULT_PROTECTED if p.endswith("/**"))])
+
+
+class Protection:
+    """The protected paths in force for a toolbox: ``is_protected`` for a
+    resolved path, given a session's ``dir_prefixes`` (every write's vote
+    asks). Made once by the permission engine; each session keeps it."""
+
+    def __init__(self, patterns: list[str]) -> None:
+        self.patterns = tuple(patterns)
+        """The ``[permissions] protected_paths`` patterns in force, in gitignore order."""
+        self._matcher = path_matcher(patterns)
+        # Pegboard's own config (user config dir, the policy file) is protected
+        # wherever it lives; computed once, since every path vote asks.
+        own = (os.path.realpath(config_dir()), os.path.realpath(policy_path()))
+        self._own_prefixes = tuple(p.rstrip("/") + "/" for p in own)
+        self.home = os.path.realpath(Path.home()).rstrip("/") + "/"
+        """The home folder as a prefix ending in "/": patterns apply below it too."""
+
+    def is_protected(self, path: str, prefixes: Prefixes, *, git_dirs: bool = True, absent: int = 0) -> bool:
+        """Whether the resolved ``path`` is protected: pegboard's own config,
+        a ``protected_paths`` pattern relative to a working directory, the
+        home directory, or ``/`` (so ``.git`` is protected anywhere), or, with
+        ``git_dirs``, a git directory under another name or anything in one
+        (a bare mirror's ``hooks/``, a ``--separate-git-dir``'s ``config``);
+        none is looked for in the last ``absent`` names, which the caller
+        found missing. ``prefixes``: the session's ``dir_prefixes``."""
+        slashed = path + "/"
+        if slashed.startswith(self._own_prefixes):
+            return True
+        inside, bases = prefixes
+        if self._matcher.matches_under(path, bases):
+            return True
+        if not git_dirs:
+            return False
+        # Up to the working directory the path lies in (a write vote's usual
+        # case: a few looks), else to "/".
+        stop = "/"
+        for prefix in inside:
+            if len(prefix) > len(stop) and slashed.startswith(prefix):
+                stop = prefix
+        return enclosing_git_dir(path, stop, absent=absent) is not None
 
 
 def path_matcher(patterns: list[str]) -> ProtectedPaths:

@@ -1,123 +1,44 @@
-"""A session: what lasts across the calls of one agent conversation."""
+"""A session: what lasts across the calls of one agent conversation, and
+what drives the engine for it (calls, decisions, the catalogue, grants,
+children). What it holds is ``SessionState`` (core/_session_state.py)."""
 
 from __future__ import annotations
 
-import itertools
 import os
-import uuid
 from collections.abc import Iterable, Mapping, Sequence
 from functools import cached_property
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from ._decisions import Answer, Decision, Rule
-from ._plugins import report_failure as _report
-from ._policy import Policy, clamp_policy
-from ._records import record
-from ._tools import CORE_PLUGIN, Tool, ToolResult
+from ._decisions import Answer, Decision, Grant, Rule
+from ._errors import report_failure as _report
+from ._policy import clamp_policy
+from ._session_state import SessionState
+from ._tools import ToolResult
 
 if TYPE_CHECKING:
-    import asyncio
-
     from ._catalogue import Catalogue
     from ._decisions import CompiledRule, DecisionKind
-    from ._pending import PendingCalls
+    from ._pending import PendingQueue
+    from ._plugin_session import PluginSession
     from ._tasks import BackgroundTasks
-    from ._toolbox import Toolbox
+    from ._tools import Tool
 
-__all__ = ["Grant", "Session"]
-
-@record()
-class Grant:
-    """A rule granted for this session; ``revoke()`` ends it."""
-
-    session: Session
-    """The session the rule was granted in."""
-    compiled: CompiledRule
-    """The rule in force."""
-
-    def __init__(self, session: Session, compiled: CompiledRule) -> None:
-        self.session = session
-        self.compiled = compiled
-
-    def revoke(self) -> None:
-        """End the grant: later calls of the session are decided without it."""
-        self.session._revoke(self.compiled)
+__all__ = ["Session"]
 
 
-class Session:
-    """Working directories, mode, loaded deferred tools, notes given,
-    background tasks, the scratchpad and per-plugin state.
+class Session(SessionState):
+    """One agent conversation: ``call`` and ``call_batch`` run tools through
+    the pipeline, ``decide`` decides without running, ``catalogue`` is what
+    the model is offered, ``child`` makes a sub-agent's session; what it
+    holds (working directories, mode, grants, notes, per-plugin state) is
+    ``SessionState``'s. Two sessions never share any of these.
 
-    Two sessions never share any of these.
+    Plugins see it as a ``PluginSession``; hosts make one with ``Toolbox.session``.
     """
 
-    def __init__(self, toolbox: Toolbox, policy: Policy, session_id: str | None = None):
-        self.toolbox = toolbox
-        """The toolbox the session was made from. For hosts: a plugin gets what it needs
-        through hooks and contexts, not through it."""
-        self.id = session_id or uuid.uuid4().hex[:12]
-        """The session's id: the one the host gave (a durable session), else a made-up one."""
-        self.policy = policy
-        """The permission mode or level in force (``set_mode`` changes it)."""
-        self.root: Path = toolbox.settings.root
-        """The project root (resolved)."""
-        self.working_dirs: tuple[Path, ...] = toolbox.settings.working_dirs()
-        """The folders the session may work in (resolved; the root first)."""
-        self.loaded: set[str] = set()
-        """The deferred tools ToolSearch has loaded into this session's catalogue."""
-        self.scratchpad: dict[str, str] = {}
-        """The session's scratchpad: saved outputs by name (the ``scratchpad`` argument)."""
-        self._notes: set[str] = set()
-        self._plugin_state: dict[str, dict[str, Any]] = {}
-        self._grants: dict[str, dict[str, list[CompiledRule]]] = {"allow": {}, "ask": {}, "deny": {}}
-        self._data_dir: Path | None = None
-        self._call_ids = itertools.count(1)
-        self._ask_lock: asyncio.Lock | None = None
-        self._person_lock: asyncio.Lock | None = None
-        self.closed = False
-        """True once ``aclose`` (or ``close``) ran: its tasks stopped, ``pegboard_session_closed`` called."""
-        # Durable sessions (made with an id) keep a record in the store.
-        self.durable = False
-        """The session keeps a record in the store (made with an id), so it can be resumed."""
-        self.resumed = False
-        """A durable session found in the store and carried on, not new."""
-        self.parent_id: str | None = None
-        """The id of the session this one was made from (``child``), for the store and the audit."""
-        # A child session (``child``): where it came from, how asks name it,
-        # and the tools it is not offered (names, groups, or only some).
-        self.parent: Session | None = None
-        """The session this one was made from (``child``); None for a top session."""
-        self._copies: tuple[tuple[str, str], ...] = ()
-        self.label: str | None = None
-        """A child's name in asks and in ``chain`` (the sub-agent's type, say)."""
-        self.hidden_tools: frozenset[str] = frozenset()
-        """Tools, groups or rule names a child session is not offered."""
-        self.only_tools: frozenset[str] | None = None
-        """When set, the only tools a child session is offered."""
-        self.output_schema: dict[str, Any] | None = None
-        """The JSON Schema of the answer the host wants from the model (``Toolbox.session(output_schema=...)``),
-        or None; a plugin offers a tool to hand it in (structured_output's StructuredOutput)."""
-        self.can_ask: bool | None = None
-        """False when the host knows that a tool's question to the person (``elicit``, or a plugin's
-        own hook) reaches nobody in this session (``pegboard serve`` for an MCP client that cannot
-        take a form mid-call): tools that only ask are then not offered. None: not known."""
-        self.structured_output: Any = None
-        """The model's answer, validated against ``output_schema``, once given (None until then)."""
-        self._hides: dict[tuple[str, str, frozenset[str], frozenset[str] | None], bool] = {}
-        self._offered: dict[str, tuple[Tool, Policy]] = {}
-
-    # --- state -------------------------------------------------------------
-
-    @property
-    def mode(self) -> str:
-        """The name of the mode or level in force (``"default"``, ``"acceptEdits"``, ``"read"``...)."""
-        return self.policy.name
-
-    @property
-    def project_trusted(self) -> bool:
-        """Whether the project root is trusted (see ``PluginContext.project_trusted``)."""
-        return self.toolbox.settings.trusted
+    parent: Session | None
+    """The session this one was made from (``child``); None for a top session."""
 
     def set_mode(self, name: str) -> None:
         """Switch the session's mode or level; the operator's ceilings still hold, and the host
@@ -130,29 +51,6 @@ class Session:
         if self.policy != before:
             self.emit("mode.changed", {"mode": self.policy.name, "previous": before.name})
             self.emit("catalogue.changed", {"reason": "mode", "mode": self.policy.name})
-
-    @property
-    def ask_lock(self) -> asyncio.Lock:
-        """Held while a call of this session is being decided by a person."""
-        if self._ask_lock is None:
-            import asyncio  # here, not at the top: start-up never needs it
-
-            self._ask_lock = asyncio.Lock()
-        return self._ask_lock
-
-    @property
-    def person_lock(self) -> asyncio.Lock:
-        """Held while the person is being asked something for this session.
-        A child session shares its parent's, so the person sees one question
-        at a time from the whole family, while the sessions' other calls go
-        on (a parent is not held up by a child waiting for an answer)."""
-        if self.parent is not None:
-            return self.parent.person_lock
-        if self._person_lock is None:
-            import asyncio
-
-            self._person_lock = asyncio.Lock()
-        return self._person_lock
 
     async def elicit(self, source: str, message: str, schema: dict[str, Any]) -> dict[str, Any]:
         """Put a form to the person through the host's ``pegboard_elicit``
@@ -177,61 +75,6 @@ class Session:
             if name not in content and isinstance(field_schema, dict) and "default" in field_schema:
                 content[name] = field_schema["default"]
         return {"action": "accept", "content": content}
-
-    def plugin_state(self, plugin: str) -> dict[str, Any]:
-        """Plugin ``plugin``'s own dict in this session (``ctx.state`` for a handler), never
-        shared with another session."""
-        return self._plugin_state.setdefault(plugin, {})
-
-    def note_once(self, key: str) -> bool:
-        """True the first time ``key`` is seen in this session (for notes the
-        model should get once, not on every call)."""
-        if key in self._notes:
-            return False
-        self._notes.add(key)
-        return True
-
-    def notify_once(self, key: str, text: str) -> bool:
-        """Tell the host a one-time note (event ``note``), the first time
-        ``key`` is seen in this session; True when it was sent."""
-        if not self.note_once(key):
-            return False
-        self.emit("note", {"key": key, "text": text})
-        return True
-
-    def add_working_dir(self, path: str | os.PathLike[str]) -> Path:
-        """Add a working directory for this session only (other sessions of
-        the same toolbox keep theirs)."""
-        real = (self.root / Path(path)).resolve()
-        if not real.is_dir():
-            raise ValueError(f"{real} is not a directory")
-        if real not in self.working_dirs:
-            self.working_dirs = (*self.working_dirs, real)
-        return real
-
-    @property
-    def data_path(self) -> Path:
-        """Where this session's private files live, without creating it."""
-        from ._config import data_dir
-
-        return data_dir() / "sessions" / self.id
-
-    @property
-    def data_dir(self) -> Path:
-        """A private directory for this session's files (spilled output, logs), created on first use."""
-        if self._data_dir is None:
-            from ._dirs import private_dir
-
-            path = private_dir(self.data_path)  # the data dir and sessions/ 0700 too, not only the leaf
-            self._data_dir = path
-        return self._data_dir
-
-    def emit(self, kind: str, data: dict[str, Any]) -> None:
-        """Tell the host something (``pegboard_event``); a failing host hook
-        is reported on stderr, never raised into the tool."""
-        for outcome in self.toolbox.hooks.each("pegboard_event", session=self, kind=kind, data=data):
-            if outcome.error is not None:  # the host's bug must not break a tool
-                _report(f"pegboard_event of plugin {outcome.plugin!r}", outcome.error)
 
     def file_read(self, path: str | os.PathLike[str], source: str) -> None:
         """Deprecated: call the fs plugin's hook, ``context.notify("pegboard_file_read",
@@ -261,37 +104,7 @@ class Session:
             # would be wider than what was asked for.
             raise ValueError(f"{rule.text}: no loaded plugin understands specifiers for {rule.tool}")
         self._grants[behavior].setdefault(rule.tool, []).append(compiled)
-        return Grant(self, compiled)
-
-    def _revoke(self, compiled: CompiledRule) -> None:
-        rules = self._grants[compiled.rule.behavior].get(compiled.rule.tool, [])
-        if compiled in rules:
-            rules.remove(compiled)
-
-    def has_grants(self) -> bool:
-        """Whether this session or a parent holds a grant of any behavior
-        (or held one: a revoked grant may leave its tool's empty list)."""
-        grants = self._grants
-        if grants["allow"] or grants["ask"] or grants["deny"]:
-            return True
-        return self.parent is not None and self.parent.has_grants()
-
-    def grant_index(self, behavior: str) -> dict[str, list[CompiledRule]]:
-        """This session's ``behavior`` grants by tool name, a parent's deny and ask grants included."""
-        own = self._grants[behavior]
-        if self.parent is None or behavior == "allow":
-            return own
-        # A parent's deny and ask grants hold for its children whenever they
-        # were made; its allow grants were copied when the child was made.
-        inherited = self.parent.grant_index(behavior)
-        if not inherited:
-            return own
-        merged = {tool: list(rules) for tool, rules in inherited.items()}
-        for tool, rules in own.items():
-            merged.setdefault(tool, []).extend(rules)
-        return merged
-
-    # --- what decisions consult --------------------------------------------
+        return Grant(self, compiled, self._revoke)
 
     def rule_for(self, behavior: DecisionKind, tool: str, input: Mapping[str, Any]) -> CompiledRule | None:
         """The first ``behavior`` rule that would decide a call of ``tool``
@@ -301,34 +114,7 @@ class Session:
 
     def rules_for(self, behavior: DecisionKind, tool: str) -> list[CompiledRule]:
         """Every ``behavior`` rule written for ``tool`` by name (config layers, then this session's grants)."""
-        return self.toolbox.permissions.rules_for(behavior, tool, self)
-
-    def is_protected(self, path: str, *, git_dirs: bool = True, absent: int = 0) -> bool:
-        """Whether the resolved ``path`` is protected (``[permissions] protected_paths``, pegboard's own config,
-        and with ``git_dirs`` a git directory under any name or a path in one: a bare mirror, a
-        ``--separate-git-dir``). A plugin that walks folders itself may pass ``git_dirs=False`` and look
-        for git directories with ``pegboard.paths.looks_like_git_dir`` as it lists them (one look
-        per folder rather than one per entry and folder above it). ``absent``: how many of ``path``'s
-        last names the caller has just found missing (``PermissionRequest.path_vote`` knows from
-        resolving): no git directory is looked for in folders that are not there."""
-        return self.toolbox.permissions.is_protected(path, self, git_dirs=git_dirs, absent=absent)
-
-    def protected_patterns(self) -> tuple[str, ...]:
-        """The ``[permissions] protected_paths`` patterns in force (the
-        defaults, then every layer's; gitignore order, ``!`` unprotects), for
-        a plugin that must find protected paths before anything names one,
-        as the shell's sandbox does."""
-        return tuple(self.toolbox.permissions.protected_patterns)
-
-    def inside_working_dirs(self, path: str) -> bool:
-        """Whether the resolved ``path`` is one of this session's working directories or lies within one."""
-        return self.toolbox.permissions.inside(path, self)
-
-    def grants(self) -> list[Rule]:
-        """The rules granted in this session (``grant``, "always allow" for the session)."""
-        return [c.rule for rules in self._grants.values() for cs in rules.values() for c in cs]
-
-    # --- child sessions ----------------------------------------------------
+        return self.toolbox.permissions.rules_for(behavior, tool, self.grant_index(behavior))
 
     def child(self, *, mode: str | None = None, hide: Iterable[str] = (), only: Iterable[str] | None = None,
               working_dirs: Sequence[str | os.PathLike[str]] | None = None, label: str | None = None,
@@ -359,7 +145,19 @@ class Session:
         """
         from ._paths import is_within
 
-        child = Session(self.toolbox, clamp_policy(mode, self.policy.name) if mode else self.policy, session_id)
+        if working_dirs is not None:
+            dirs = tuple(dict.fromkeys(Path(os.path.realpath(self.root / Path(d))) for d in working_dirs))
+            for d in dirs:
+                if not d.is_dir():
+                    raise ValueError(f"{d} is not a directory")
+                if not any(is_within(d, Path(os.path.realpath(mine))) for mine in self.working_dirs):
+                    raise ValueError(f"{d} is not within this session's working directories")
+            if not dirs:
+                raise ValueError("working_dirs: give at least one directory")
+        else:
+            dirs = self.working_dirs
+        child = Session(self.toolbox, clamp_policy(mode, self.policy.name) if mode else self.policy, session_id,
+                        working_dirs=dirs)
         if session_id is not None and self.durable:
             self.toolbox.make_durable(child, session_id, self.id)
         child.parent, child.parent_id = self, self.id
@@ -370,18 +168,6 @@ class Session:
             child.only_tools = wanted if self.only_tools is None else self.only_tools & wanted
         else:
             child.only_tools = self.only_tools
-        if working_dirs is not None:
-            dirs = tuple(dict.fromkeys(Path(os.path.realpath(self.root / Path(d))) for d in working_dirs))
-            for d in dirs:
-                if not d.is_dir():
-                    raise ValueError(f"{d} is not a directory")
-                if not any(is_within(d, Path(os.path.realpath(mine))) for mine in self.working_dirs):
-                    raise ValueError(f"{d} is not within this session's working directories")
-            if not dirs:
-                raise ValueError("working_dirs: give at least one directory")
-            child.root, child.working_dirs = dirs[0], dirs
-        else:
-            child.root, child.working_dirs = self.root, self.working_dirs
         child._grants["allow"] = {tool: list(rules) for tool, rules in self._grants["allow"].items()}
         mapped = dict(self._copies)
         for copy, original in (copies or {}).items():
@@ -389,44 +175,6 @@ class Session:
         # Longest copy first: a worktree made inside another worktree maps to it, then on.
         child._copies = tuple(sorted(mapped.items(), key=lambda kv: -len(kv[0])))
         return child
-
-    def originals(self, path: str) -> tuple[str, ...]:
-        """The paths ``path`` (resolved) copies, nearest first (see ``child``'s
-        ``copies``): the same file in the repository a worktree was made
-        from, and in the one that was made from, and so on. Empty for a
-        session with no copies: what rule matchers check besides ``path``
-        for deny and ask rules (never for allow rules: a copy widens nothing)."""
-        if not self._copies:
-            return ()
-        out: list[str] = []
-        current = path
-        for _ in range(len(self._copies)):
-            for copy, original in self._copies:
-                if current == copy or current.startswith(copy.rstrip("/") + "/"):
-                    current = original + current[len(copy):]
-                    out.append(current)
-                    break
-            else:
-                break
-        return tuple(out)
-
-    def copies_of(self, path: str) -> tuple[str, ...]:
-        """The inverse of ``originals``: where ``path`` (resolved) appears in
-        this session's copies of folders (a worktree's same file), for a
-        sandbox that must hide or keep read-only what a deny rule names."""
-        out: list[str] = []
-        todo = [path]
-        while todo and len(out) < 64:
-            current = todo.pop()
-            for copy, original in self._copies:
-                if current == copy or current.startswith(copy.rstrip("/") + "/"):
-                    continue  # already in the copy (a worktree lies inside its repository)
-                if current == original or current.startswith(original.rstrip("/") + "/"):
-                    found = copy + current[len(original):]
-                    if found not in out and found != current:
-                        out.append(found)
-                        todo.append(found)
-        return tuple(out)
 
     def delete_child(self, session_id: str) -> bool:
         """Delete a durable session made from this one (``child(session_id=...)``),
@@ -443,68 +191,6 @@ class Session:
             _report(f"deleting session {session_id}", RuntimeError(problem))
         return session_id in deleted
 
-    @property
-    def chain(self) -> tuple[str, ...]:
-        """Labels from the top session down to this one (the top one is
-        ``"main"`` unless labelled): who is asking, for a host's prompt."""
-        labels: list[str] = []
-        session: Session | None = self
-        while session is not None:
-            labels.append(session.label or ("main" if session.parent is None else session.id))
-            session = session.parent
-        return tuple(reversed(labels))
-
-    def hides(self, tool: Tool) -> bool:
-        """Whether this session is not offered ``tool`` whatever its policy
-        says (a child session's narrowing, or the tool's own ``offered_when``)."""
-        if tool.offered_when is not None and not self._offers_now(tool):
-            return True
-        if self.parent is None and not self.hidden_tools and self.only_tools is None:
-            return False
-        # Asked twice per call (the catalogue lookup, the decision); the
-        # answer depends only on the tool and on these two sets.
-        key = (tool.name, tool.plugin, self.hidden_tools, self.only_tools)
-        found = self._hides.get(key)
-        if found is None:
-            found = self._hides[key] = self._narrowed_away(tool)
-        return found
-
-    def _offers_now(self, tool: Tool) -> bool:
-        try:
-            return tool.offered_to(self)
-        except Exception as exc:  # a plugin's bug hides its own tool, never the catalogue
-            _report(f"offered_when of tool {tool.name!r}", exc)
-            return False
-
-    def _narrowed_away(self, tool: Tool) -> bool:
-        if self.parent is not None and not tool.subagents:
-            return True
-        if self.only_tools is not None and tool.plugin != CORE_PLUGIN and tool.name not in self.only_tools:
-            return True
-        if not self.hidden_tools:
-            return False
-        if tool.metadata.get("requires") in self.hidden_tools:
-            return True
-        covered = self.toolbox.permissions.names_covering(tool)
-        return any(name in self.hidden_tools for name in covered)
-
-    # --- tools -------------------------------------------------------------
-
-    def _offered_tool(self, name: str) -> Tool | None:
-        """``toolbox.offered_tool(name, self)``: tool ``name`` if this session
-        is offered it now, else None. Whether the policy offers a tool
-        depends only on the tool and the policy, so that answer is kept per
-        name while both stay the same objects (it was a tenth of a small
-        call's pipeline); whether this session hides it is asked each time."""
-        found = self._offered.get(name)
-        if found is not None and found[1] is self.policy and self.toolbox.tools.get(name) is found[0]:
-            return None if self.hides(found[0]) else found[0]
-        tool = self.toolbox.offered_tool(name, self)
-        # (not ToolSearch, whose answer depends on the other tools offered)
-        if tool is not None and name != "ToolSearch":
-            self._offered[name] = (tool, self.policy)
-        return tool
-
     def offered(self) -> list[Tool]:
         """The tools this session offers, in catalogue order."""
         return self.toolbox.offered_tools(self.policy, self)
@@ -512,9 +198,7 @@ class Session:
     def catalogue(self) -> Catalogue:
         """The tools this session offers the model now, with their descriptions and schemas,
         in each model API's format (``to_anthropic``, ``to_openai``, ``to_responses``, ``to_mcp``)."""
-        from ._catalogue import build_catalogue
-
-        return build_catalogue(self)
+        return self.toolbox.catalogue(self)
 
     async def call(self, name: str, arguments: Any = None, *, call_id: str | None = None,
                    approval: Answer | None = None) -> ToolResult:
@@ -529,14 +213,14 @@ class Session:
         return await run_call(self, name, arguments, call_id or self.next_call_id(), approval)
 
     @property
-    def pending(self) -> PendingCalls:
+    def pending(self) -> PendingQueue:
         """This session's calls waiting for a person's answer (``Answer.later()``):
         ``list()``, ``get(id)``, ``await resolve(id, answer)``."""
         found = self.__dict__.get("_pending")
         if found is None:
-            from ._pending import PendingCalls
+            from ._pending import PendingQueue
 
-            found = self.__dict__["_pending"] = PendingCalls(self)
+            found = self.__dict__["_pending"] = PendingQueue(self)
         return found
 
     async def decide(self, name: str, input: Any = None) -> Decision:
@@ -545,15 +229,9 @@ class Session:
         or "ask" (a person, or in auto mode the classifier, would be asked).
         The input is checked as a call's would be: an input the tool would
         refuse is a deny from "validation"."""
-        from ._deciding import decide_call
+        from ._arguments import decide_call
 
         return decide_call(self, name, input)
-
-    def next_call_id(self) -> str:
-        """A call id unique in this session ("c1", "c2", ...) for calls the
-        caller gave none; a counter, because uuid4 costs more than a call's
-        whole permission decision."""
-        return f"c{next(self._call_ids)}"
 
     async def call_batch(self, calls: Iterable[tuple[str, Any] | tuple[str, Any, str]]) -> list[ToolResult]:
         """The calls of one model reply, as ``(name, arguments)`` or
@@ -570,7 +248,7 @@ class Session:
         # Session.decide) imports neither the tasks nor the calls' modules.
         from ._tasks import BackgroundTasks
 
-        return BackgroundTasks(self)
+        return BackgroundTasks(self.emit)
 
     async def aclose(self) -> None:
         """Stop the session's tasks, call ``pegboard_session_closed``, and
@@ -636,3 +314,8 @@ def _delete_spilled(folder: Path) -> None:
         folder.rmdir()
     except OSError as exc:
         _report(f"deleting the spilled output in {folder}", exc)
+
+
+if TYPE_CHECKING:
+    def _is_a_plugin_session(session: Session) -> PluginSession:
+        return session  # mypy (.ci/typecheck) holds the engine's Session to the contract's protocol

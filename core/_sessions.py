@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING, Any
 from ._store import CORE_COMPONENT, SCHEMA_TABLE
 
 if TYPE_CHECKING:
-    from ._store import PluginStore
+    from ._store import ComponentStore
     from ._toolbox import Toolbox
 
 __all__ = ["DurableScratchpad", "SessionRecords", "check_session_id"]
@@ -43,10 +43,10 @@ class SessionRecords:
 
     def __init__(self, toolbox: Toolbox):
         self._toolbox = toolbox
-        self._store: PluginStore = toolbox.plugins.stores(CORE_COMPONENT)
+        self._store: ComponentStore = toolbox.plugins.stores(CORE_COMPONENT)
 
     @property
-    def store(self) -> PluginStore:
+    def store(self) -> ComponentStore:
         return self._store
 
     @property
@@ -207,7 +207,7 @@ class SessionRecords:
     # --- helpers -----------------------------------------------------------
 
     def _tell_plugins(self, ids: list[str]) -> list[str]:
-        from ._plugins import _short_error
+        from ._errors import short_error
 
         plugins = self._toolbox.plugins
         problems = []
@@ -220,7 +220,7 @@ class SessionRecords:
                                       context=plugins.context(record))
                 except Exception as exc:  # one plugin's failure must not keep the others' rows
                     problems.append(f"pegboard_session_deleted of plugin {record.name!r} failed for {sid}: "
-                                    f"{_short_error(exc)}")
+                                    f"{short_error(exc)}")
         return problems
 
     def _session_tables(self, conn: Any) -> list[Any]:

@@ -19,18 +19,19 @@ import threading
 import time
 from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
-from dataclasses import dataclass, field
+
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
 
 from ._redact import redact_url
 
 if TYPE_CHECKING:
-    from sqlalchemy import Connection, Engine, MetaData
+    from sqlalchemy import Connection, Engine
 
     from ._config import Settings
+    from ._plugin_context import StoreSchema
 
-__all__ = ["CORE_COMPONENT", "PluginStore", "Store", "StoreError", "StoreSchema", "Stores", "dispose_all",
+__all__ = ["CORE_COMPONENT", "ComponentStore", "Store", "StoreError", "Stores", "dispose_all",
            "redact_url", "store_for"]
 
 T = TypeVar("T")
@@ -44,48 +45,6 @@ SQLITE_BUSY_TIMEOUT_MS = 30_000
 class StoreError(Exception):
     """The store cannot be opened, or its schema does not fit this pegboard.
     The message names the (redacted) URL and what to do."""
-
-
-@dataclass(frozen=True)
-class StoreSchema:
-    """The tables one component (a plugin, or the core) keeps in the store.
-
-    ``metadata``: the component's own ``sqlalchemy.MetaData``; every table's
-    name starts with ``<plugin>_``. ``version``: the schema these tables
-    have now (start at 1). ``upgrades[n]``: a function taking a connection
-    (inside the upgrade's transaction) from version ``n - 1`` to ``n``, for
-    every version above 1; ``None`` for a version that only adds tables:
-    whatever ``metadata`` holds and the database lacks is created after the
-    steps ran.
-
-    A table with a ``session_id`` column holds rows that belong to a
-    session: deleting the session deletes them (after telling the plugin
-    through ``pegboard_session_deleted``).
-    """
-
-    metadata: MetaData
-    """The component's own ``sqlalchemy.MetaData``; every table named ``<plugin>_...``."""
-    version: int = 1
-    """The schema these tables have now, from 1 up."""
-    upgrades: Mapping[int, Callable[[Connection], None] | None] = field(default_factory=dict)
-    """``upgrades[n]``: the step from version ``n - 1`` to ``n`` (``fn(connection)``), or None
-    for a version that only adds tables; one for every version above 1."""
-
-    def problems(self, component: str) -> list[str]:
-        """What is wrong with this schema for plugin ``component``, one line each (none: it is
-        sound): a version below 1, a missing upgrade step, a table not named ``<component>_...``."""
-        found = []
-        if not isinstance(self.version, int) or self.version < 1:
-            found.append(f"version must be an integer of at least 1, not {self.version!r}")
-        else:
-            missing = [n for n in range(2, self.version + 1) if n not in self.upgrades]
-            if missing:
-                found.append(f"no upgrade step for version {', '.join(map(str, missing))}")
-        prefix = f"{component}_"
-        for name in getattr(self.metadata, "tables", {}):
-            if not name.startswith(prefix):
-                found.append(f"table {name!r} must be named {prefix}...")
-        return found
 
 
 SQLITE_SIDE_FILES = ("-wal", "-shm", "-journal")
@@ -408,9 +367,9 @@ def store_for(settings: Settings) -> Store:
     return store
 
 
-class PluginStore:
+class ComponentStore:
     """One component's way into the store: ``context.store`` for a plugin,
-    ``ctx.store`` in a tool handler.
+    ``ctx.store`` in a tool handler (the contract's ``PluginStore``).
 
     Its tables (from ``pegboard_store_schema``) are created the first time
     ``engine``, ``begin`` or ``run`` is used; an older version in the
@@ -428,7 +387,7 @@ class PluginStore:
         self._schema: tuple[StoreSchema | None] | None = None
 
     def __repr__(self) -> str:
-        return f"PluginStore({self.component!r}, {self._store.redacted_url!r})"
+        return f"ComponentStore({self.component!r}, {self._store.redacted_url!r})"
 
     @property
     def backend(self) -> str:
@@ -513,15 +472,15 @@ class Stores:
     def __init__(self, settings: Settings, schema_of: Callable[[str], StoreSchema | None]):
         self._settings = settings
         self._schema_of = schema_of
-        self._handles: dict[str, PluginStore] = {}
+        self._handles: dict[str, ComponentStore] = {}
 
     @property
     def store(self) -> Store:
         return store_for(self._settings)
 
-    def __call__(self, component: str) -> PluginStore:
+    def __call__(self, component: str) -> ComponentStore:
         handle = self._handles.get(component)
         if handle is None:
-            handle = self._handles[component] = PluginStore(self.store, component,
+            handle = self._handles[component] = ComponentStore(self.store, component,
                                                             lambda: self._schema_of(component))
         return handle

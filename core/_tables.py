@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from sqlalchemy import Column, Connection, Float, Index, Integer, MetaData, String, Table, Text, text
 
-from ._store import StoreSchema
+from ._plugin_context import StoreSchema
 
 __all__ = ["audit", "core_schema", "metadata", "pending", "scratchpad", "sessions"]
 

@@ -12,7 +12,6 @@ from typing import TYPE_CHECKING, Any, Literal
 
 if TYPE_CHECKING:
     import asyncio
-    from ._session import Session
 
 __all__ = ["BackgroundTask", "BackgroundTasks"]
 
@@ -55,8 +54,8 @@ class BackgroundTasks:
     task's id, status and result.
     """
 
-    def __init__(self, session: Session):
-        self._session = session
+    def __init__(self, emit: Callable[[str, dict[str, Any]], None]):
+        self._emit = emit  # the session's: how the host hears of a task that ended
         self._tasks: dict[str, BackgroundTask] = {}
 
     def start(self, work: Coroutine[Any, Any, Any], *, kind: str, description: str = "",
@@ -88,7 +87,7 @@ class BackgroundTasks:
         record.status = status
         record.ended = time.monotonic()
         record._work = None
-        self._session.emit("background.done", {**record.to_json(), "result": record.result})
+        self._emit("background.done", {**record.to_json(), "result": record.result})
 
     def get(self, task_id: str) -> BackgroundTask | None:
         return self._tasks.get(task_id)

@@ -324,7 +324,7 @@ def call(target: Session | Toolbox, name: str, input: Any = None, **options: Any
 def decide(target: Session | Toolbox, name: str, input: Any = None) -> Decision:
     """The permission decision for a call, without running it or asking
     anyone (``Session.decide``): "allow", "deny" or "ask"."""
-    from ._deciding import decide_call
+    from ._arguments import decide_call
 
     return decide_call(_session_of(target), name, input)
 

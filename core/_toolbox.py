@@ -12,17 +12,21 @@ import pluggy
 
 from ._builtin_tools import CorePlugin
 from ._config import ConfigError, Settings, load_settings
+from ._decisions import GROUP_SEPARATOR
 from ._descriptions import DescriptionOverrides, PackageDescriptions
+from ._errors import report_failure, short_error
 from ._permissions import PermissionEngine
-from ._plugins import PluginContext, PluginRecord, Plugins, _short_error
+from ._plugin_context import PluginContext
+from ._plugins import PluginRecord, Plugins
 from ._policy import Policy
 from ._records import record
 from ._session import Session
 from ._tools import CORE_PLUGIN, LEVELS, Level, Loading, LazyReferenceError, Tool, check_reference, replace_tool
 
 if TYPE_CHECKING:
+    from ._calls import PendingCall
+    from ._catalogue import Catalogue
     from ._decisions import Answer
-    from ._pending import PendingCall
 
 __all__ = ["Toolbox", "ToolStatus"]
 
@@ -80,6 +84,11 @@ class Toolbox:
         made ready, with why (``pegboard tools list`` shows them)."""
         # Tools judged sound (the object judged, and whether its handler was imported).
         self._sound: dict[str, tuple[Tool, bool]] = {}
+        # Per tool and behavior: the rule names that cover its calls (rule_keys).
+        self._rule_keys: dict[tuple[str, str, str], tuple[str, ...]] = {}
+        self.handler_parts = _HandlerParts(self)
+        """Per plugin: its context and validated config, as each call's ``ToolContext``
+        carries them (``toolbox.handler_parts[plugin]``, worked out on first use)."""
         self._index()
         plugins.listeners.append(self._plugin_tools_changed)
         self.permissions = PermissionEngine(self)
@@ -176,6 +185,8 @@ class Toolbox:
         self._descriptions.clear()
         self._levels.clear()
         self._sound.clear()
+        self._rule_keys.clear()
+        self.handler_parts.clear()
         # the plugin's tools are new objects: each is judged again
         self.broken = {n: why for n, why in self.broken.items()
                        if (s := self.statuses.get(n)) is None or s.tool.plugin != plugin}
@@ -280,11 +291,6 @@ class Toolbox:
         record = self.plugins.records.get(plugin)
         return self.plugins.context(record) if record is not None else None
 
-    def plugin_config(self, plugin: str) -> Any:
-        """Plugin ``plugin``'s validated config (None without a config model or plugin)."""
-        record = self.plugins.records.get(plugin)
-        return record.config if record is not None else None
-
     def description(self, tool: Tool) -> str:
         """The tool's model-facing text, through the description hook."""
         text = self._descriptions.get(tool.name)
@@ -293,10 +299,80 @@ class Toolbox:
             try:
                 text = self.hooks.first_direct("pegboard_tool_description", tool=tool, context=context) or ""
             except Exception as exc:  # a description loader's bug: this tool is not described, and not offered
-                self.mark_broken(tool, f"its description failed: {_short_error(exc)}")
+                self.mark_broken(tool, f"its description failed: {short_error(exc)}")
                 return ""
             self._descriptions[tool.name] = text
         return text
+
+    def plugin_config(self, plugin: str) -> Any:
+        """Plugin ``plugin``'s validated config (None without a config model or plugin)."""
+        record = self.plugins.records.get(plugin)
+        return record.config if record is not None else None
+
+    def rule_keys(self, tool: Tool, behavior: str) -> tuple[str, ...]:
+        """The rule names that cover a call of ``tool``: its own name; for a
+        tool of a group a plugin declared (``mcp__server__tool``), the
+        group's (``mcp__server``; for allow rules only when the declaring
+        plugin owns the tool: ``mcp__srv__read`` is one tool, not a prefix of
+        ``mcp__srv__read__delete_all``, since a group's name holds no
+        ``__``); and the names its plugin
+        declares in ``Tool.metadata["rule_names"]`` (Write is covered by Edit
+        rules, Monitor by Bash rules). A declared name widens deny and ask
+        rules from any plugin, but allow rules only when the plugin owns
+        that name too: no plugin can put its tool under another's allow rules.
+        """
+        cache_key = (tool.name, tool.plugin, behavior)
+        keys = self._rule_keys.get(cache_key)
+        if keys is None:
+            found = [tool.name]
+            head, sep, _ = tool.name.partition(GROUP_SEPARATOR)
+            namespaced = self.plugins.namespaces.get(head) if sep else None
+            if namespaced is not None and (behavior != "allow" or namespaced[1] == tool.plugin):
+                group = namespaced[0].group_of(tool.name)
+                if group is not None:
+                    found.append(namespaced[0].rule_name(group))
+            declared = tool.metadata.get("rule_names", ()) if isinstance(tool.metadata, Mapping) else ()
+            for alias in declared if isinstance(declared, (list, tuple)) else ():
+                if isinstance(alias, str) and (behavior != "allow" or self.owner_of(alias) == tool.plugin):
+                    found.append(alias)
+            keys = self._rule_keys[cache_key] = tuple(dict.fromkeys(found))
+        return keys
+
+    # --- what a session is offered ---------------------------------------------
+
+    def hides(self, session: Session, tool: Tool) -> bool:
+        """Whether ``session`` is not offered ``tool`` whatever its policy
+        says (a child session's narrowing, or the tool's own ``offered_when``)."""
+        if tool.offered_when is not None and not self._offers_now(session, tool):
+            return True
+        if session.parent is None and not session.hidden_tools and session.only_tools is None:
+            return False
+        # Asked twice per call (the tool looked up, the decision); the
+        # answer depends only on the tool and on these two sets.
+        key = (tool.name, tool.plugin, session.hidden_tools, session.only_tools)
+        found = session.hides_cache.get(key)
+        if found is None:
+            found = session.hides_cache[key] = self._narrowed_away(session, tool)
+        return found
+
+    def _offers_now(self, session: Session, tool: Tool) -> bool:
+        try:
+            return tool.offered_to(session)
+        except Exception as exc:  # a plugin's bug hides its own tool, never the catalogue
+            report_failure(f"offered_when of tool {tool.name!r}", exc)
+            return False
+
+    def _narrowed_away(self, session: Session, tool: Tool) -> bool:
+        if session.parent is not None and not tool.subagents:
+            return True
+        if session.only_tools is not None and tool.plugin != CORE_PLUGIN and tool.name not in session.only_tools:
+            return True
+        if not session.hidden_tools:
+            return False
+        if tool.metadata.get("requires") in session.hidden_tools:
+            return True
+        # what a deny rule of a hidden name would cover
+        return any(name in session.hidden_tools for name in self.rule_keys(tool, "deny"))
 
     def offered_tools(self, policy: Policy, session: Session | None = None) -> list[Tool]:
         """The tools ``policy`` offers (and ``session`` does not hide), ToolSearch only when a
@@ -305,24 +381,29 @@ class Toolbox:
         # judged where its schema is needed: deferred tools import nothing)
         offered = [t for t in self.tools.values() if policy.offers_tool(self.required_level(t), t.read_only)]
         if session is not None:
-            offered = [t for t in offered if not session.hides(t)]
+            offered = [t for t in offered if not self.hides(session, t)]
         if not any(t.loading == "deferred" for t in offered if t.name != "ToolSearch"):
             offered = [t for t in offered if t.name != "ToolSearch"]
         return offered
 
     def offered_tool(self, name: str, session: Session) -> Tool | None:
-        """Tool ``name`` if ``session`` is offered it now, else None (``why_unavailable`` says why)."""
+        """Tool ``name`` if ``session`` is offered it now, else None
+        (``why_unavailable`` says why); kept in the session when its policy
+        offers it (``SessionState.offered_tool`` asks here on a miss)."""
         tool = self.tools.get(name)
         if tool is None or not session.policy.offers_tool(self.required_level(tool), tool.read_only):
             return None
         # A call imports the handler anyway: a break found now leaves the tool out from here on.
         if self.tool_problem(tool, import_handler=True) is not None:
             return None
-        if session.hides(tool):
+        if self.hides(session, tool):
             return None
-        if name == "ToolSearch" and not any(t.loading == "deferred"
-                                            for t in self.offered_tools(session.policy, session)):
-            return None
+        if name == "ToolSearch":
+            # (not kept: its answer depends on the other tools offered)
+            if not any(t.loading == "deferred" for t in self.offered_tools(session.policy, session)):
+                return None
+            return tool
+        session.offered_cache[name] = (tool, session.policy)
         return tool
 
     def why_unavailable(self, name: str, session: Session) -> str:
@@ -342,10 +423,10 @@ class Toolbox:
             return f"There is no tool called {name!r}.{hint}"
         if not status.enabled:
             return f"{name} is not available: {status.status}."
-        if status.tool.offered_when is not None and not session._offers_now(status.tool):
+        if status.tool.offered_when is not None and not self._offers_now(session, status.tool):
             return (f"{name} is not offered in this session (the {status.tool.plugin} plugin offers it "
                     "only to sessions where it applies).")
-        if session.hides(status.tool):
+        if self.hides(session, status.tool):
             return f"{name} is not offered to this sub-agent ({' > '.join(session.chain)})."
         if (name == "ToolSearch" and status.tool.plugin == CORE_PLUGIN
                 and session.policy.offers_tool(self.required_level(status.tool), status.tool.read_only)):
@@ -353,6 +434,25 @@ class Toolbox:
         return (f"{name} is not offered in {session.policy.name} "
                 f"(it needs {self.required_level(status.tool)}"
                 f"{', and only read-only tools are offered' if session.policy.read_only_tools else ''}).")
+
+    def catalogue(self, session: Session) -> Catalogue:
+        """What ``session`` offers the model now (``Session.catalogue``)."""
+        from ._catalogue import Catalogue, CatalogueTool, DeferredTool, augmented_schema
+        from ._descriptions import clip_summary
+
+        background = self.settings.core.background.enabled
+        tools, deferred = [], []
+        for tool in self.offered_tools(session.policy, session):
+            description = self.description(tool)
+            if tool.name in self.broken:
+                continue  # its description failed: left out alone (see tool_problem)
+            if tool.loading == "deferred" and tool.name not in session.loaded:
+                deferred.append(DeferredTool(tool.name, clip_summary(description), tool.plugin, tool.group,
+                                             description, tool, background, session))
+            elif self.tool_problem(tool) is None:  # a schema that cannot be built leaves that tool out alone
+                tools.append(CatalogueTool(tool.name, description, augmented_schema(tool, background, session),
+                                           tool.read_only, tool.loading == "deferred", tool.plugin))
+        return Catalogue(tools, deferred, self.settings.core.tools.deferred_budget)
 
     # --- sessions ----------------------------------------------------------
 
@@ -426,6 +526,22 @@ class Toolbox:
         return bool(sep) and head in self.plugins.namespaces, tool.plugin == CORE_PLUGIN
 
 
+class _HandlerParts(dict[str, tuple[PluginContext, Any]]):
+    """A dict of each plugin's (context, config), filled on first use: a
+    call's look-up is a dict's, with no call of a method of ours."""
+
+    def __init__(self, toolbox: Toolbox) -> None:
+        super().__init__()
+        self._toolbox = toolbox
+
+    def __missing__(self, plugin: str) -> tuple[PluginContext, Any]:
+        context = self._toolbox.context_for(plugin)
+        if context is None:  # (every registered tool's plugin has a record)
+            raise LookupError(f"no plugin {plugin!r} is loaded")
+        found = self[plugin] = (context, self._toolbox.plugin_config(plugin))
+        return found
+
+
 def _answer_schema(schema: Mapping[str, Any]) -> dict[str, Any]:
     """``output_schema`` checked: a valid JSON Schema describing an object (what tool inputs are)."""
     import jsonschema  # type: ignore[import-untyped,unused-ignore]  # only an answer schema pays for it
@@ -477,4 +593,4 @@ def describe_break(tool: Tool, exc: BaseException) -> str:
         where = f" (named at {tool.declared_at})" if tool.declared_at else ""
         kind = "AttributeError" if isinstance(exc, LazyReferenceError) else type(exc).__name__
         return f"{kind}: {exc}{where}"
-    return _short_error(exc)
+    return short_error(exc)

@@ -22,8 +22,8 @@ from pydantic import BaseModel, ConfigDict, Field
 
 if TYPE_CHECKING:
     from ._decisions import CompiledRule, Vote
-    from ._plugins import PluginContext
-    from ._session import Session
+    from ._plugin_context import PluginContext, PluginStore
+    from ._plugin_session import PluginSession
 
 __all__ = [
     "CORE_PLUGIN",
@@ -358,12 +358,12 @@ class Tool:
     metadata: Mapping[str, Any] = field(default_factory=dict)
     """Free-form facts for other plugins and the core: ``{"requires": "Bash"}`` makes the tool go
     when Bash is blocked; ``{"rule_names": [...]}`` names that rules for it may use."""
-    offered_when: Callable[[Session], bool] | str | None = None
+    offered_when: Callable[[PluginSession], bool] | str | None = None
     """``offered_when(session) -> bool`` (or ``"module:attribute"`` naming it): the tool is offered
     only to sessions it says yes to (StructuredOutput: a session with an answer schema). None:
     every session its policy offers it to. Asked whenever the session's tools are looked at, so
     keep it cheap; one that raises hides the tool (and is reported). Listings still show the tool."""
-    session_schema: Callable[[Session], Mapping[str, Any]] | str | None = None
+    session_schema: Callable[[PluginSession], Mapping[str, Any]] | str | None = None
     """``session_schema(session) -> dict`` (or ``"module:attribute"``): the input schema a session's
     catalogue shows in place of the registered one (StructuredOutput's is the session's answer
     schema). The handler then checks its arguments itself: the pipeline validates against the
@@ -380,8 +380,8 @@ class Tool:
                  permission: Level = "workspace", subagents: bool = True, description: str | None = None,
                  timeout_s: float | None = None, lifts_caps_with_scratchpad: bool = False, plugin: str = "",
                  group: str | None = None, title: str | None = None, metadata: Mapping[str, Any] = FACTORY,
-                 offered_when: Callable[[Session], bool] | str | None = None,
-                 session_schema: Callable[[Session], Mapping[str, Any]] | str | None = None,
+                 offered_when: Callable[[PluginSession], bool] | str | None = None,
+                 session_schema: Callable[[PluginSession], Mapping[str, Any]] | str | None = None,
                  vote: Callable[..., Vote | None] | str | None = None) -> None:
         _set = object.__setattr__
         _set(self, "name", name)
@@ -441,16 +441,16 @@ class Tool:
 
         return model_schema(self.model)
 
-    def offered_to(self, session: Session) -> bool:
+    def offered_to(self, session: PluginSession) -> bool:
         """Whether ``offered_when`` lets ``session`` have this tool (True without one); what it
-        raises comes through (``Session.hides`` reports it and hides the tool)."""
+        raises comes through (the toolbox reports it and hides the tool)."""
         check = self.offered_when
         if check is None:
             return True
         fn = _import_attr(check) if isinstance(check, str) else check
         return bool(fn(session))
 
-    def schema_in(self, session: Session | None) -> dict[str, Any]:
+    def schema_in(self, session: PluginSession | None) -> dict[str, Any]:
         """The input JSON Schema ``session`` shows the model: ``session_schema``'s, else ``schema``."""
         custom = self.session_schema
         if custom is None or session is None:
@@ -510,12 +510,14 @@ class ToolContext:
     (``emit``).
     """
 
-    session: Session
+    session: PluginSession
     """The session the call runs in: its policy, working directories and
     ``plugin_state``; ``await ctx.session.call(...)`` runs another tool through
     the whole pipeline (permissions included)."""
     tool: Tool
     """The tool being called (``ctx.tool.name``, ``ctx.tool.plugin``)."""
+    plugin_context: PluginContext
+    """This plugin's ``PluginContext``: its folders, the settings, the hook relay, its store."""
     config: Any
     """This plugin's validated ``[plugins.<name>]`` table (None without a config model)."""
     call_id: str
@@ -525,10 +527,11 @@ class ToolContext:
     """True when the caller set ``scratchpad`` on a tool that lifts its caps."""
     _resolved: Mapping[str, tuple[str, int]] = field(default_factory=dict, repr=False)
 
-    def __init__(self, session: Session, tool: Tool, config: Any, call_id: str, uncapped: bool = False,
-                 _resolved: Mapping[str, tuple[str, int]] = FACTORY) -> None:
+    def __init__(self, session: PluginSession, tool: Tool, plugin_context: PluginContext, config: Any,
+                 call_id: str, uncapped: bool = False, _resolved: Mapping[str, tuple[str, int]] = FACTORY) -> None:
         self.session = session
         self.tool = tool
+        self.plugin_context = plugin_context
         self.config = config
         self.call_id = call_id
         self.uncapped = uncapped
@@ -546,10 +549,10 @@ class ToolContext:
         return self.session.working_dirs
 
     @property
-    def store(self) -> Any:
+    def store(self) -> PluginStore:
         """This plugin's ``PluginStore`` (as ``context.store``): its tables,
         transactions, ``await ctx.store.run(fn)``."""
-        return self.session.toolbox.plugins.stores(self.tool.plugin)
+        return self.plugin_context.store
 
     @property
     def plugin(self) -> str:
@@ -557,17 +560,12 @@ class ToolContext:
         return self.tool.plugin
 
     @property
-    def plugin_context(self) -> PluginContext:
-        """This plugin's ``PluginContext``: its folders, the settings, the hook relay."""
-        return self.session.toolbox.context_for(self.tool.plugin)  # type: ignore[return-value]
-
-    @property
     def result_limit(self) -> int:
         """Characters of text a result may have before the pipeline saves
         the whole text to a file and shows the model the start
         (``[results] max_chars``); a tool that caps its own output should
         stay under it."""
-        return self.session.toolbox.settings.core.results.max_chars
+        return self.plugin_context.settings.core.results.max_chars
 
     def resolved(self, path: str | os.PathLike[str]) -> Path | None:
         """The real path the permission decision resolved ``path`` (as given
@@ -597,14 +595,12 @@ class ToolContext:
     def project_trusted(self) -> bool:
         """Whether the project root is trusted: read the project's own files
         (its skills, its agents) only when it is."""
-        return self.session.project_trusted
+        return self.plugin_context.project_trusted
 
     @property
     def state(self) -> dict[str, Any]:
         """This plugin's state in this session (never shared across sessions)."""
-        # (Session.plugin_state's answer, without its call once the state is there)
-        found = self.session._plugin_state.get(self.tool.plugin)
-        return found if found is not None else self.session.plugin_state(self.tool.plugin)
+        return self.session.plugin_state(self.tool.plugin)
 
     def emit(self, kind: str, data: Mapping[str, Any]) -> None:
         """Send an event to the host (notifications, progress, one-time notes)."""

@@ -24,7 +24,7 @@ for _name in MODULES:
 
 # Records whose __init__ takes other things than the fields and converts them
 # (as a class may with @dataclass, which keeps an __init__ the class wrote).
-OWN_INIT = {"RuleSamples", "PermissionRequest"}
+OWN_INIT = {"RuleSamples", "PermissionRequest", "Grant"}
 
 
 def _twin(cls: type) -> Any:

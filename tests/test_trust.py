@@ -413,7 +413,7 @@ def test_an_untrusted_checkout_can_still_narrow(tmp_path: Path) -> None:
     assert decide(toolbox, "Bash", {"command": "make deploy now"}) == "deny"
     (root / "secrets").mkdir()
     assert decide(toolbox, "Read", {"file_path": str(root / "secrets" / "k")}) == "ask"
-    assert toolbox.permissions.is_protected(root / "deploy" / "x", toolbox.session())
+    assert toolbox.session().is_protected(str(root / "deploy" / "x"))
     assert "Glob" not in toolbox.tools and toolbox.settings.core.tools.block == ["WebSearch", "Glob"]
     assert toolbox.required_level(toolbox.tools["Grep"]) == "unrestricted"
     assert not toolbox.records["web"].enabled

@@ -23,7 +23,7 @@ from pegboard import Tool, Vote, hookimpl
 from . import _hookspecs
 
 if TYPE_CHECKING:
-    from pegboard import PermissionRequest, PluginContext, Session, StoreSchema, Toolbox
+    from pegboard import PermissionRequest, PluginContext, PluginSession, Session, StoreSchema, Toolbox
 
 __all__ = ["PEGBOARD_API", "answer_question", "hookspecs", "someone_answers"]
 
@@ -37,7 +37,7 @@ hookspecs = _hookspecs
 _P = "pegboard.plugins.ask_user"
 
 
-def someone_answers(context: PluginContext, session: Session) -> bool:
+def someone_answers(context: PluginContext, session: PluginSession) -> bool:
     """Whether a host can put questions to the person for ``session``: it
     implements ``pegboard_ask_user`` or ``pegboard_elicit``, and has not said
     this session cannot (``session.can_ask = False``, set by a host that

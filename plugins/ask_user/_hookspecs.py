@@ -7,11 +7,11 @@ from typing import TYPE_CHECKING, Any
 from pegboard import hookspec
 
 if TYPE_CHECKING:
-    from pegboard import Answer, Session
+    from pegboard import Answer, PluginSession
 
 
 @hookspec(firstresult=True)
-def pegboard_ask_user(session: Session, questions: list[dict[str, Any]]) -> dict[str, Any] | Answer | None:
+def pegboard_ask_user(session: PluginSession, questions: list[dict[str, Any]]) -> dict[str, Any] | Answer | None:
     """Host callback: put AskUserQuestion's questions to the person and
     return their answers. May be a coroutine.
 

@@ -19,7 +19,7 @@ if TYPE_CHECKING:
 
     import click
 
-    from pegboard import PermissionRequest, PluginContext, Rule, Session, Vote
+    from pegboard import PermissionRequest, PluginContext, Rule, PluginSession, Vote
 
 __all__ = ["FsConfig", "list_checkpoints", "restore_checkpoint"]
 
@@ -96,7 +96,7 @@ def pegboard_rule_matcher(rule: Rule, context: PluginContext) -> Any:
 
 
 @hookimpl
-def pegboard_file_read(session: Session, path: Path, source: str, context: PluginContext) -> None:
+def pegboard_file_read(session: PluginSession, path: Path, source: str, context: PluginContext) -> None:
     """Another plugin (the shell's cat/head/sed -n) showed a file in full: it counts as read."""
     import os
 

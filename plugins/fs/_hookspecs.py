@@ -8,11 +8,11 @@ from typing import TYPE_CHECKING
 from pegboard import hookspec
 
 if TYPE_CHECKING:
-    from pegboard import PluginContext, Session
+    from pegboard import PluginContext, PluginSession
 
 
 @hookspec
-def pegboard_file_read(session: Session, path: Path, source: str, context: PluginContext) -> None:
+def pegboard_file_read(session: PluginSession, path: Path, source: str, context: PluginContext) -> None:
     """A file was shown to the model in full (``source``: the tool that showed it).
     ``context`` is the implementing plugin's own, which the core supplies
     (callers do not pass one).

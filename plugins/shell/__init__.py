@@ -16,7 +16,7 @@ if TYPE_CHECKING:
     from pegboard import RuleSamples
     from collections.abc import Callable, Iterable
 
-    from pegboard import Check, PermissionRequest, PluginContext, Rule, Session, Vote
+    from pegboard import Check, PermissionRequest, PluginContext, Rule, PluginSession, Vote
 
 __all__ = ["ShellConfig"]
 
@@ -82,7 +82,7 @@ def pegboard_doctor(config: Any, context: PluginContext) -> Iterable[Check]:
 
 
 @hookimpl
-def pegboard_session_closed(session: Session) -> None:
+def pegboard_session_closed(session: PluginSession) -> None:
     # Background jobs are session tasks: the core stops them (and our on_stop
     # kills their process groups) before this hook runs. Nothing else to free.
     return None

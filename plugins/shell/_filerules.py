@@ -31,7 +31,7 @@ from pegboard import Vote
 from pegboard.paths import is_within
 
 if TYPE_CHECKING:
-    from pegboard import PermissionRequest, Session
+    from pegboard import PermissionRequest, PluginSession
 
     from ._classify import PartVerdict
     from ._sandbox import Backend
@@ -100,7 +100,7 @@ def tree_read_vote(request: PermissionRequest, parts: Iterable[PartVerdict], hid
     return None
 
 
-def box_paths(session: Session, state: dict[str, Any], backend: Backend,
+def box_paths(session: PluginSession, state: dict[str, Any], backend: Backend,
               writable: tuple[Path, ...]) -> tuple[tuple[Path, ...], tuple[Path, ...], str | None]:
     """What the deny rules on files make of the box: paths ``Read`` rules
     name (hidden), paths ``Edit``/``Write`` rules name that a writable
@@ -121,14 +121,14 @@ def box_paths(session: Session, state: dict[str, Any], backend: Backend,
     return hidden, tuple(dict.fromkeys(guarded)), unenforced
 
 
-def _with_copies(session: Session, named: list[tuple[str, Path | None]]) -> list[tuple[str, Path | None]]:
+def _with_copies(session: PluginSession, named: list[tuple[str, Path | None]]) -> list[tuple[str, Path | None]]:
     """``named`` and the same files in the session's copies of their folders
     (a sub-agent's worktree: ``Session.copies_of``)."""
     return named + [(text, Path(copy)) for text, path in named if path is not None
                     for copy in session.copies_of(str(path))]
 
 
-def _read_box(session: Session, state: dict[str, Any], backend: Backend,
+def _read_box(session: PluginSession, state: dict[str, Any], backend: Backend,
               writable: tuple[Path, ...]) -> tuple[tuple[Path, ...], str | None]:
     """The paths ``Read`` deny rules name (hidden in the box) and the first
     such rule the box cannot enforce. Nothing on disk decides this, only the
@@ -155,7 +155,7 @@ def _read_box(session: Session, state: dict[str, Any], backend: Backend,
     return found, unenforced
 
 
-def _fixed_paths(session: Session, state: dict[str, Any], tool: str) -> list[tuple[str, Path | None]]:
+def _fixed_paths(session: PluginSession, state: dict[str, Any], tool: str) -> list[tuple[str, Path | None]]:
     """(rule text, the path it names or None) for each deny rule written for
     ``tool``, kept per session until the rules change (they change only by
     being added or revoked)."""

@@ -48,7 +48,7 @@ from typing import TYPE_CHECKING, Any
 from pegboard.paths import config_dir, data_dir, is_within, looks_like_git_dir
 
 if TYPE_CHECKING:
-    from pegboard import Session
+    from pegboard import PluginSession
 
 __all__ = ["Guard", "MAX_ENTRIES", "guard", "outermost"]
 
@@ -80,7 +80,7 @@ class _Listing:
     links: tuple[str, ...]
 
 
-def guard(session: Session, state: dict[str, Any], writable: Iterable[Path], *, prepare: bool = False) -> Guard:
+def guard(session: PluginSession, state: dict[str, Any], writable: Iterable[Path], *, prepare: bool = False) -> Guard:
     """The protected paths in ``writable`` (resolved folders) for ``session``'s
     box. ``prepare``: a command is about to run, so create each working
     directory's missing ``.pegboard`` first (deciding changes nothing)."""
@@ -137,7 +137,7 @@ def outermost(folders: Iterable[Path]) -> list[Path]:
     return [f for f in sorted(unique, key=lambda p: len(p.parts)) if f in kept]
 
 
-def _cache(session: Session, state: dict[str, Any], roots: list[Path], patterns: tuple[str, ...]) -> dict[str, _Listing]:
+def _cache(session: PluginSession, state: dict[str, Any], roots: list[Path], patterns: tuple[str, ...]) -> dict[str, _Listing]:
     """The session's listings, for these roots and patterns (what is
     protected depends on both: patterns are relative to the working dirs)."""
     key = (tuple(roots), tuple(session.working_dirs), patterns, str(Path.home()))
@@ -215,7 +215,7 @@ def _git_dirs(found: list[Path], roots: list[Path]) -> list[Path]:
     return out
 
 
-def _missing(session: Session, roots: list[Path], patterns: tuple[str, ...]) -> list[str]:
+def _missing(session: PluginSession, roots: list[Path], patterns: tuple[str, ...]) -> list[str]:
     """Protected names that do not exist where they would take effect, in a
     writable folder: the home folder's, and pegboard's own folders."""
     out: list[str] = []

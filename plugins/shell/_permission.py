@@ -55,7 +55,7 @@ from ._parse import all_command_words, parse_command
 from ._sandbox import Backend, Box, backend_for, private_tmp, protects_inside
 
 if TYPE_CHECKING:
-    from pegboard import PermissionRequest, PluginContext, Policy, Rule, Session
+    from pegboard import PermissionRequest, PluginContext, Policy, Rule, PluginSession
 
     from ._config import ShellConfig
 
@@ -67,7 +67,7 @@ _REAL_ROOT = "real_root"  # (session.root, its real path)
 _SUBCOMMAND = re.compile(r"[A-Za-z][A-Za-z0-9._-]*")
 
 
-def shell_cwd(session: Session, state: dict[str, Any]) -> Path:
+def shell_cwd(session: PluginSession, state: dict[str, Any]) -> Path:
     """Where the next command runs: the shell's directory, else the root
     (``state``: the plugin's state in ``session``)."""
     cwd = state.get("cwd")
@@ -127,7 +127,7 @@ class SandboxPlan:
         return protects_inside(self.backend, self.box) and self.unenforced is None and self.unguarded is None
 
 
-def sandbox_plan(session: Session, state: dict[str, Any], config: ShellConfig, disable: bool, *,
+def sandbox_plan(session: PluginSession, state: dict[str, Any], config: ShellConfig, disable: bool, *,
                  layers: Iterable[Any] = (), plugin: str = "", prepare: bool = False,
                  guard_paths: bool = True) -> SandboxPlan | None:
     """The sandbox the next command runs in, or None when it runs unconfined.
@@ -306,7 +306,7 @@ _QUOTING = re.compile(r"[\"'\\]")
 _PATH_PIECES = re.compile(r"[\s/;|&<>()=:,]+")
 
 
-def _names_config(command: str, session: Session) -> bool:
+def _names_config(command: str, session: PluginSession) -> bool:
     # Each regular expression only where it can change the answer: every
     # Bash decision asks, and the two cost more than the rest of the vote's
     # checks (most commands hold no quote, backslash or glob).

@@ -21,7 +21,7 @@ if TYPE_CHECKING:
     from pegboard import RuleSamples
     import click
 
-    from pegboard import Session
+    from pegboard import PluginSession
 
 __all__ = ["SkillsConfig"]
 
@@ -156,7 +156,7 @@ def pegboard_rule_matcher(rule: Rule) -> Any:
 
 
 @hookimpl
-def pegboard_session_closed(session: Session, context: PluginContext) -> None:
+def pegboard_session_closed(session: PluginSession, context: PluginContext) -> None:
     from ._activation import deactivate
 
     deactivate(session.plugin_state(context.name))

@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING, Any
 from pegboard import Tool, Vote, hookimpl
 
 if TYPE_CHECKING:
-    from pegboard import PermissionRequest, PluginContext, Session
+    from pegboard import PermissionRequest, PluginContext, PluginSession
 
 __all__ = ["PEGBOARD_API"]
 
@@ -34,11 +34,11 @@ _PLACEHOLDER_SCHEMA: Mapping[str, Any] = {
 }
 
 
-def _has_answer_schema(session: Session) -> bool:
+def _has_answer_schema(session: PluginSession) -> bool:
     return session.output_schema is not None
 
 
-def _answer_schema(session: Session) -> Mapping[str, Any]:
+def _answer_schema(session: PluginSession) -> Mapping[str, Any]:
     return session.output_schema or _PLACEHOLDER_SCHEMA
 
 

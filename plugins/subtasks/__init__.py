@@ -26,7 +26,7 @@ if TYPE_CHECKING:
     from pegboard import RuleSamples
     import click
 
-    from pegboard import Check, Session, StoreSchema
+    from pegboard import Check, PluginSession, StoreSchema
 
     from ._run import SubagentRun
 
@@ -54,7 +54,7 @@ _M = f"{_P}._models"
 _CLASSIFIED = frozenset({"Agent", "SendMessage", "SubagentHandback"})
 
 
-def _a_subagent_in_auto(session: Session) -> bool:
+def _a_subagent_in_auto(session: PluginSession) -> bool:
     return session.parent is not None and session.mode == "auto"
 
 
@@ -150,7 +150,7 @@ def pegboard_store_schema() -> StoreSchema:
 
 
 @hookimpl
-def pegboard_event(session: Session, kind: str, data: dict[str, Any]) -> None:
+def pegboard_event(session: PluginSession, kind: str, data: dict[str, Any]) -> None:
     if kind in ("permission.unanswered", "background.done"):
         from ._children import note_event
 
@@ -158,7 +158,7 @@ def pegboard_event(session: Session, kind: str, data: dict[str, Any]) -> None:
 
 
 @hookimpl
-async def pegboard_session_closed(session: Session) -> None:
+async def pegboard_session_closed(session: PluginSession) -> None:
     # The children's background runs were the parent's tasks, stopped before
     # this hook; their sessions end with the parent's.
     from ._children import family

@@ -27,7 +27,7 @@ from ._records import AgentRecord, MemoryRecords, Records, StoreRecords, Terms
 from ._run import SubagentRun, last_text, repair
 
 if TYPE_CHECKING:
-    from pegboard import Session, ToolContext
+    from pegboard import PluginSession, ToolContext
 
     from ._config import SubtasksConfig
 
@@ -51,7 +51,7 @@ class RunnerError(Exception):
 class Live:
     """A child whose session exists in this process."""
 
-    session: Session
+    session: PluginSession
     task_id: str | None = None
     run: SubagentRun | None = None
 
@@ -66,24 +66,24 @@ class Family:
 
 # Keyed by the session objects themselves, so hooks that are handed only a
 # session (closing, events) find what belongs to it; gone with the session.
-_families: weakref.WeakKeyDictionary[Session, Family] = weakref.WeakKeyDictionary()
-_unanswered: weakref.WeakKeyDictionary[Session, list[dict[str, Any]]] = weakref.WeakKeyDictionary()
-_terms: weakref.WeakKeyDictionary[Session, Terms] = weakref.WeakKeyDictionary()
+_families: weakref.WeakKeyDictionary[PluginSession, Family] = weakref.WeakKeyDictionary()
+_unanswered: weakref.WeakKeyDictionary[PluginSession, list[dict[str, Any]]] = weakref.WeakKeyDictionary()
+_terms: weakref.WeakKeyDictionary[PluginSession, Terms] = weakref.WeakKeyDictionary()
 
 
-def family(session: Session) -> Family:
+def family(session: PluginSession) -> Family:
     found = _families.get(session)
     if found is None:
         found = _families[session] = Family()
     return found
 
 
-def terms_of(session: Session) -> Terms | None:
+def terms_of(session: PluginSession) -> Terms | None:
     """The terms ``session`` runs under, when it is a sub-agent's."""
     return _terms.get(session)
 
 
-def note_unanswered(session: Session, data: dict[str, Any]) -> None:
+def note_unanswered(session: PluginSession, data: dict[str, Any]) -> None:
     found = _unanswered.get(session)
     if found is not None:
         found.append(dict(data))
@@ -100,7 +100,7 @@ def new_agent_id() -> str:
     return f"agent-{secrets.token_hex(5)}"
 
 
-def make_session(parent: Session, agent_id: str, terms: Terms) -> Session:
+def make_session(parent: PluginSession, agent_id: str, terms: Terms) -> PluginSession:
     """The child's session from its terms (resumed from the store when the
     parent is durable). ``ValueError`` when the terms no longer fit the
     parent (a working directory gone)."""
@@ -141,18 +141,18 @@ def host_listens(ctx: ToolContext) -> bool:
 
 
 # Sessions a reference runner drives (their background reports reach the model).
-_driven: weakref.WeakSet[Session] = weakref.WeakSet()
+_driven: weakref.WeakSet[PluginSession] = weakref.WeakSet()
 
 
-def mark_driven(session: Session) -> None:
+def mark_driven(session: PluginSession) -> None:
     _driven.add(session)
 
 
 # What a driven session's model has not heard yet: its background work that ended.
-_inbox: weakref.WeakKeyDictionary[Session, list[str]] = weakref.WeakKeyDictionary()
+_inbox: weakref.WeakKeyDictionary[PluginSession, list[str]] = weakref.WeakKeyDictionary()
 
 
-def note_event(session: Session, kind: str, data: dict[str, Any]) -> None:
+def note_event(session: PluginSession, kind: str, data: dict[str, Any]) -> None:
     if kind == "permission.unanswered":
         note_unanswered(session, data)
     elif kind == "background.done" and session in _driven:
@@ -164,7 +164,7 @@ def note_event(session: Session, kind: str, data: dict[str, Any]) -> None:
             + (f"\n{text}" if text else ""))
 
 
-def drain_inbox(session: Session) -> list[str]:
+def drain_inbox(session: PluginSession) -> list[str]:
     return _inbox.pop(session, [])
 
 
@@ -219,7 +219,7 @@ async def _until_handback(run: SubagentRun, driving: Any) -> str:
     return run.handback or ""
 
 
-def run_of(session: Session) -> SubagentRun | None:
+def run_of(session: PluginSession) -> SubagentRun | None:
     """The run ``session`` (a sub-agent's) is in now, if one runs in this process."""
     parent = session.parent
     if parent is None:
@@ -238,7 +238,7 @@ class Prepared:
     records: Records
     record: AgentRecord
     token: str
-    child: Session
+    child: PluginSession
     prompt: str
     follow_up: bool
     notes: list[str] = field(default_factory=list)

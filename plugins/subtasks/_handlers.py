@@ -15,7 +15,7 @@ from ._models import AgentInput, DeleteAgentInput, ListAgentsInput, SendMessageI
 from ._records import AgentRecord, Terms
 
 if TYPE_CHECKING:
-    from pegboard import Session, ToolContext
+    from pegboard import PluginSession, ToolContext
 
     from ._config import SubtasksConfig
 
@@ -128,7 +128,7 @@ def _background(ctx: ToolContext, asked: bool | None, default: bool | None, note
     return bool(wanted)
 
 
-async def _with_skills(child: Session, skills: tuple[str, ...], prompt: str) -> str:
+async def _with_skills(child: PluginSession, skills: tuple[str, ...], prompt: str) -> str:
     """The definition's skills, started in the child's own session (through
     its permission rules like any call), ahead of the task."""
     parts = []

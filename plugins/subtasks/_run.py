@@ -23,7 +23,7 @@ from typing import TYPE_CHECKING, Any
 from pegboard import ToolResult
 
 if TYPE_CHECKING:
-    from pegboard import Session
+    from pegboard import PluginSession
 
 __all__ = ["SubagentRun", "assistant_message", "last_text", "repair", "tool_message", "user_message"]
 
@@ -32,7 +32,7 @@ __all__ = ["SubagentRun", "assistant_message", "last_text", "repair", "tool_mess
 class SubagentRun:
     """One run of a sub-agent: its first prompt, or a follow-up."""
 
-    session: Session
+    session: PluginSession
     """The child's session: its catalogue (``session.catalogue()``) and calls
     (``session.call_batch``), narrowed to what the child may do."""
     agent_id: str

@@ -28,7 +28,7 @@ from pegboard import Tool, Vote, hookimpl
 from ._config import Style, TodosConfig
 
 if TYPE_CHECKING:
-    from pegboard import PermissionRequest, PluginContext, Session, StoreSchema
+    from pegboard import PermissionRequest, PluginContext, PluginSession, StoreSchema
 
 __all__ = ["PEGBOARD_API", "TodosConfig", "session_style", "use_style"]
 
@@ -43,7 +43,7 @@ _PLUGIN = "todos"
 _STYLE_KEY = "style"
 
 
-def use_style(session: Session, style: Style) -> None:
+def use_style(session: PluginSession, style: Style) -> None:
     """Give ``session`` the ``"tasks"`` or the ``"todowrite"`` tools, whatever
     ``[plugins.todos] style`` says (a host that knows which its model was
     trained on). Not kept with a durable session: set it again on resuming.
@@ -56,14 +56,14 @@ def use_style(session: Session, style: Style) -> None:
         session.emit("catalogue.changed", {"reason": "todos style", "style": style})
 
 
-def session_style(session: Session, default: Style = "tasks") -> Style:
+def session_style(session: PluginSession, default: Style = "tasks") -> Style:
     """The style ``use_style`` gave ``session``, else ``default`` (the config's)."""
     chosen: Style = session.plugin_state(_PLUGIN).get(_STYLE_KEY, default)
     return chosen
 
 
-def _offered_in(style: Style, default: Style) -> Callable[[Session], bool]:
-    def offered(session: Session) -> bool:
+def _offered_in(style: Style, default: Style) -> Callable[[PluginSession], bool]:
+    def offered(session: PluginSession) -> bool:
         return session_style(session, default) == style
     return offered
 
