@@ -404,7 +404,7 @@ async def _run_call(session: Session, name: str, arguments: Any, call_id: str,
     if session.closed:
         return ToolResult.error(f"{name} was not run: this session is closed.")
     toolbox = session.toolbox
-    tool = session.offered_tool(name)
+    tool = session._offered_tool(name)
     if tool is None:
         return ToolResult.error(toolbox.why_unavailable(name, session))
     args = parse_arguments(name, arguments)
@@ -487,7 +487,7 @@ def _plan(session: Session, calls: Sequence[BatchCall]) -> list[tuple[list[int],
         name = call[0]
         found = seen.get(name)
         if found is None:
-            tool = session.offered_tool(name)
+            tool = session._offered_tool(name)
             # A call of a tool that is not offered only produces an error and
             # changes nothing, so it need not split a group of reads.
             alone = tool is not None and not tool.read_only

@@ -97,8 +97,8 @@ class SessionState:
         # The toolbox's answers for this session, kept here because they last as long as it:
         # whether a tool is narrowed away (by tool and the two sets), and the tools found
         # offered by name with the policy they were found under (Toolbox.offered_tool).
-        self.hides_cache: dict[tuple[str, str, frozenset[str], frozenset[str] | None], bool] = {}
-        self.offered_cache: dict[str, tuple[Tool, Policy]] = {}
+        self._hides: dict[tuple[str, str, frozenset[str], frozenset[str] | None], bool] = {}
+        self._offered: dict[str, tuple[Tool, Policy]] = {}
 
     # --- state -------------------------------------------------------------
 
@@ -199,13 +199,13 @@ class SessionState:
 
     # --- tools offered -----------------------------------------------------
 
-    def offered_tool(self, name: str) -> Tool | None:
+    def _offered_tool(self, name: str) -> Tool | None:
         """Tool ``name`` if this session is offered it now, else None: the
         toolbox's answer (``Toolbox.offered_tool``), kept per name while the
         tool and the policy stay the same objects (whether the policy offers
         a tool depends only on those; it was a tenth of a small call's
         pipeline). Whether this session hides the tool is asked each time."""
-        found = self.offered_cache.get(name)
+        found = self._offered.get(name)
         if found is not None and found[1] is self.policy and self.toolbox.tools.get(name) is found[0]:
             return None if self.hides(found[0]) else found[0]
         return self.toolbox.offered_tool(name, self)  # type: ignore[arg-type]  # every SessionState is a Session
@@ -263,7 +263,7 @@ class SessionState:
         per folder rather than one per entry and folder above it). ``absent``: how many of ``path``'s
         last names the caller has just found missing (``PermissionRequest.path_vote`` knows from
         resolving): no git directory is looked for in folders that are not there."""
-        return self._protection.is_protected(str(path), self.dir_prefixes(), git_dirs=git_dirs, absent=absent)
+        return self._protection.is_protected(str(path), self._dir_prefixes(), git_dirs=git_dirs, absent=absent)
 
     def protected_patterns(self) -> tuple[str, ...]:
         """The ``[permissions] protected_paths`` patterns in force (the
@@ -274,11 +274,11 @@ class SessionState:
 
     def inside_working_dirs(self, path: str) -> bool:
         """Whether the resolved ``path`` is one of this session's working directories or lies within one."""
-        kept = self._prefixes  # (dir_prefixes' common case, without its call: every path's vote asks)
-        inside = kept[1][0] if kept[0] is self.working_dirs else self.dir_prefixes()[0]
+        kept = self._prefixes  # (_dir_prefixes' common case, without its call: every path's vote asks)
+        inside = kept[1][0] if kept[0] is self.working_dirs else self._dir_prefixes()[0]
         return (path + "/").startswith(inside)
 
-    def dir_prefixes(self) -> Prefixes:
+    def _dir_prefixes(self) -> Prefixes:
         """The working directories, and the folders protected patterns are
         relative to (those, the home folder, "/"), as prefixes ending in "/":
         string checks, for every path's vote. Kept until ``working_dirs``

@@ -350,9 +350,9 @@ class Toolbox:
         # Asked twice per call (the tool looked up, the decision); the
         # answer depends only on the tool and on these two sets.
         key = (tool.name, tool.plugin, session.hidden_tools, session.only_tools)
-        found = session.hides_cache.get(key)
+        found = session._hides.get(key)
         if found is None:
-            found = session.hides_cache[key] = self._narrowed_away(session, tool)
+            found = session._hides[key] = self._narrowed_away(session, tool)
         return found
 
     def _offers_now(self, session: Session, tool: Tool) -> bool:
@@ -389,7 +389,7 @@ class Toolbox:
     def offered_tool(self, name: str, session: Session) -> Tool | None:
         """Tool ``name`` if ``session`` is offered it now, else None
         (``why_unavailable`` says why); kept in the session when its policy
-        offers it (``SessionState.offered_tool`` asks here on a miss)."""
+        offers it (``SessionState._offered_tool`` asks here on a miss)."""
         tool = self.tools.get(name)
         if tool is None or not session.policy.offers_tool(self.required_level(tool), tool.read_only):
             return None
@@ -403,7 +403,7 @@ class Toolbox:
             if not any(t.loading == "deferred" for t in self.offered_tools(session.policy, session)):
                 return None
             return tool
-        session.offered_cache[name] = (tool, session.policy)
+        session._offered[name] = (tool, session.policy)
         return tool
 
     def why_unavailable(self, name: str, session: Session) -> str:

@@ -17,8 +17,8 @@ from pegboard._records import FACTORY, RECORDS, record
 
 # The modules that define records: importing them fills RECORDS.
 MODULES = ("pegboard._cli_shared", "pegboard._config", "pegboard._decisions", "pegboard._hooks",
-           "pegboard._localplugins", "pegboard._plugins", "pegboard._policy", "pegboard._scope", "pegboard._session",
-           "pegboard._toolbox", "pegboard._tools", "pegboard._trust")
+           "pegboard._localplugins", "pegboard._plugin_context", "pegboard._plugins", "pegboard._policy", "pegboard._scope",
+           "pegboard._session", "pegboard._toolbox", "pegboard._tools", "pegboard._trust")
 for _name in MODULES:
     importlib.import_module(_name)
 

@@ -5,7 +5,6 @@ scratchpad or plugin state."""
 from __future__ import annotations
 
 import asyncio
-from typing import Any
 
 import pytest
 
@@ -118,36 +117,31 @@ async def test_closed_session_runs_nothing(plugin_factory: PluginFactory) -> Non
 
 
 async def test_the_remembered_offer_of_a_tool_is_the_toolboxs_answer(plugin_factory: PluginFactory) -> None:
-    """The toolbox keeps, per session and tool name, whether the policy
-    offers the tool: the kept answer must be the one it would work out
-    afresh after the mode changes, a tool is taken out, or a child hides it."""
+    """The pipeline keeps, per session and tool name, whether the policy
+    offers the tool: it must answer as Toolbox.offered_tool does after the
+    mode changes, a tool is taken out, or a child hides it."""
     toolbox = plugin_factory(PIPETEST)
     session = toolbox.session("default")
     child = session.child(hide=["Echo"])
     names = ["Echo", "WriteFile", "ToolSearch", "Nope"]
 
-    def offered(s: Any, name: str) -> Any:
-        return toolbox.offered_tool(name, s)
-
     def agree() -> None:
         for s in (session, child):
             for name in names:
-                remembered = offered(s, name)
-                s.offered_cache.pop(name, None)
-                assert remembered is offered(s, name), (s.mode, name)  # worked out afresh
-                assert offered(s, name) is remembered, (s.mode, name)  # remembered again
+                assert s._offered_tool(name) is toolbox.offered_tool(name, s), (s.mode, name)
+                assert s._offered_tool(name) is toolbox.offered_tool(name, s), (s.mode, name)  # remembered
 
     agree()
-    assert offered(session, "WriteFile") is not None and offered(child, "Echo") is None
+    assert session._offered_tool("WriteFile") is not None and child._offered_tool("Echo") is None
     for mode in ("plan", "read", "none", "default"):
         session.set_mode(mode)
         child.set_mode(mode)
         agree()
     session.set_mode("plan")
-    assert offered(session, "WriteFile") is None  # plan offers read-only tools only
+    assert session._offered_tool("WriteFile") is None  # plan offers read-only tools only
     session.set_mode("default")
     toolbox.mark_broken(toolbox.tools["Echo"], "a test took it out")
     agree()
-    assert offered(session, "Echo") is None
+    assert session._offered_tool("Echo") is None
     result = await session.call("Echo", {"text": "a"})
     assert result.is_error
