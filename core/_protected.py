@@ -104,7 +104,7 @@ class Protection:
         self.home = os.path.realpath(Path.home()).rstrip("/") + "/"
         """The home folder as a prefix ending in "/": patterns apply below it too."""
 
-    def is_protected(self, path: str, prefixes: Prefixes, *, git_dirs: bool = True, absent: int = 0) -> bool:
+    def is_protected(self, path: str, prefixes: Prefixes, git_dirs: bool = True, absent: int = 0) -> bool:
         """Whether the resolved ``path`` is protected: pegboard's own config,
         a ``protected_paths`` pattern relative to a working directory, the
         home directory, or ``/`` (so ``.git`` is protected anywhere), or, with

@@ -263,7 +263,9 @@ class SessionState:
         per folder rather than one per entry and folder above it). ``absent``: how many of ``path``'s
         last names the caller has just found missing (``PermissionRequest.path_vote`` knows from
         resolving): no git directory is looked for in folders that are not there."""
-        return self._protection.is_protected(str(path), self._dir_prefixes(), git_dirs=git_dirs, absent=absent)
+        kept = self._prefixes  # (_dir_prefixes' common case, without its call: every write's vote asks)
+        prefixes = kept[1] if kept[0] is self.working_dirs else self._dir_prefixes()
+        return self._protection.is_protected(path if type(path) is str else str(path), prefixes, git_dirs, absent)
 
     def protected_patterns(self) -> tuple[str, ...]:
         """The ``[permissions] protected_paths`` patterns in force (the

@@ -83,7 +83,7 @@ from pathlib import Path
 from pydantic import BaseModel
 
 import pegboard.cli
-from pegboard import PermissionRequest, PluginContext, Tool, ToolContext, ToolResult, Vote, hookimpl
+from pegboard import PermissionRequest, PluginContext, PluginSession, Tool, ToolContext, ToolResult, Vote, hookimpl
 from pegboard.paths import atomic_write, is_within
 
 
@@ -96,7 +96,17 @@ async def note(args: NoteInput, ctx: ToolContext) -> ToolResult:
     if not is_within(target, ctx.root):
         return ToolResult.error("outside the project")
     atomic_write(target, args.text.encode())
-    return ToolResult.text(f"noted in {Path(target).name}")
+    running = [task.id for task in ctx.session.tasks.list() if task.status == "running"]
+    return ToolResult.text(f"noted in {Path(target).name} ({len(running)} tasks running)")
+
+
+def offered(session: PluginSession) -> bool:
+    return session.mode != "plan" and session.inside_working_dirs(str(session.root))
+
+
+@hookimpl
+def pegboard_session_closed(session: PluginSession, context: PluginContext) -> None:
+    session.plugin_state(context.name).clear()
 
 
 def vote(request: PermissionRequest, context: PluginContext) -> Vote | None:
@@ -105,7 +115,7 @@ def vote(request: PermissionRequest, context: PluginContext) -> Vote | None:
 
 @hookimpl
 def pegboard_register_tools(register: Callable[[Tool], None]) -> None:
-    register(Tool(name="Note", handler=note, input_model=NoteInput, vote=vote))
+    register(Tool(name="Note", handler=note, input_model=NoteInput, vote=vote, offered_when=offered))
 
 
 MODE: object = pegboard.cli.MODE
