@@ -239,6 +239,19 @@ def _param_line(param: click.Parameter, ctx: click.Context, glossary: set[str]) 
 GLOBAL_OPTIONS = ("cwd", "config")
 
 
+def exit_status_lines(status: str | None) -> list[str]:
+    """A command's "Exit status:" paragraph as a list, one code an item
+    ("0 allow; 1 deny; ..."), or the common codes for one without it."""
+    if status is None:
+        return ["Exit status: the [common codes](#exit-status).", ""]
+    items = re.split(r";\s*(?=\d+ )", status.rstrip("."))
+    lines = ["Exit status:", ""]
+    for item in items:
+        code, _, what = item.partition(" ")
+        lines.append(f"- **{code}** {_escape(what)}" if code.isdigit() else f"- {_escape(item)}")
+    return [*lines, ""]
+
+
 def command_line_page() -> str:
     """The command-line reference: every command of the loaded program,
     its usage, options, arguments and exit status."""
@@ -288,6 +301,10 @@ def command_line_page() -> str:
             origin = f"[{plugin}](../plugins/{plugin}.md)" if page.is_file() else f"`{plugin}`"
             lines += [f"From the {origin} plugin.", ""]
         if isinstance(command, click.Group):
+            own = [p for p in command.get_params(ctx) if isinstance(p, click.Option)
+                   and p.name not in GLOBAL_OPTIONS and "--help" not in p.opts]
+            if own:
+                lines += ["Options:", "", *(_param_line(p, ctx, glossary) for p in own), ""]
             lines.append("Commands:\n")
             for name in command.list_commands(ctx):
                 sub = command.get_command(ctx, name)
@@ -311,7 +328,7 @@ def command_line_page() -> str:
         shared = [f"`--{p.name}`" for p in params if p.name in GLOBAL_OPTIONS]
         if shared:
             lines += [f"Also the [global options](#global-options) {' and '.join(shared)}.", ""]
-        lines += [f"Exit status: {_escape(status) if status else 'the [common codes](#exit-status).'}", ""]
+        lines += exit_status_lines(status)
     return "\n".join(lines)
 
 

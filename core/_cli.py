@@ -108,9 +108,9 @@ def tools() -> None:
 def tools_list(mode: str | None, as_json: bool) -> None:
     """Every tool at a glance, with why an absent one is absent.
 
-    Exits 1 when an enabled plugin failed to load (its tools are missing)
-    or a tool is broken, after listing the rest; problems that left every
-    tool in place are said on stderr with exit 0."""
+    Exit status: 0 every tool listed (problems that left every tool in place are said on stderr); 1
+    an enabled plugin failed to load or a tool is broken (the rest are listed); 2 a usage or
+    configuration error."""
     from ._listing import load_rows, store_rows
 
     state = _state()
@@ -170,7 +170,9 @@ def tools_list(mode: str | None, as_json: bool) -> None:
 @JSON
 def tools_cost(mode: str | None, as_json: bool) -> None:
     """What each plugin and MCP server adds to every request: loaded tools'
-    definitions and deferred tools' lines, in characters and estimated tokens."""
+    definitions and deferred tools' lines, in characters and estimated tokens.
+
+    Exit status: 0 the table printed; 2 a usage or configuration error."""
     toolbox = _state().toolbox(listing=True)
     session = toolbox.session(mode)
     catalogue = session.catalogue()
@@ -218,7 +220,9 @@ def tools_cost(mode: str | None, as_json: bool) -> None:
 @click.argument("name")
 @JSON
 def tools_show(name: str, as_json: bool) -> None:
-    """A tool's description and input schema."""
+    """A tool's description and input schema.
+
+    Exit status: 0 the tool shown; 2 no tool has that name, or a usage or configuration error."""
     toolbox = _state().toolbox(inventory=True, listing=True)
     status = toolbox.statuses.get(name)
     if status is None:
@@ -261,7 +265,11 @@ def _parse_input(text: str) -> Any:
 @JSON
 def call(tool: str, input_json: str, session_id: str | None, mode: str | None, as_json: bool) -> None:
     """Run one tool through the whole pipeline in a fresh session (or in the
-    durable session --session names)."""
+    durable session --session names).
+
+    Exit status: 0 the tool ran and its result is not an error; 1 the call was denied, or the tool's
+    result is an error (the output says which), or the store failed (--session); 2 a usage or
+    configuration error (--input that is not JSON, a bad --session)."""
     import asyncio
 
     arguments = _parse_input(input_json)
@@ -359,8 +367,11 @@ def permissions_check(tool: str | None, input_json: str, batch: Any, mode: str |
     """The decision for a call (allow, ask or deny), why, and who decided.
 
     "ask" means a person (or auto's classifier) would be consulted; with
-    nobody to ask, a call that asks is denied. Exit status: 0 allow, 1 deny,
-    3 ask, 2 a usage or config error; --batch exits 0 (each line says).
+    nobody to ask, a call that asks is denied.
+
+    Exit status: 0 allow (with --batch: every line answered, each saying its
+    decision); 1 deny; 3 ask; 2 a usage or configuration error (nothing was
+    decided).
     """
     from ._config import ConfigError
 
@@ -407,7 +418,9 @@ def permissions_check(tool: str | None, input_json: str, batch: Any, mode: str |
 @JSON
 def permissions_list(as_json: bool) -> None:
     """Every rule in force, with the layer and file it came from, and the
-    protected-path patterns."""
+    protected-path patterns.
+
+    Exit status: 0 the rules printed; 2 a usage or configuration error."""
     toolbox = _state().toolbox()
     rows = toolbox.permissions.listing()
     if as_json:
@@ -434,7 +447,9 @@ def config_group() -> None:
 @global_options
 @JSON
 def config_path(as_json: bool) -> None:
-    """The config files, lowest precedence first, and whether the project is trusted."""
+    """The config files, lowest precedence first, and whether the project is trusted.
+
+    Exit status: 0 the files printed; 2 a usage error."""
     from ._config import config_dir, policy_path
     from ._trust import TRUST_FILE, TrustStore, project_grants_file
 
@@ -474,7 +489,9 @@ def _flatten(data: Any, prefix: tuple[str, ...] = ()) -> list[tuple[tuple[str, .
 @JSON
 def config_show(as_json: bool) -> None:
     """The merged config, with the file each value came from, and what the
-    project's files set that was not applied."""
+    project's files set that was not applied.
+
+    Exit status: 0 the config printed; 2 a usage or configuration error."""
     from ._trust import TRUST_FILE
 
     # The whole toolbox: plugins strip the user-scope options of their own
@@ -519,7 +536,10 @@ def config_show(as_json: bool) -> None:
 @global_options
 @JSON
 def doctor(as_json: bool) -> None:
-    """Config, trust, plugins and each plugin's own health checks, one line each."""
+    """Config, trust, plugins and each plugin's own health checks, one line each.
+
+    Exit status: 0 no check failed (WARN lines may be there); 1 a check failed (a FAIL line;
+    configuration problems are FAIL lines too); 2 a usage error."""
     from ._cli_trust import trust_lines, unknown_rule_lines
     from ._config import ConfigError, load_settings
 
@@ -596,7 +616,9 @@ def doctor(as_json: bool) -> None:
 @click.argument("shell", type=click.Choice(["bash", "zsh", "fish"]))
 def completion(shell: str) -> None:
     """Print the shell completion script: eval "$(pegboard completion bash)"
-    in ~/.bashrc (zsh: ~/.zshrc; fish: pegboard completion fish | source)."""
+    in ~/.bashrc (zsh: ~/.zshrc; fish: pegboard completion fish | source).
+
+    Exit status: 0 the script printed; 2 a shell that is not bash, zsh or fish."""
     from click.shell_completion import get_completion_class
 
     cls = get_completion_class(shell)
