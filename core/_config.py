@@ -102,8 +102,8 @@ class PermissionsConfig(_Strict):
     """``[permissions]``: the mode and the rules (docs/permissions.md)."""
 
     mode: str = "default"
-    """The session's mode or level. A project's config cannot choose bypassPermissions or
-    unrestricted (untrusted: nothing wider than the mode below it)."""
+    """The session's mode or level (docs/glossary.md). A project's config cannot choose
+    bypassPermissions or unrestricted (untrusted: nothing wider than the mode below it)."""
     allow: list[str] = []
     """Rules for calls that run without asking (`Bash(git log:*)`); every layer's add up."""
     ask: list[str] = []
