@@ -52,7 +52,10 @@ def on_config(config: Any) -> Any:
 
 
 def on_files(files: Files, config: Any) -> Files:
-    """Add the generated reference pages (below) to the site."""
+    """Add the generated reference pages (below) to the site: to pegboard's
+    own, whose pages they link (a site of one page, as a test builds, gets none)."""
+    if Path(config["docs_dir"]).resolve() != DOCS:
+        return files
     for uri, make in ((COMMANDS_PAGE, command_line_page), (CONFIGURATION_PAGE, configuration_page)):
         files.append(File.generated(config, uri, content=make()))
     return files
@@ -360,7 +363,8 @@ def field_descriptions(model: type[Any]) -> dict[str, str]:
     for name, info in model.model_fields.items():
         if info.description:
             found[name] = info.description
-    return {name: found[name] for name in model.model_fields if name in found}
+    # one line each: a description is a table cell
+    return {name: " ".join(found[name].split()) for name in model.model_fields if name in found}
 
 
 def _type_name(annotation: Any, plural: bool = False) -> str:
@@ -450,7 +454,8 @@ def model_sections(model: type[Any], table: str, scoped: bool = False) -> list[s
         lines += [doc, ""]
     if scoped:
         lines += ["**User scope**: never taken from a project's config ([trusted folders](../security.md)).", ""]
-    lines += ["| key | type | default | what it does |", "| --- | --- | --- | --- |"]
+    lines += ['<div class="config-keys" markdown>', "",
+              "| key | type | default | what it does |", "| --- | --- | --- | --- |"]
     nested: list[tuple[str, type[Any]]] = []
     for name, info in model.model_fields.items():
         key = info.alias or name
@@ -467,7 +472,7 @@ def model_sections(model: type[Any], table: str, scoped: bool = False) -> list[s
             what += " See " + ", ".join(f"[`[{table}.{key}{s}]`](#{_table_anchor(f'{table}.{key}{s}')})"
                                         for s, _ in inner) + "."
         lines.append(f"| `{key}` | {_type_name(info.annotation)} | {_toml_value(default)} | {what.strip()} |")
-    lines.append("")
+    lines += ["", "</div>", ""]
     for sub_table, sub in nested:
         lines += model_sections(sub, sub_table)
     return lines
@@ -544,11 +549,11 @@ def configuration_page() -> str:
     ]
     for name, model in plugin_models.items():
         page = DOCS / "plugins" / f"{name}.md"
-        link = f" ([{name}](../plugins/{name}.md))" if page.is_file() else ""
+        link = f" ([its page](../plugins/{name}.md))" if page.is_file() else ""
         if model is None:
             lines += [f"### `[plugins.{name}]` {{#{_table_anchor(f'plugins.{name}')}}}", "", f"The {name} plugin{link} takes no options of its own.", ""]
             continue
         section = model_sections(model, f"plugins.{name}")
-        section[2:2] = [f"The {name} plugin{link}.", ""]
+        section[2:2] = [f"From the {name} plugin{link}.", ""]
         lines += section
     return "\n".join(lines)

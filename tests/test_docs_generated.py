@@ -130,6 +130,9 @@ def test_every_config_key_has_a_description_and_a_row() -> None:
         rows = page[start:].split("\n### ", 1)[0]
         for name, info in model.model_fields.items():
             assert f"| `{info.alias or name}` |" in rows, (table, name)
+    # every row is one line (a description over two lines would end its table)
+    for table in re.findall(r"\| key \| type .*?\n\n", page, re.S):
+        assert all(line.startswith("| ") for line in table.strip().splitlines()), table
     # the user-scope options are marked as such
     assert "| `sandbox` | " in page and "**User scope.** auto: bubblewrap" in page
 
