@@ -543,17 +543,18 @@ def configuration_page() -> str:
         "| key | type | default | what it does |",
         "| --- | --- | --- | --- |",
         "| `enabled` | boolean | `true` | `false`: the plugin is not imported and offers no tools |",
-        '| `defer` | `"auto"` or `"always"` or `"never"` | `"auto"` | which of its tools are deferred '
+        '| `defer` | `"auto"`, `"always"` or `"never"` | `"auto"` | which of its tools are deferred '
         "(listed by name, loaded through ToolSearch): the plugin's own choice, all or none |",
         "",
     ]
-    for name, model in plugin_models.items():
+    for name, plugin_model in plugin_models.items():
         page = DOCS / "plugins" / f"{name}.md"
         link = f" ([its page](../plugins/{name}.md))" if page.is_file() else ""
-        if model is None:
-            lines += [f"### `[plugins.{name}]` {{#{_table_anchor(f'plugins.{name}')}}}", "", f"The {name} plugin{link} takes no options of its own.", ""]
+        if plugin_model is None:
+            lines += [f"### `[plugins.{name}]` {{#{_table_anchor(f'plugins.{name}')}}}", "",
+                      f"The {name} plugin{link} takes no options of its own.", ""]
             continue
-        section = model_sections(model, f"plugins.{name}")
+        section = model_sections(plugin_model, f"plugins.{name}")
         section[2:2] = [f"From the {name} plugin{link}.", ""]
         lines += section
     return "\n".join(lines)
