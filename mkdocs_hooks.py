@@ -282,6 +282,8 @@ def command_line_page() -> str:
         "- `--config FILE`: an extra config file, above the user and project files; also read from",
         "  `PEGBOARD_CONFIG` ([Configuration](../config.md)).",
         "",
+        "`pegboard --version` prints the version; `--help` after any command prints its help.",
+        "",
         "## Exit status",
         "",
         f"Unless a command says otherwise: {COMMON_EXIT_STATUS}",
