@@ -257,9 +257,12 @@ def _parse_input(text: str) -> Any:
               help="The tool's arguments as a JSON object ('-': read them from standard input).")
 @click.option("--session", "session_id", default=None,
               help="Run in this durable session (created if new): its scratchpad and plugins' state last.")
+@click.option("--stream/--no-stream", "stream", default=None,
+              help="Print the tool's output as it comes (the default at a terminal, never on a pipe unless asked).")
 @MODE
 @JSON
-def call(tool: str, input_json: str, session_id: str | None, mode: str | None, as_json: bool) -> None:
+def call(tool: str, input_json: str, session_id: str | None, mode: str | None, as_json: bool,
+         stream: bool | None) -> None:
     """Run one tool through the whole pipeline in a fresh session (or in the
     durable session --session names)."""
     import asyncio
@@ -281,9 +284,18 @@ def call(tool: str, input_json: str, session_id: str | None, mode: str | None, a
 
         store_failure(toolbox, exc)
 
+    streaming = (sys.stdout.isatty() if stream is None else stream) and not as_json
+    shown = ""
+
     async def run() -> Any:
+        nonlocal shown
         async with session:
-            return await session.call(tool, arguments)
+            if not streaming:
+                return await session.call(tool, arguments)
+            from ._cli_stream import call_streaming
+
+            result, shown = await call_streaming(session, tool, arguments)
+            return result
 
     result = asyncio.run(run())
     if as_json:
@@ -292,6 +304,13 @@ def call(tool: str, input_json: str, session_id: str | None, mode: str | None, a
     else:
         for part in result.content:
             if part.type == "text":
+                if shown:
+                    from ._cli_stream import unshown
+
+                    text, shown = unshown(part.text, shown), ""
+                    if text:
+                        click.echo(text)
+                    continue
                 click.echo(part.text)
             else:
                 click.echo(f"[{part.type} {getattr(part, 'mime_type', '')}]")
