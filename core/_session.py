@@ -233,8 +233,8 @@ class Session:
         """Tell the host something (``pegboard_event``); a failing host hook
         is reported on stderr, never raised into the tool."""
         if self._streams:  # a call of this session is being streamed (Session.stream)
-            stream = self._streams.get(data.get("call_id")) or (
-                self._streams.get(data.get("id")) if kind == "background.done" else None)
+            stream = self._streams.get(str(data.get("call_id"))) or (
+                self._streams.get(str(data.get("id"))) if kind == "background.done" else None)
             if stream is not None:
                 stream.deliver(kind, data)
         for outcome in self.toolbox.hooks.each("pegboard_event", session=self, kind=kind, data=data):

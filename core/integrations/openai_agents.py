@@ -114,10 +114,10 @@ def images_after_tool_outputs(data: CallModelData[Any]) -> ModelInputData:
             moved.clear()
 
     for item in data.model_data.input:
-        raw = item if isinstance(item, dict) else None
-        output = raw.get("output") if raw is not None and raw.get("type") == "function_call_output" else None
+        raw: dict[str, Any] = dict(item) if isinstance(item, dict) else {}
+        output = raw.get("output") if raw.get("type") == "function_call_output" else None
         if not isinstance(output, list):
-            if raw is None or raw.get("type") != "function_call_output":
+            if raw.get("type") != "function_call_output":
                 flush()
             items.append(item)
             continue
@@ -127,8 +127,8 @@ def images_after_tool_outputs(data: CallModelData[Any]) -> ModelInputData:
             items.append(item)
             continue
         texts.append(f"[{len(media)} attachment(s) of this result follow in the next message]")
-        items.append({**raw, "output": "\n".join(texts)})  # type: ignore[dict-item]
-        moved.append({"type": "input_text", "text": f"Attachments of the result of tool call {raw['call_id']}:"})  # type: ignore[index]
+        items.append({**raw, "output": "\n".join(texts)})
+        moved.append({"type": "input_text", "text": f"Attachments of the result of tool call {raw['call_id']}:"})
         moved.extend(media)
     flush()
     return ModelInputData(input=items, instructions=data.model_data.instructions)
