@@ -200,8 +200,9 @@ def tools_cost(mode: str | None, as_json: bool) -> None:
     total = sum(r["characters"] for r in table)
     summary = {"total_characters": total, "total_tokens": round(total / 4),
                "deferred_listing_characters": len(listing), "deferred_budget": catalogue.deferred_budget}
+    apis = _cost_per_api(catalogue)
     if as_json:
-        _emit_json({"sources": table, **summary})
+        _emit_json({"sources": table, **summary, "apis": apis})
         return
     click.echo(f"{'SOURCE':<28} {'LOADED':>6} {'DEFERRED':>8} {'CHARACTERS':>10} {'~TOKENS':>8}")
     for r in table:
@@ -209,8 +210,28 @@ def tools_cost(mode: str | None, as_json: bool) -> None:
     click.echo(f"{'total':<28} {'':>6} {'':>8} {total:>10,} {round(total / 4):>8,}")
     click.echo(f"deferred listing: {len(listing):,} characters (budget {catalogue.deferred_budget:,}, "
                "[tools] deferred_budget)")
+    click.echo("\nper API (tools and the deferred listing, as each export sends them):")
+    for api in apis:
+        click.echo(f"  {api['api']:<40} {api['characters']:>10,} characters {api['tokens']:>8,} ~tokens")
     for line in toolbox.plugins.notes():
         click.echo(f"note: {line}", err=True)
+
+
+def _cost_per_api(catalogue: Any) -> list[dict[str, Any]]:
+    """What each model API's export of the catalogue sends with every
+    request: the tools, and the deferred listing where ToolSearch stands in
+    for the provider's own tool search (docs/embedding.md, "The catalogue's cost")."""
+    listing = len(catalogue.deferred_text())
+    exports = [("anthropic", catalogue.to_anthropic(), listing),
+               ("anthropic defer_loading", catalogue.to_anthropic(defer_loading=True), 0),
+               ("openai chat strict", catalogue.to_openai(strict=True), listing),
+               ("openai responses strict", catalogue.to_responses(strict=True), listing),
+               ("openai responses strict defer_loading", catalogue.to_responses(strict=True, defer_loading=True), 0)]
+    rows = []
+    for api, tools, extra in exports:
+        characters = len(json.dumps(tools, ensure_ascii=False)) + extra
+        rows.append({"api": api, "tools": len(tools), "characters": characters, "tokens": round(characters / 4)})
+    return rows
 
 
 @tools.command("show")
