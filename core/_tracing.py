@@ -27,6 +27,7 @@ __all__ = ["FRAMEWORK_SPAN", "OUTCOME", "decision_span", "optional_span", "recor
 _INSTRUMENTATION = "pegboard"
 # The tracer, once a real provider is set (a provider is set once per process).
 _found: list[Any] = [None]
+_UNKNOWN = object()
 
 FRAMEWORK_SPAN: ContextVar[Any] = ContextVar("pegboard_framework_span", default=None)
 """Set by an adapter whose framework already made the ``execute_tool`` span
@@ -43,8 +44,13 @@ def tracer() -> Any:
     found = _found[0]
     if found is not None:
         return found
-    if "opentelemetry.trace" not in sys.modules:
+    api = sys.modules.get("opentelemetry.trace")
+    if api is None:
         return None  # nobody imported the API: no provider can have been set
+    if getattr(api, "_TRACER_PROVIDER", _UNKNOWN) is None:
+        # The API's own record that no provider was set: read directly, since asking
+        # (get_tracer_provider looks in os.environ) costs a tenth of a small call.
+        return None
     return _probe()
 
 
