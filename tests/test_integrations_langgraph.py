@@ -101,3 +101,25 @@ def test_a_tool_invoked_synchronously_runs(project: Path) -> None:
                            "type": "tool_call"})
     assert isinstance(message, ToolMessage) and "alpha" in str(message.content)
     session.sync.close()
+
+
+
+
+async def test_a_command_s_lines_are_custom_events_and_the_graph_s_custom_stream(project: Path) -> None:
+    import shutil
+
+    if shutil.which("bash") is None:
+        pytest.skip("bash is not installed")
+    session = Toolbox.load(cwd=project, plugins=["shell"]).session("bypassPermissions")
+    steps = [use(("Bash", {"command": "echo one; echo two"})), say("done")]
+    with model_server("anthropic", steps) as server:
+        agent = create_react_agent(model(session, chat("anthropic", server.url)), tool_node(session))
+        custom = [chunk async for chunk in agent.astream({"messages": [("user", "go")]}, stream_mode="custom")]
+    assert [c["pegboard_output"]["text"] for c in custom] == ["one", "two"]
+    steps = [use(("Bash", {"command": "echo three"})), say("done")]
+    with model_server("anthropic", steps) as server:
+        agent = create_react_agent(model(session, chat("anthropic", server.url)), tool_node(session))
+        events = [e async for e in agent.astream_events({"messages": [("user", "go")]}, version="v2")
+                  if e["event"] == "on_custom_event" and e["name"] == "pegboard_output"]
+    assert [e["data"]["text"] for e in events] == ["three"]
+    await session.aclose()

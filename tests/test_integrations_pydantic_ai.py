@@ -190,3 +190,27 @@ async def test_images_and_errors_on_each_wire(project: Path, api: str) -> None:
         text = str(image_request["input"])
         assert "input_image" in text
     assert "missing.txt" in str(error_request)
+
+
+@pytest.mark.slow
+async def test_a_command_s_lines_reach_the_run_s_event_stream(project: Path) -> None:
+    import shutil
+
+    from pegboard.integrations.pydantic_ai import PegboardOutput
+
+    if shutil.which("bash") is None:
+        pytest.skip("bash is not installed")
+    session = Toolbox.load(cwd=project, plugins=["shell"]).session("bypassPermissions")
+    script = Script([call("Bash", {"command": "echo one; echo two"}, "b1")])
+    agent = Agent(FunctionModel(script), toolsets=[PegboardToolset(session)])
+    seen: list[Any] = []
+    async with agent.iter("run it") as run:
+        async for node in run:
+            if Agent.is_call_tools_node(node):
+                async with node.stream(run.ctx) as events:
+                    async for event in events:
+                        if isinstance(event, PegboardOutput):
+                            seen.append((event.text, event.kind, event.tool_call_id))
+    assert run.result is not None and run.result.output == "done"
+    assert seen == [("one", "bash.line", "b1"), ("two", "bash.line", "b1")]
+    await session.aclose()
