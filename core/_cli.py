@@ -192,8 +192,9 @@ def tools_cost(mode: str | None, as_json: bool) -> None:
     total = sum(r["characters"] for r in table)
     summary = {"total_characters": total, "total_tokens": round(total / 4),
                "deferred_listing_characters": len(listing), "deferred_budget": catalogue.deferred_budget}
+    apis = _cost_per_api(catalogue)
     if as_json:
-        _emit_json({"sources": table, **summary})
+        _emit_json({"sources": table, **summary, "apis": apis})
         return
     click.echo(f"{'SOURCE':<28} {'LOADED':>6} {'DEFERRED':>8} {'CHARACTERS':>10} {'~TOKENS':>8}")
     for r in table:
@@ -201,8 +202,28 @@ def tools_cost(mode: str | None, as_json: bool) -> None:
     click.echo(f"{'total':<28} {'':>6} {'':>8} {total:>10,} {round(total / 4):>8,}")
     click.echo(f"deferred listing: {len(listing):,} characters (budget {catalogue.deferred_budget:,}, "
                "[tools] deferred_budget)")
+    click.echo("\nper API (tools and the deferred listing, as each export sends them):")
+    for api in apis:
+        click.echo(f"  {api['api']:<40} {api['characters']:>10,} characters {api['tokens']:>8,} ~tokens")
     for line in toolbox.plugins.notes():
         click.echo(f"note: {line}", err=True)
+
+
+def _cost_per_api(catalogue: Any) -> list[dict[str, Any]]:
+    """What each model API's export of the catalogue sends with every
+    request: the tools, and the deferred listing where ToolSearch stands in
+    for the provider's own tool search (docs/embedding.md, "The catalogue's cost")."""
+    listing = len(catalogue.deferred_text())
+    exports = [("anthropic", catalogue.to_anthropic(), listing),
+               ("anthropic defer_loading", catalogue.to_anthropic(defer_loading=True), 0),
+               ("openai chat strict", catalogue.to_openai(strict=True), listing),
+               ("openai responses strict", catalogue.to_responses(strict=True), listing),
+               ("openai responses strict defer_loading", catalogue.to_responses(strict=True, defer_loading=True), 0)]
+    rows = []
+    for api, tools, extra in exports:
+        characters = len(json.dumps(tools, ensure_ascii=False)) + extra
+        rows.append({"api": api, "tools": len(tools), "characters": characters, "tokens": round(characters / 4)})
+    return rows
 
 
 @tools.command("show")
@@ -251,9 +272,12 @@ def _parse_input(text: str) -> Any:
               help="The tool's arguments as a JSON object ('-': read them from standard input).")
 @click.option("--session", "session_id", default=None,
               help="Run in this durable session (created if new): its scratchpad and plugins' state last.")
+@click.option("--stream/--no-stream", "stream", default=None,
+              help="Print the tool's output as it comes (the default at a terminal, never on a pipe unless asked).")
 @MODE
 @JSON
-def call(tool: str, input_json: str, session_id: str | None, mode: str | None, as_json: bool) -> None:
+def call(tool: str, input_json: str, session_id: str | None, mode: str | None, as_json: bool,
+         stream: bool | None) -> None:
     """Run one tool through the whole pipeline in a fresh session (or in the
     durable session --session names).
 
@@ -279,9 +303,18 @@ def call(tool: str, input_json: str, session_id: str | None, mode: str | None, a
 
         store_failure(toolbox, exc)
 
+    streaming = (sys.stdout.isatty() if stream is None else stream) and not as_json
+    shown = ""
+
     async def run() -> Any:
+        nonlocal shown
         async with session:
-            return await session.call(tool, arguments)
+            if not streaming:
+                return await session.call(tool, arguments)
+            from ._cli_stream import call_streaming
+
+            result, shown = await call_streaming(session, tool, arguments)
+            return result
 
     result = asyncio.run(run())
     if as_json:
@@ -290,6 +323,13 @@ def call(tool: str, input_json: str, session_id: str | None, mode: str | None, a
     else:
         for part in result.content:
             if part.type == "text":
+                if shown:
+                    from ._cli_stream import unshown
+
+                    text, shown = unshown(part.text, shown), ""
+                    if text:
+                        click.echo(text)
+                    continue
                 click.echo(part.text)
             else:
                 click.echo(f"[{part.type} {getattr(part, 'mime_type', '')}]")
