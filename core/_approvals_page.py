@@ -23,7 +23,8 @@ What stands between the port and the answers:
   of the server's), and a POST whose ``Origin`` or ``Sec-Fetch-Site`` says it
   came from another site is refused.
 * **Headers**: a content security policy that runs only the page's own
-  script and style (a nonce per response), no framing, no referrer, no cache.
+  script and style (a nonce per response), no framing, no referrer to another
+  site (the address holds the token), no cache.
 
 Updates: the page listens to server-sent events (``/events``); the stream
 polls the store and says ``change`` when what the page shows changed, and
@@ -395,7 +396,7 @@ def _headers(content_type: str, nonce: str | None = None) -> list[tuple[bytes, b
     if nonce is not None:
         policy += f"; script-src 'nonce-{nonce}'; style-src 'nonce-{nonce}'; connect-src 'self'"
     return [(b"content-type", content_type.encode()), (b"cache-control", b"no-store"),
-            (b"referrer-policy", b"no-referrer"), (b"x-content-type-options", b"nosniff"),
+            (b"referrer-policy", b"same-origin"), (b"x-content-type-options", b"nosniff"),
             (b"x-frame-options", b"DENY"), (b"content-security-policy", policy.encode())]
 
 
@@ -443,7 +444,7 @@ def _render(page: ApprovalsPage, approver: Approver, filters: Mapping[str, str],
     parts = [f"""<!doctype html>
 <html lang="en"><head><meta charset="utf-8">
 <meta name="viewport" content="width=device-width, initial-scale=1">
-<meta name="referrer" content="no-referrer">
+<meta name="referrer" content="same-origin">
 <title>{_e(title)}</title>
 <style nonce="{nonce}">{_STYLE}</style></head>
 <body data-events="{_e(_link(approver, 'events', client=filters.get('client', ''), mark=mark))}">

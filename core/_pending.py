@@ -193,7 +193,7 @@ class PendingCalls:
         # What the answer is bound to: the digest kept with it, and what this process held (and
         # showed its host) when the call was made, if it is the same process.
         bound = [d for d in (call.digest if call.answer is not None else None, self._held.get(call.id)) if d]
-        answer = answer or call.answer
+        answer = call.answer or answer  # the recorded one (with its approver) when both are given: they agree
         if answer is None or answer.pending:
             return ToolResult.error(f"Pending call {pending_id} has no answer yet.")
         now = call.current_digest()
