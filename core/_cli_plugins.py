@@ -86,10 +86,12 @@ def plugins_new(name: str, parent: Path, tool: str | None) -> None:
     (pyproject.toml with the entry point, one tool with its description, a
     config model, tests using pegboard.testing) that passes its own tests
     and `pegboard plugins check NAME` as made."""
+    from ._progress import progress
     from ._scaffold import ScaffoldError, new_plugin
 
     try:
-        folder = new_plugin(name, parent, tool=tool)
+        with progress(f"Making pegboard-{name}") as shown:
+            folder = new_plugin(name, parent, tool=tool, wrote=lambda path: shown.step(f"wrote {path}"))
     except ScaffoldError as exc:
         click.echo(f"pegboard: {exc}", err=True)
         sys.exit(2)
