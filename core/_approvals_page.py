@@ -73,6 +73,7 @@ MAX_STREAMS = 16
 SINCE = {"1h": 3600.0, "24h": 86400.0, "7d": 7 * 86400.0, "30d": 30 * 86400.0, "all": None}
 SINCE_LABELS = {"1h": "last hour", "24h": "last 24 hours", "7d": "last 7 days", "30d": "last 30 days",
                 "all": "any time"}
+DECISIONS = {"allow": "allowed", "deny": "denied", "ask": "waited for a person"}
 SCOPES = {"project": "for the session's project", "user": "for you, in every project",
           "session": "for this session"}
 _PENDING_ID = re.compile(r"p-[0-9a-f]{1,40}")
@@ -208,7 +209,7 @@ class ApprovalsPage:
         since = SINCE.get(filters.get("since", "7d"))
         decisions = recorded(self._store(), session=filters.get("session") or None,
                              tool=filters.get("tool") or None,
-                             decision=filters.get("decision") if filters.get("decision") in ("allow", "deny")
+                             decision=filters.get("decision") if filters.get("decision") in DECISIONS
                              else None, since=None if since is None else time.time() - since,
                              limit=DECISIONS_LIMIT)[::-1]
         return {"waiting": waiting, "answered": answered, "decisions": decisions,
@@ -540,7 +541,7 @@ def _decisions_section(page: ApprovalsPage, approver: Approver, filters: Mapping
     since = "".join(f'<option value="{k}"{" selected" if filters.get("since") == k else ""}>{_e(v)}</option>'
                     for k, v in SINCE_LABELS.items())
     decision = "".join(f'<option value="{k}"{" selected" if filters.get("decision") == k else ""}>{_e(v)}</option>'
-                       for k, v in (("", "allowed or denied"), ("allow", "allowed"), ("deny", "denied")))
+                       for k, v in (("", "any"), *DECISIONS.items()))
     form = f"""<form method="get" action="./" class="filters">{hidden}
 <label>Tool <input name="tool" value="{_e(filters.get('tool', ''))}" size="10"></label>
 <label>Decision <select name="decision">{decision}</select></label>
@@ -551,11 +552,11 @@ title="the requester of waiting and answered calls"></label>
 <button>Filter</button></form>"""
     items = []
     for row in seen["decisions"]:
-        answer = f" · {row['answer']} via {row['host']}" if row.get("answer") else ""
-        items.append(f'<li class="{_e(row["decision"])}"><b>{_e(row["tool"])}</b> '
+        answer = f"answer {row['answer']} ({row['host']}) · " if row.get("answer") else ""
+        items.append(f'<li><b>{_e(row["tool"])}</b> '
                      f'<span class="decision {_e(row["decision"])}">{_e(row["decision"])}</span> · '
-                     f'{_e(redact(row["reason"]))}{_e(answer)}<br><span class="meta">session '
-                     f'{_e(row["session_id"])} · {_e(row["source_kind"])} · mode {_e(row["mode"])} · '
+                     f'{_e(redact(row["reason"]))}<br><span class="meta">session {_e(row["session_id"])} · '
+                     f'decided by {_e(row["source_kind"])} · mode {_e(row["mode"])} · {_e(answer)}'
                      f'{_ago(row["at"])}</span><br><code>{_e(row["input_preview"])}</code></li>')
     if not items:
         off = "" if page.toolbox.settings.core.audit.enabled else (
@@ -587,7 +588,7 @@ button.allow{background:var(--allow);color:#fff}button.deny{background:var(--den
 .notice.error{border:1px solid var(--deny)}
 ul.list{list-style:none;padding:0}ul.list li{border-bottom:1px solid var(--line);padding:.4rem 0;
 overflow-wrap:anywhere}
-.decision.allow{color:var(--allow)}.decision.deny{color:var(--deny)}.meta{font-size:.8rem;color:GrayText}
+.decision.allow{color:var(--allow)}.decision.deny{color:var(--deny)}.decision.ask{color:#b26a00}.meta{font-size:.8rem;color:GrayText}
 form.filters{display:flex;flex-wrap:wrap;gap:.5rem;align-items:end}form.filters label{flex:1 1 7rem}
 .empty{color:GrayText}
 """

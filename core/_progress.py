@@ -55,7 +55,9 @@ class Progress:
     def __init__(self, display: _Display | None, text: str):
         self._display = display
         self.text = text
+        """What the spinner says."""
         self.started = time.monotonic()
+        """When the block began (``time.monotonic()``)."""
 
     def update(self, text: str) -> None:
         """Change the spinner's text (nothing is printed on a pipe)."""

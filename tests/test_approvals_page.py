@@ -195,3 +195,29 @@ def test_the_token_gate_compares_the_query_token() -> None:
 
     assert gate(request(f"token={TOKEN}".encode())) == Approver("alice", carry=f"token={TOKEN}")
     assert gate(request(b"")) is None and gate(request(b"token=\xff")) is None
+
+
+async def test_recent_decisions_come_from_the_audit_log_with_filters(tmp_path: Path) -> None:
+    from pegboard._audit import flush_all
+    from pegboard.paths import config_dir
+
+    config = config_dir() / "config.toml"
+    config.parent.mkdir(parents=True, exist_ok=True)
+    config.write_text("[audit]\nenabled = true\n")
+    (tmp_path / "notes.txt").write_text("notes\n")
+    toolbox, session, pending_id = await _waiting(tmp_path, content="secret_token=abc123abc123 end")
+    other = toolbox.session("default", session_id="conv-2")
+    assert not (await other.call("Read", {"file_path": str(tmp_path / "notes.txt")})).is_error
+    flush_all()
+    async with _client(toolbox) as client:
+        async def decisions(**filters: str) -> str:
+            page = (await client.get("/", params={"token": TOKEN, **filters})).text
+            return page[page.index('id="decisions"'):]
+
+        every = await decisions()
+        assert "Read" in every and "Write" in every and "abc123abc123" not in every
+        assert "Read" not in await decisions(tool="Write")
+        asked = await decisions(decision="ask")
+        assert "Write" in asked and "Read" not in asked
+        assert "Write" not in await decisions(session="conv-2")
+        assert "No decisions recorded" in await decisions(tool="Nope")
