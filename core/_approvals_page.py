@@ -200,20 +200,24 @@ class ApprovalsPage:
         return [c for c in calls if (approver.clients is None or c.requester in approver.clients)
                 and (not client or c.requester == client)]
 
-    def _read(self, approver: Approver, filters: Mapping[str, str]) -> dict[str, Any]:
-        """Everything the page shows, from the store."""
-        client = filters.get("client", "")
+    def _calls(self, approver: Approver, client: str) -> tuple[list[PendingCall], list[PendingCall]]:
+        """The calls waiting and the calls answered lately that this approver sees."""
         waiting = self._visible(approver, list_pending(self.toolbox, limit=WAITING_LIMIT), client)
-        answered = self._visible(approver, recently_answered(self.toolbox, limit=ANSWERED_LIMIT * 5),
-                                 client)[:ANSWERED_LIMIT]
+        answered = self._visible(approver, recently_answered(self.toolbox, limit=ANSWERED_LIMIT * 5), client)
+        return waiting, answered[:ANSWERED_LIMIT]
+
+    def _read(self, approver: Approver, filters: Mapping[str, str]) -> tuple[dict[str, Any], str]:
+        """Everything the page shows, from the store, and its ``_mark``."""
+        waiting, answered = self._calls(approver, filters.get("client", ""))
         since = SINCE.get(filters.get("since", "7d"))
         decisions = recorded(self._store(), session=filters.get("session") or None,
                              tool=filters.get("tool") or None,
                              decision=filters.get("decision") if filters.get("decision") in DECISIONS
                              else None, since=None if since is None else time.time() - since,
                              limit=DECISIONS_LIMIT)[::-1]
-        return {"waiting": waiting, "answered": answered, "decisions": decisions,
+        seen = {"waiting": waiting, "answered": answered, "decisions": decisions,
                 "sessions": self._sessions({c.session_id for c in waiting + answered})}
+        return seen, self._fingerprint(waiting, answered)
 
     def _sessions(self, ids: set[str]) -> dict[str, dict[str, Any]]:
         """Each durable session's folder and parent, by id."""
@@ -228,15 +232,14 @@ class ApprovalsPage:
                                 .where(sessions.c.id.in_(sorted(ids))))
             return {row.id: {"root": row.root, "parent": row.parent_id} for row in rows}
 
-    def _mark(self, approver: Approver, filters: Mapping[str, str]) -> str:
+    def _mark(self, approver: Approver, client: str) -> str:
         """A fingerprint of what the page shows: it changes when the page would."""
+        return self._fingerprint(*self._calls(approver, client))
+
+    def _fingerprint(self, waiting: list[PendingCall], answered: list[PendingCall]) -> str:
         from ._audit import newest_id
 
-        client = filters.get("client", "")
-        waiting = self._visible(approver, list_pending(self.toolbox, limit=WAITING_LIMIT), client)
-        answered = self._visible(approver, recently_answered(self.toolbox, limit=ANSWERED_LIMIT * 5), client)
-        seen = ([(c.id, c.status) for c in waiting], [(c.id, c.status) for c in answered[:ANSWERED_LIMIT]],
-                newest_id(self._store()))
+        seen = ([(c.id, c.status) for c in waiting], [(c.id, c.status) for c in answered], newest_id(self._store()))
         return hashlib.sha256(repr(seen).encode()).hexdigest()[:16]
 
     # --- the page -------------------------------------------------------------
@@ -249,8 +252,7 @@ class ApprovalsPage:
         notice: tuple[str, str] | None = None
         seen: dict[str, Any] | None
         try:
-            seen, mark = await anyio.to_thread.run_sync(
-                lambda: (self._read(approver, filters), self._mark(approver, filters)))
+            seen, mark = await anyio.to_thread.run_sync(lambda: self._read(approver, filters))
         except Exception as exc:
             seen, mark = None, ""
             notice = ("error", f"The store could not be read: {self._store().describe_error(exc)}")
@@ -332,7 +334,7 @@ class ApprovalsPage:
 
         if self._streams >= MAX_STREAMS:
             raise _Refused(503, "Too many pages are open on this server; close one.")
-        filters = {k: request.query.get(k, "") for k in ("client",)}
+        client = request.query.get("client", "")
         last = request.query.get("mark", "")
         self._streams += 1
         try:
@@ -349,7 +351,7 @@ class ApprovalsPage:
                 started = quiet = time.monotonic()
                 while time.monotonic() - started < STREAM_MAX_S:
                     try:
-                        mark = await anyio.to_thread.run_sync(lambda: self._mark(approver, filters))
+                        mark = await anyio.to_thread.run_sync(lambda: self._mark(approver, client))
                     except Exception:  # the store is away: the page says so when it reloads
                         mark = last
                     if mark != last:

@@ -81,6 +81,10 @@ def _audit_parent(conn: Connection) -> None:
 
 
 def _pending_requester(conn: Connection) -> None:
+    from sqlalchemy import inspect
+
+    if not inspect(conn).has_table("pegboard_pending"):
+        return  # upgraded from before version 3: the table is made whole after the steps
     conn.execute(text("ALTER TABLE pegboard_pending ADD COLUMN requester VARCHAR(200)"))
     conn.execute(text("CREATE INDEX ix_pegboard_pending_requester ON pegboard_pending (requester)"))
 

@@ -10,19 +10,14 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from _approval_host import LaterHost
 from click.testing import CliRunner
 
-from pegboard import Answer, Toolbox, hookimpl
+from pegboard import Answer, Toolbox
 from pegboard._cli import cli
 from pegboard._pending import local_user
 
 pytestmark = pytest.mark.anyio
-
-
-class LaterHost:
-    @hookimpl
-    def pegboard_ask(self, request: Any, decision: Any) -> Answer:
-        return Answer.later()
 
 
 def _audit_on() -> None:
@@ -82,7 +77,7 @@ async def test_a_child_session_asks_for_its_parents_requester(tmp_path: Path) ->
     assert list_pending(toolbox, requester="someone-else") == []
 
 
-def test_a_store_from_schema_3_gains_the_requester_column(tmp_path: Path) -> None:
+def test_a_store_from_schema_3_gains_the_requester_column(tmp_path: Path, store_url: str) -> None:
     """Version 3 of the core's tables kept pending calls without a requester:
     `pegboard store migrate` keeps the rows and adds the column."""
     import sqlalchemy as sa

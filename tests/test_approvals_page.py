@@ -10,20 +10,15 @@ from typing import Any
 
 import httpx
 import pytest
+from _approval_host import LaterHost
 
-from pegboard import Answer, Toolbox, hookimpl
+from pegboard import Answer, Toolbox
 from pegboard._approvals_page import ApprovalsPage, Approver, PageRequest, TokenGate, loopback_hosts
 
 pytestmark = pytest.mark.anyio
 
 TOKEN = "t0ken-" + "x" * 30
 ORIGIN = "http://127.0.0.1:8123"
-
-
-class LaterHost:
-    @hookimpl
-    def pegboard_ask(self, request: Any, decision: Any) -> Answer:
-        return Answer.later()
 
 
 async def _waiting(root: Path, content: str = "hi\n", session_id: str = "conv-1",
