@@ -37,8 +37,8 @@ def test_exported_names() -> None:
         "is_git_dir", "is_within", "looks_like_git_dir", "open_dir", "relative_posix", "resolve_path", "walk_error",
     ])
     assert pegboard.cli.__all__ == sorted([
-        "CLIState", "JSON", "MODE", "claim_stdout", "current_state", "fail_config", "global_options",
-        "terminal_host",
+        "CLIState", "JSON", "MODE", "Progress", "claim_stdout", "current_state", "fail_config", "global_options",
+        "progress", "terminal_host",
     ])
     assert pegboard.testing.__all__ == sorted([
         "Asked", "CLIRunner", "PegboardEnv", "PluginCheck", "PluginLoadError", "Project", "ScriptedHost", "StoreUpgrade",
