@@ -200,7 +200,7 @@ def test_every_hook_is_documented_with_an_example() -> None:
 
 
 def test_every_hook_is_exercised_by_a_test() -> None:
-    tests = "\n".join(p.read_text() for p in (ROOT / "tests").glob("test_*.py"))
+    tests = "\n".join(p.read_text() for p in (ROOT / "tests").rglob("test_*.py"))
     plugins = "\n".join(p.read_text() for p in (ROOT / "plugins").rglob("*.py"))
     for name in hook_names():
         assert name in tests or name in plugins, f"nothing exercises {name}"
