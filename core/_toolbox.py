@@ -445,10 +445,6 @@ def _answer_schema(schema: Mapping[str, Any]) -> dict[str, Any]:
     return checked
 
 
-def level_rank(level: Level) -> int:
-    return LEVELS.index(level)
-
-
 def tool_break(tool: Tool, *, handler: bool = True, import_handler: bool = False) -> str | None:
     """Why ``tool`` cannot work, as one line for its author, or None: its
     input model does not resolve (or is no pydantic model), or its handler
