@@ -9,14 +9,13 @@ from __future__ import annotations
 
 import sys
 from collections.abc import Mapping
-from dataclasses import field
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, NoReturn
 
 import click
 
 from ._policy import POLICY_NAMES
-from ._records import FACTORY, record
 
 if TYPE_CHECKING:
     from ._config import ConfigError
@@ -25,7 +24,7 @@ if TYPE_CHECKING:
 __all__ = ["CLIState", "JSON", "MODE", "current_state", "fail_config", "global_options", "terminal_host"]
 
 
-@record()
+@dataclass(slots=True)
 class CLIState:
     """What every command shares: the global options and, once needed, the toolbox.
 
@@ -48,18 +47,6 @@ class CLIState:
     _freeze_after_load: bool = False
     # Console script only too: fd 1 is the process's own to divert.
     _plugin_output_to_stderr: bool = False
-
-    def __init__(self, cwd: Path | None = None, config: Path | None = None,
-                 _toolboxes: dict[tuple[Any, ...], Any] = FACTORY, _given: Mapping[str, object] | None = None,
-                 _only: list[str] | None = None, _freeze_after_load: bool = False,
-                 _plugin_output_to_stderr: bool = False) -> None:
-        self.cwd = cwd
-        self.config = config
-        self._toolboxes = {} if _toolboxes is FACTORY else _toolboxes
-        self._given = _given
-        self._only = _only
-        self._freeze_after_load = _freeze_after_load
-        self._plugin_output_to_stderr = _plugin_output_to_stderr
 
     def toolbox(self, *, inventory: bool = False, host: object | None = None, listing: bool = False) -> Toolbox:
         """The toolbox for ``--cwd`` and ``--config``, loaded once; a config

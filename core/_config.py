@@ -12,14 +12,13 @@ from __future__ import annotations
 import os
 import stat
 from collections.abc import Iterator, Mapping
-from dataclasses import field
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Annotated, Any
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
 from ._dirs import config_dir, data_dir, policy_path
-from ._records import FACTORY, record
 from ._scope import (
     Ignored,
     IgnoredKind,
@@ -178,19 +177,13 @@ class CoreConfig(_Strict):
     plugins: dict[str, dict[str, Any]] = Field(default_factory=dict)
 
 
-@record(frozen=True)
+@dataclass(frozen=True, slots=True)
 class Layer:
     """One config file as read (``path`` None for the built-in defaults), named by its place."""
 
     name: str
     path: Path | None
     data: Mapping[str, Any]
-
-    def __init__(self, name: str, path: Path | None, data: Mapping[str, Any]) -> None:
-        _set = object.__setattr__
-        _set(self, "name", name)
-        _set(self, "path", path)
-        _set(self, "data", data)
 
     @property
     def label(self) -> str:
@@ -208,7 +201,7 @@ CHECKOUT_LAYERS = ("project", "checkout grants")
 UNCONFINED_MODES = ("bypassPermissions", "unrestricted")
 
 
-@record()
+@dataclass(slots=True)
 class Settings:
     """The merged configuration and where each value came from
     (``context.settings``; ``toolbox.settings`` for hosts). Read it; a plugin's
@@ -232,18 +225,6 @@ class Settings:
     embedding host's answer): until then its files may only narrow."""
     ignored: list[Ignored] = field(default_factory=list)
     """What the project's files set or hold that was not applied, and why."""
-
-    def __init__(self, root: Path, layers: list[Layer], merged: dict[str, Any],
-                 provenance: dict[tuple[str, ...], str], core: CoreConfig, problems: list[str] = FACTORY,
-                 trusted: bool = False, ignored: list[Ignored] = FACTORY) -> None:
-        self.root = root
-        self.layers = layers
-        self.merged = merged
-        self.provenance = provenance
-        self.core = core
-        self.problems = [] if problems is FACTORY else problems
-        self.trusted = trusted
-        self.ignored = [] if ignored is FACTORY else ignored
 
     def report_ignored(self, source: str | os.PathLike[str], what: str, kind: IgnoredKind = "untrusted",
                        detail: str = "") -> None:

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Mapping
+from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -16,7 +17,6 @@ from ._descriptions import DescriptionOverrides, PackageDescriptions
 from ._permissions import PermissionEngine
 from ._plugins import PluginContext, PluginRecord, Plugins, _short_error
 from ._policy import Policy
-from ._records import record
 from ._session import Session
 from ._tools import CORE_PLUGIN, LEVELS, Level, Loading, LazyReferenceError, Tool, check_reference, replace_tool
 
@@ -27,7 +27,7 @@ if TYPE_CHECKING:
 __all__ = ["Toolbox", "ToolStatus"]
 
 
-@record(frozen=True)
+@dataclass(frozen=True, slots=True)
 class ToolStatus:
     """A row of ``pegboard tools list``."""
 
@@ -35,13 +35,6 @@ class ToolStatus:
     enabled: bool
     status: str
     permission: Level
-
-    def __init__(self, tool: Tool, enabled: bool, status: str, permission: Level) -> None:
-        _set = object.__setattr__
-        _set(self, "tool", tool)
-        _set(self, "enabled", enabled)
-        _set(self, "status", status)
-        _set(self, "permission", permission)
 
     def to_json(self) -> dict[str, Any]:
         return {
