@@ -4,14 +4,17 @@ from __future__ import annotations
 
 import importlib
 import json
+import os
 import sys
+from collections.abc import Iterable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, NoReturn
 
 import click
 
 from ._policy import policy_for
-from ._cli_shared import JSON, MODE, accept_global_options, fail_config, global_options, terminal_host
+from ._cli_shared import (ARGV, EXIT_NO_SUCH_TOOL, JSON, MODE, accept_global_options, complete_tool_names,
+                          fail_config, fail_json, global_options, styled, terminal_host, wants_json)
 from ._cli_shared import CLIState as _CLIState
 from ._cli_shared import current_state as _state
 
@@ -40,7 +43,30 @@ _COMMAND_MODULES = {
 
 
 class _PegboardGroup(click.Group):
-    """Built-in commands plus those plugins add through ``pegboard_register_commands``."""
+    """Built-in commands plus those plugins add through ``pegboard_register_commands``.
+
+    The conventions every command keeps are kept here, once: ``-h`` as well
+    as ``--help`` (child contexts inherit it); a bare group (``pegboard``,
+    ``pegboard tools``) prints its help and exits 0; with ``--json``
+    anywhere on the line, an error is a JSON object on stdout."""
+
+    def parse_args(self, ctx: click.Context, args: list[str]) -> list[str]:
+        ctx.meta[ARGV] = list(args)
+        if not args and not ctx.resilient_parsing:
+            click.echo(ctx.get_help())
+            ctx.exit(0)
+        return super().parse_args(ctx, args)
+
+    def invoke(self, ctx: click.Context) -> Any:
+        try:
+            return super().invoke(ctx)
+        except click.exceptions.NoArgsIsHelpError as exc:  # a bare subgroup: its help is the answer
+            click.echo(exc.ctx.get_help() if exc.ctx is not None else ctx.get_help())
+            ctx.exit(0)
+        except click.ClickException as exc:
+            if not wants_json():
+                raise
+            fail_json(exc.format_message(), exc.exit_code, **getattr(exc, "details", {}))
 
     def _builtin(self, name: str) -> click.Command | None:
         """A built-in command of its own module (``_COMMAND_MODULES``), imported now."""
@@ -80,13 +106,39 @@ class _PegboardGroup(click.Group):
         return super().get_command(ctx, name) or self._builtin(name) or self._plugins(ctx).get_command(ctx, name)
 
 
-@click.group(cls=_PegboardGroup)
+@click.group(cls=_PegboardGroup, invoke_without_command=True,
+             context_settings={"help_option_names": ["-h", "--help"]})
 @global_options
 @click.version_option(package_name="pegboard")
 @click.pass_context
 def cli(ctx: click.Context) -> None:
-    """pegboard: tools for LLM agents, through plugins."""
+    """pegboard: tools for LLM agents, through plugins.
+
+    Exit status, for every command: 0 done; 1 a deny, a failed call or a
+    failed check; 2 a usage or config error; 3 `permissions check`'s ask;
+    4 no such tool (`tools show`, `call`, `permissions check`). With
+    --json, an error is a JSON object on stdout ({"error", "exit_code"}).
+    Colour only at a terminal, never with NO_COLOR set."""
     ctx.ensure_object(_CLIState)
+    if os.environ.get("NO_COLOR"):  # https://no-color.org: any value but empty switches colour off
+        ctx.color = False
+    if ctx.invoked_subcommand is None:
+        click.echo(ctx.get_help())
+        ctx.exit(0)
+
+
+class NoSuchTool(click.ClickException):
+    """A command named a tool nobody registered: exit 4 (not 1, a deny's)."""
+
+    exit_code = EXIT_NO_SUCH_TOOL
+
+    def __init__(self, name: str, known: Iterable[str]) -> None:
+        from ._nearest import nearest
+
+        meant = nearest(name, known)
+        self.details = {"tool": name, "did_you_mean": meant}
+        hint = f"; did you mean {meant!r}?" if meant else ""
+        super().__init__(f"no tool called {name!r}{hint} (`pegboard tools list` shows them)")
 
 
 def _emit_json(data: Any) -> None:
@@ -215,13 +267,14 @@ def tools_cost(mode: str | None, as_json: bool) -> None:
 
 @tools.command("show")
 @global_options
-@click.argument("name")
+@click.argument("name", shell_complete=complete_tool_names)
 @JSON
 def tools_show(name: str, as_json: bool) -> None:
-    """A tool's description and input schema."""
+    """A tool's description and input schema, and why it is absent if it is.
+    Exit status 4 when no tool has that name (the nearest is suggested)."""
     toolbox = _state().toolbox(inventory=True, listing=True)
     if name not in toolbox.statuses:
-        raise click.UsageError(f"no tool called {name!r}; `pegboard tools list` shows them")
+        raise NoSuchTool(name, toolbox.statuses)
     from ._catalogue import augmented_schema
 
     [status] = toolbox.listed_statuses(name)
@@ -252,7 +305,7 @@ def _parse_input(text: str) -> Any:
 
 @cli.command("call")
 @global_options
-@click.argument("tool")
+@click.argument("tool", shell_complete=complete_tool_names)
 @click.option("--input", "input_json", default="{}",
               help="The tool's arguments as a JSON object ('-': read them from standard input).")
 @click.option("--session", "session_id", default=None,
@@ -261,7 +314,8 @@ def _parse_input(text: str) -> Any:
 @JSON
 def call(tool: str, input_json: str, session_id: str | None, mode: str | None, as_json: bool) -> None:
     """Run one tool through the whole pipeline in a fresh session (or in the
-    durable session --session names)."""
+    durable session --session names). Exit status: 0 the call succeeded, 1
+    it failed or was denied (the result says why), 4 no tool has that name."""
     import asyncio
 
     arguments = _parse_input(input_json)
@@ -295,6 +349,8 @@ def call(tool: str, input_json: str, session_id: str | None, mode: str | None, a
                 click.echo(part.text)
             else:
                 click.echo(f"[{part.type} {getattr(part, 'mime_type', '')}]")
+    if result.is_error and tool not in toolbox.statuses:
+        sys.exit(EXIT_NO_SUCH_TOOL)
     sys.exit(1 if result.is_error else 0)
 
 
@@ -348,7 +404,7 @@ def _batch_line(toolbox: Any, sessions: dict[str, Any], number: int, line: str, 
 
 @permissions.command("check")
 @global_options
-@click.argument("tool", required=False)
+@click.argument("tool", required=False, shell_complete=complete_tool_names)
 @click.option("--input", "input_json", default="{}",
               help="The call's arguments as JSON ('-': read them from standard input).")
 @click.option("--batch", type=click.File("r"), default=None,
@@ -360,7 +416,8 @@ def permissions_check(tool: str | None, input_json: str, batch: Any, mode: str |
 
     "ask" means a person (or auto's classifier) would be consulted; with
     nobody to ask, a call that asks is denied. Exit status: 0 allow, 1 deny,
-    3 ask, 2 a usage or config error; --batch exits 0 (each line says).
+    3 ask, 4 no tool has that name (the decision is a deny naming the
+    nearest), 2 a usage or config error; --batch exits 0 (each line says).
     """
     from ._config import ConfigError
 
@@ -396,9 +453,11 @@ def permissions_check(tool: str | None, input_json: str, batch: Any, mode: str |
     if as_json:
         click.echo(json.dumps(decision.to_json()))
     else:
-        click.echo(f"{decision.decision}: {decision.reason}\nsource: {decision.source}")
+        click.echo(f"{styled(decision.decision, decision.decision)}: {decision.reason}\nsource: {decision.source}")
         for rule in decision.suggestions:
             click.echo(f"rule that would allow it: {rule}")
+    if str(tool) not in toolbox.statuses:
+        sys.exit(EXIT_NO_SUCH_TOOL)
     sys.exit({"allow": EXIT_ALLOW, "deny": EXIT_DENY}.get(decision.decision, EXIT_ASK))
 
 
@@ -533,7 +592,7 @@ def doctor(as_json: bool) -> None:
         if as_json:
             rows.append({"status": status, "name": name, "detail": detail})
         else:
-            click.echo(f"{status.upper():<5} {name}{': ' + detail if detail else ''}")
+            click.echo(f"{styled(status.upper().ljust(5), status)} {name}{': ' + detail if detail else ''}")
 
     def finish() -> NoReturn:
         if as_json:
@@ -544,7 +603,7 @@ def doctor(as_json: bool) -> None:
     try:
         load_settings(root, state.config)  # a problem here is a FAIL line, not a stack of errors
         # With the inventory: a rule for a switched-off plugin's tool names a known tool.
-        toolbox = state.toolbox(inventory=True, listing=True)
+        toolbox = state._load_toolbox(inventory=True, listing=True)
     except ConfigError as exc:
         for problem in exc.problems:
             line("fail", "config", problem)
@@ -559,6 +618,11 @@ def doctor(as_json: bool) -> None:
         line("fail", "config", problem)
     for status, detail in unknown_rule_lines(toolbox):
         line(status, "config", detail)
+    for key, name in toolbox.unknown_listed:
+        # a block naming nothing looks like protection; an allow or a level naming nothing does nothing
+        line("fail" if key == "block" else "warn", "config",
+             f"{toolbox.settings.source_of('tools', key)}: [tools] {key}: {name!r} names no known tool, so it "
+             f"{'blocks' if key == 'block' else 'changes'} nothing")
     for record in toolbox.records.values():
         if record.error:
             line("fail", f"plugin {record.name}", record.error)

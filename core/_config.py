@@ -438,7 +438,7 @@ def load_settings(root: Path, explicit: Path | None = None, *, trusted: bool | N
     try:
         core = CoreConfig.model_validate(merged)
     except ValidationError as exc:
-        raise ConfigError(describe_errors(exc, provenance)) from None
+        raise ConfigError(describe_errors(exc, provenance, model=CoreConfig)) from None
     problems = _enabled_problems(merged, provenance)
     if problems:
         raise ConfigError(problems)
@@ -457,7 +457,7 @@ def load_settings(root: Path, explicit: Path | None = None, *, trusted: bool | N
         try:
             core = CoreConfig.model_validate(merged)
         except ValidationError as exc:
-            raise ConfigError(describe_errors(exc, provenance)) from None
+            raise ConfigError(describe_errors(exc, provenance, model=CoreConfig)) from None
     policy = next((layer for layer in layers if layer.name == "policy"), None)
     if core.permissions.disable_bypass_permissions and core.permissions.mode in ("bypassPermissions", "unrestricted"):
         problems.append(
@@ -535,16 +535,67 @@ _EXPECTED = {
 
 
 def describe_errors(exc: ValidationError, provenance: Mapping[tuple[str, ...], str],
-                    prefix: tuple[str, ...] = ()) -> list[str]:
-    """Pydantic errors as ``<file>: [table] key: expected ...`` lines."""
+                    prefix: tuple[str, ...] = (), model: type[BaseModel] | None = None) -> list[str]:
+    """Pydantic errors as ``<file>: [table] key: expected ...`` lines; an
+    unknown key or table of ``model`` (the validated one) names the nearest
+    it has ("did you mean 'allow'?")."""
     lines = []
     for err in exc.errors():
         loc = (*prefix, *(str(part) for part in err["loc"]))
         expected = _EXPECTED.get(err["type"]) or err["msg"]
         if err["type"] == "value_error":
             expected = err["msg"].removeprefix("Value error, ")
-        lines.append(f"{_source(loc, provenance)}: {format_key(loc)}: {expected}")
+        key = format_key(loc)
+        if err["type"] == "extra_forbidden":
+            if isinstance(err.get("input"), Mapping):
+                key, expected = f"[{'.'.join(loc)}]", "unknown table"
+            if model is not None:
+                expected = _unknown_key(model, tuple(str(part) for part in err["loc"]), err.get("input"), prefix)
+        lines.append(f"{_source(loc, provenance)}: {key}: {expected}")
     return lines
+
+
+def _unknown_key(model: type[BaseModel], loc: tuple[str, ...], value: Any, prefix: tuple[str, ...]) -> str:
+    """"unknown key" (or table), with the nearest key the table at ``loc`` has."""
+    from ._nearest import nearest
+
+    table = isinstance(value, Mapping)
+    found = nearest(loc[-1], model_keys(model, loc[:-1]))
+    what = "unknown table" if table else "unknown key"
+    if found is None:
+        return what
+    meant = f"[{'.'.join((*prefix, *loc[:-1], found))}]" if table else repr(found)
+    return f"{what}; did you mean {meant}?"
+
+
+def model_keys(model: type[BaseModel], loc: tuple[str, ...]) -> list[str]:
+    """The keys the table at ``loc`` of ``model`` takes (its sub-model's
+    fields), or none when ``loc`` is not a table of known keys."""
+    current: Any = model
+    for part in loc:
+        if part.isdigit():
+            continue
+        fields = getattr(current, "model_fields", None)
+        if not isinstance(fields, dict) or part not in fields:
+            return []
+        current = _table_model(fields[part].annotation)
+        if current is None:
+            return []
+    fields = getattr(current, "model_fields", None)
+    return list(fields) if isinstance(fields, dict) else []
+
+
+def _table_model(annotation: Any) -> type[BaseModel] | None:
+    """The model a field's annotation holds (through Optional, Annotated, lists), if any."""
+    import typing
+
+    if isinstance(annotation, type) and issubclass(annotation, BaseModel):
+        return annotation
+    for arg in typing.get_args(annotation):
+        found = _table_model(arg)
+        if found is not None:
+            return found
+    return None
 
 
 def _source(loc: tuple[str, ...], provenance: Mapping[tuple[str, ...], str]) -> str:

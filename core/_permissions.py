@@ -932,10 +932,9 @@ class _KnownNames:
         if same is not None:
             raise ValueError(f"no tool is called {rule.tool!r}; tool names are case-sensitive: did you mean "
                              f"{same!r}? (this {rule.behavior} rule would match nothing)")
-        import difflib
+        from ._nearest import nearest
 
-        close = difflib.get_close_matches(rule.tool, sorted(self.names), n=1, cutoff=0.6)
-        unknown.append((rule, close[0] if close else None))
+        unknown.append((rule, nearest(rule.tool, self.names)))
 
 
 def _suggestions(votes: list[tuple[str, Vote]]) -> tuple[str, ...]:

@@ -88,6 +88,11 @@ class Toolbox:
         # Tools judged sound (the object judged, and whether its handler was imported).
         self._sound: dict[str, tuple[Tool, bool]] = {}
         self._index()
+        self.unknown_listed: list[tuple[str, str]] = []
+        """``[tools]`` entries naming no tool known here nor near one: (key, name), for doctor."""
+        problems = self._tool_list_problems()
+        if problems:
+            raise ConfigError(problems)
         plugins.listeners.append(self._plugin_tools_changed)
         self.permissions = PermissionEngine(self)
         """The permission engine: the rules compiled once for this toolbox."""
@@ -131,6 +136,39 @@ class Toolbox:
         ordered = sorted((s.tool for s in self.statuses.values() if s.enabled), key=self._listing_order)
         self.tools: dict[str, Tool] = {t.name: t for t in ordered}
         """The tools available here, by name (blocked, disabled and broken ones left out)."""
+
+    def _tool_list_problems(self) -> list[str]:
+        """``[tools]`` ``block``, ``allow`` and ``permission`` entries that
+        name no tool here but come near one ("Notebookedit"): each is a
+        mistake (a block that blocks nothing looks like protection), named
+        with the tool meant. A name near none may be a tool of a plugin not
+        installed here, or of a namespace whose tools come later (an MCP
+        server's): kept in ``unknown_listed`` for doctor."""
+        tools_cfg = self.settings.core.tools
+        entries = [("block", name) for name in tools_cfg.block]
+        entries += [("allow", name) for name in tools_cfg.allow or ()]
+        entries += [("permission", name) for name in tools_cfg.permission]
+        known = set(self.statuses)
+        unknown = [(key, name) for key, name in entries
+                   if name not in known and name.partition("__")[0] not in self.plugins.namespaces]
+        if not unknown:
+            return []
+        from ._config import format_key
+        from ._nearest import nearest
+
+        known.update(self.plugins.reserved_names())  # the built-ins' own names, switched off or not
+        problems = []
+        for key, name in unknown:
+            if name in known:
+                continue
+            meant = nearest(name, known)
+            if meant is None:
+                self.unknown_listed.append((key, name))
+                continue
+            case = " (tool names are case-sensitive)" if meant.casefold() == name.casefold() else ""
+            problems.append(f"{self.settings.source_of('tools', key)}: {format_key(('tools', key))}: no tool is "
+                            f"called {name!r}; did you mean {meant!r}?{case}")
+        return problems
 
     # --- broken tools --------------------------------------------------------
 
@@ -338,8 +376,10 @@ class Toolbox:
         """Why tool ``name`` is not offered to ``session``, for the model (a near name suggested)."""
         status = self.statuses.get(name)
         if status is None:
-            close = sorted(n for n in self.tools if n.lower() == name.lower())
-            hint = f" Did you mean {close[0]}?" if close else ""
+            from ._nearest import nearest
+
+            close = nearest(name, self.statuses)
+            hint = f" Did you mean {close}?" if close else ""
             if not close and "__" in name:
                 # A tool of a group (an MCP server's) that is not there now:
                 # name what the group does offer (the sign-in tools, say).

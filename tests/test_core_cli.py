@@ -86,7 +86,7 @@ def test_tools_show_json(project: Path) -> None:
     assert data["input_schema"]["properties"]["text"]["type"] == "string"
     assert "scratchpad" in data["input_schema"]["properties"]
     code, out = run("tools", "show", "Nope", cwd=project)
-    assert code == 2
+    assert code == 4  # no such tool (2 is a usage error)
 
 
 def test_call_json_exit_codes(project: Path) -> None:
