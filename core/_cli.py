@@ -174,7 +174,9 @@ def tools_list(mode: str | None, as_json: bool) -> None:
     if cached is None:
         toolbox = state.toolbox(inventory=True, listing=True)
         broken = toolbox.check_tools()
-        inventory = [{**s.to_json(), "default_mode": toolbox.settings.core.permissions.mode}
+        inventory = [{**s.to_json(), "default_mode": toolbox.settings.core.permissions.mode,
+                      **({"may": toolbox.permission_examples(s.tool)} if s.enabled and s.tool.permission_examples
+                         else {})}
                      for s in toolbox.listed_statuses()]
         notes = toolbox.plugins.notes()
         failed = [f"plugin {r.name!r} failed, so its tools are missing: {r.error}"
@@ -197,6 +199,8 @@ def tools_list(mode: str | None, as_json: bool) -> None:
         if row["enabled"] and not policy.offers_tool(row["permission"], row["read_only"]):
             row["enabled"] = False
             row["status"] = f"not offered in {policy.name} (needs {row['permission']})"
+        if "may" in row and not row["enabled"]:
+            del row["may"]
         rows.append(row)
     for line in notes:  # what plugins would offer but do not list yet (stderr: JSON stays rows)
         click.echo(f"note: {line}", err=True)
@@ -212,6 +216,10 @@ def tools_list(mode: str | None, as_json: bool) -> None:
         for r in rows:
             click.echo(f"{r['name']:<{name_w}} {r['plugin']:<{plugin_w}} {r['loading']:<9} "
                        f"{'yes' if r['read_only'] else '':<4} {r['permission']:<13} {r['status']}")
+            examples = r.get("may", {}).get(policy.name)
+            if examples:  # what a tool offered at a low level may still do here (Bash at read)
+                said = "; ".join(f"{e['label']}: {styled(e['decision'], e['decision'])}" for e in examples)
+                click.echo(f"{'':<{name_w}} in {policy.name}: {said}")
     if failed or any(r["status"].startswith("broken: ") for r in rows):
         sys.exit(1)
 
@@ -281,10 +289,18 @@ def tools_show(name: str, as_json: bool) -> None:
     tool = status.tool
     description = toolbox.description(tool)
     schema = augmented_schema(toolbox.session(), tool)
+    may = toolbox.permission_examples(tool) if status.enabled else {}
     if as_json:
-        _emit_json({**status.to_json(), "description": description, "input_schema": schema})
+        _emit_json({**status.to_json(), **({"may": may} if may else {}), "description": description,
+                    "input_schema": schema})
         return
     click.echo(f"{tool.name} ({tool.plugin}; {status.status})\n")
+    if may:
+        click.echo("What it may do, mode by mode, before anyone is asked:")
+        for mode, examples in may.items():
+            said = "; ".join(f"{e['label']}: {styled(e['decision'], e['decision'])}" for e in examples)
+            click.echo(f"  {mode}: {said}")
+        click.echo()
     click.echo(description)
     click.echo("\nInput schema:")
     click.echo(json.dumps(schema, indent=2))
@@ -461,6 +477,28 @@ def permissions_check(tool: str | None, input_json: str, batch: Any, mode: str |
     sys.exit({"allow": EXIT_ALLOW, "deny": EXIT_DENY}.get(decision.decision, EXIT_ASK))
 
 
+@permissions.command("add")
+@global_options
+@click.argument("behavior", type=click.Choice(["allow", "ask", "deny"]))
+@click.argument("rule")
+@click.option("--project", is_flag=True,
+              help="Add it to the project's .pegboard/config.toml (a trusted project only), not your user config.")
+@JSON
+def permissions_add(behavior: str, rule: str, project: bool, as_json: bool) -> None:
+    """Add RULE (such as 'Bash(npm run test:*)' or 'Read(./.env)') to
+    [permissions] BEHAVIOR of your user config, or with --project of a
+    trusted project's, keeping the file's comments. The rule is parsed by
+    the plugin that owns its tool first: one that does not parse, or names
+    no known tool, is refused with why (exit 1) and nothing is written."""
+    from ._cli_settings import add_rule
+
+    target, changed = add_rule(_state(), behavior, rule, project)
+    if as_json:
+        _emit_json({"file": str(target), "behavior": behavior, "rule": rule, "added": changed})
+    else:
+        click.echo(f"{'added' if changed else 'already there'}: {behavior} {rule!r} in {target}")
+
+
 @permissions.command("list")
 @global_options
 @JSON
@@ -487,6 +525,40 @@ def permissions_list(as_json: bool) -> None:
 @cli.group("config")
 def config_group() -> None:
     """Where configuration lives and what it says."""
+
+
+@config_group.command("set")
+@global_options
+@click.argument("key", shell_complete=lambda ctx, param, incomplete: _complete_keys(incomplete))
+@click.argument("value")
+@click.option("--project", is_flag=True,
+              help="Set it in the project's .pegboard/config.toml (a trusted project only), not your user config.")
+@JSON
+def config_set(key: str, value: str, project: bool, as_json: bool) -> None:
+    """Set KEY (dotted, as `config show` lists it: permissions.mode,
+    tools.block, plugins.web.timeout_s) to VALUE in your user config, or
+    with --project in a trusted project's. VALUE is read as TOML (true, 30,
+    '["Bash"]') and else taken as text. The change is checked against the
+    config models (and the plugins' own) before it is written; one that
+    would not load is refused with why (exit 1) and nothing is written.
+    The file keeps its comments and layout."""
+    from ._cli_settings import set_value
+
+    target, written = set_value(_state(), key, value, project)
+    if as_json:
+        _emit_json({"file": str(target), "key": key, "value": written})
+    else:
+        click.echo(f"{key} = {json.dumps(written)} in {target}")
+
+
+def _complete_keys(incomplete: str) -> list[Any]:
+    """Shell completion of config keys: the core's tables' keys (dotted)."""
+    from click.shell_completion import CompletionItem
+
+    from ._config import CoreConfig, model_keys
+
+    keys = [f"{table}.{key}" for table in model_keys(CoreConfig, ()) for key in model_keys(CoreConfig, (table,))]
+    return [CompletionItem(k) for k in [*keys, "plugins."] if k.startswith(incomplete)]
 
 
 @config_group.command("path")

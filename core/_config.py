@@ -335,14 +335,17 @@ def _merge(into: dict[str, Any], data: Mapping[str, Any], label: str,
 
 
 def find_layers(root: Path, explicit: Path | None, trusted: bool = True,
-                ignored: list[Ignored] | None = None) -> list[Layer]:
+                ignored: list[Ignored] | None = None,
+                replaced: Mapping[Path, Mapping[str, Any]] | None = None) -> list[Layer]:
     """The config files that apply, lowest precedence first (policy last).
 
     The project's own grants file (``.pegboard/granted.toml``, from before
     grants were kept outside the checkout) is read only when the folder is
     trusted. A file of the project's that resolves outside the project
     root (a ``.pegboard`` that is a link elsewhere) is not read. Both are
-    added to ``ignored``, when given.
+    added to ``ignored``, when given. ``replaced``: files read as holding
+    this data instead of what they hold (``pegboard config set`` checks a
+    change before writing it), there or not.
     """
     layers = [Layer("defaults", None, {})]
     checkout = root / ".pegboard"
@@ -360,6 +363,9 @@ def find_layers(root: Path, explicit: Path | None, trusted: bool = True,
         candidates.append(("explicit", chosen, True))
     candidates.append(("policy", policy_path(), False))
     for name, path, required in candidates:
+        if replaced is not None and path in replaced:
+            layers.append(Layer(name, path, replaced[path]))
+            continue
         if name in CHECKOUT_LAYERS and os.path.lexists(path):
             real = os.path.realpath(path)
             if not real.startswith(str(root).rstrip("/") + "/"):
@@ -418,11 +424,13 @@ def _merge_layers(layers: list[Layer]) -> tuple[dict[str, Any], dict[tuple[str, 
     return merged, provenance
 
 
-def load_settings(root: Path, explicit: Path | None = None, *, trusted: bool | None = None) -> Settings:
+def load_settings(root: Path, explicit: Path | None = None, *, trusted: bool | None = None,
+                  replaced: Mapping[Path, Mapping[str, Any]] | None = None) -> Settings:
     """Read and validate every layer. ``ConfigError`` lists each problem.
 
     ``trusted``: whether the project root is trusted; None asks the
-    person's trusted folders (``pegboard trust``).
+    person's trusted folders (``pegboard trust``). ``replaced``: config
+    files read as holding this data (``find_layers``).
     """
     root = Path(os.path.realpath(root))
     if trusted is None:
@@ -431,7 +439,7 @@ def load_settings(root: Path, explicit: Path | None = None, *, trusted: bool | N
         except ValueError as exc:
             raise ConfigError([str(exc)]) from None
     ignored: list[Ignored] = []
-    layers = find_layers(root, explicit, trusted, ignored)
+    layers = find_layers(root, explicit, trusted, ignored, replaced)
     # Every layer as written is checked first, so that a mistake is reported
     # even in what is then left out (a typo in an ignored table still fails).
     merged, provenance = _merge_layers(layers)

@@ -269,6 +269,16 @@ class Toolbox:
         if not root.is_dir():
             raise ConfigError([f"--cwd {root}: not a directory"])
         settings = load_settings(root, Path(config) if config is not None else None, trusted=trust_project)
+        return cls._from_settings(settings, plugins=plugins, host=host, inventory=inventory, listing=listing,
+                                 extra_plugins=extra_plugins)
+
+    @classmethod
+    def _from_settings(cls, settings: Settings, *, plugins: list[str] | None = None, host: object | None = None,
+                      inventory: bool = False, listing: bool = False,
+                      extra_plugins: Mapping[str, object] | None = None) -> Toolbox:
+        """``load``'s second half: the plugins and tools for settings already
+        read (``pegboard config set`` loads a changed file's this way before
+        writing it)."""
         found = Plugins(settings, only=plugins, inventory=inventory, listing=listing, given=extra_plugins)
 
         def register_internal(pm: pluggy.PluginManager) -> None:
@@ -470,6 +480,34 @@ class Toolbox:
     def tool_statuses(self) -> list[ToolStatus]:
         """Every known tool with whether it is available and why not, as ``pegboard tools list`` shows."""
         return sorted(self.statuses.values(), key=lambda s: self._listing_order(s.tool))
+
+    def permission_examples(self, tool: Tool) -> dict[str, list[dict[str, str]]]:
+        """For a tool with ``permission_examples``: per mode, each example's
+        label and the decision for it there (``decision``, ``reason``), as
+        ``Session.decide`` reaches it (rules included; nobody asked). A mode
+        this configuration forbids is left out."""
+        if not tool.permission_examples:
+            return {}
+        from ._deciding import decide_call
+        from ._policy import POLICY_NAMES
+
+        out: dict[str, list[dict[str, str]]] = {}
+        # One session through every mode: what a plugin learns for its votes
+        # (the shell's look through the working directories) is learned once.
+        session = self.session()
+        for mode in POLICY_NAMES:
+            try:
+                session.set_mode(mode)
+            except ConfigError:
+                continue
+            if not session.policy.offers_tool(self.required_level(tool), tool.read_only):
+                continue
+            rows = []
+            for label, example in tool.permission_examples:
+                decision = decide_call(session, tool.name, dict(example))
+                rows.append({"label": label, "decision": decision.decision, "reason": decision.reason})
+            out[mode] = rows
+        return out
 
     def listed_statuses(self, name: str | None = None) -> list[ToolStatus]:
         """``tool_statuses`` (or tool ``name``'s alone) as ``pegboard tools

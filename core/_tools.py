@@ -396,6 +396,12 @@ class Tool:
     return ``Absent("why")`` rather than False to say why (the model that calls the tool is told, and
     listings show it). None: every session its policy offers it to. Asked whenever the session's
     tools are looked at, so keep it cheap; one that raises hides the tool (and is reported)."""
+    permission_examples: tuple[tuple[str, Mapping[str, Any]], ...] = ()
+    """``(label, input)`` pairs that show what the tool may do: ``pegboard tools list`` shows the
+    permission decision for each input in the listed mode (rules included), and ``--json`` in every
+    mode. Bash: ``("read-only commands", {"command": "ls"})``, ``("other commands", {"command":
+    "rm -rf build"})``, so that a tool offered at the ``read`` level is not taken for one that only
+    reads. Empty: the listing shows the level alone."""
     absent: str | None = None
     """Why the tool cannot be offered in this toolbox at all (WebSearch: no search key): it is
     registered all the same, so that ``pegboard tools list`` and ``tools show`` give the reason
@@ -413,6 +419,7 @@ class Tool:
                  group: str | None = None, title: str | None = None, metadata: Mapping[str, Any] = FACTORY,
                  offered_when: Callable[[Session], bool | Absent] | str | None = None,
                  absent: str | None = None,
+                 permission_examples: Iterable[tuple[str, Mapping[str, Any]]] = (),
                  session_schema: Callable[[Session], Mapping[str, Any]] | str | None = None) -> None:
         _set = object.__setattr__
         _set(self, "name", name)
@@ -432,6 +439,7 @@ class Tool:
         _set(self, "metadata", {} if metadata is FACTORY else metadata)
         _set(self, "offered_when", offered_when)
         _set(self, "absent", absent)
+        _set(self, "permission_examples", tuple((str(label), dict(example)) for label, example in permission_examples))
         _set(self, "session_schema", session_schema)
         _set(self, "_declared_at", _caller_line())
         self.__post_init__()

@@ -26,6 +26,13 @@ PEGBOARD_API = "1.0"
 PEGBOARD_TOOL_NAMES = ("Bash", "Monitor", "TaskStop", "EnterWorktree", "ExitWorktree")
 
 _P = "pegboard.plugins.shell"
+# What `pegboard tools list` decides, mode by mode, to show what Bash may do
+# (docs/plugins/shell.md's table "Bash in each mode" has the same three kinds).
+_WHAT_BASH_MAY_DO = (
+    ("read-only commands (ls)", {"command": "ls"}),
+    ("file commands (mkdir new)", {"command": "mkdir new"}),
+    ("other commands (rm -rf build)", {"command": "rm -rf build"}),
+)
 _ALLOWED = frozenset({"TaskStop", "EnterWorktree", "ExitWorktree"})
 
 
@@ -43,7 +50,8 @@ def pegboard_register_tools(register: Callable[[Tool], None], config: Any) -> No
     # belongs at the read level. Without one it can do anything the user can.
     level = "read" if can_confine(cfg.sandbox) else "unrestricted"
     register(Tool(name="Bash", handler=f"{_P}._bash:bash", input_model=f"{_P}._models:BashInput",
-                  loading="always", permission=level))  # type: ignore[arg-type]
+                  loading="always", permission=level,  # type: ignore[arg-type]
+                  permission_examples=_WHAT_BASH_MAY_DO))
     register(Tool(name="Monitor", handler=f"{_P}._bash:monitor", input_model=f"{_P}._models:MonitorInput",
                   loading="deferred", permission=level,  # type: ignore[arg-type]
                   metadata={"requires": "Bash", "rule_names": ("Bash",)}))
