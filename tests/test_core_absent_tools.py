@@ -39,6 +39,7 @@ def test_absent_needs_a_reason_and_is_falsy() -> None:
         Tool(name="X", handler=lambda a, c: "", input_schema={"type": "object"}, absent="")
 
 
+@pytest.mark.slow
 async def test_a_call_gets_the_reason_it_can_act_on(tmp_path: Path) -> None:
     toolbox = load_toolbox({"lookup": Lookup()}, cwd=tmp_path)
     session = toolbox.session("default")

@@ -27,6 +27,7 @@ def every_command(group: click.Group, ctx: click.Context, path: tuple[str, ...] 
     return found
 
 
+@pytest.mark.slow
 def test_dash_h_is_help_everywhere(tmp_path: Path) -> None:
     runner = CLIRunner(tmp_path, installed=None)
     with click.Context(cli, obj=None) as ctx:
@@ -86,6 +87,7 @@ def test_completion_of_tool_and_plugin_names(tmp_path: Path, monkeypatch: pytest
     assert complete("pegboard plugins check we") == ["web"]
 
 
+@pytest.mark.slow
 def test_colour_at_a_terminal_only_and_never_with_no_color(tmp_path: Path, pegboard_env: PegboardEnv) -> None:
     pegboard_env.user_config('[permissions]\ndeny = ["Read"]\n')
     args = ["--cwd", str(tmp_path), "permissions", "check", "Read", "--input", '{"file_path": "a"}']

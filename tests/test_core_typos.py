@@ -45,6 +45,7 @@ def test_a_tools_list_naming_no_tool_but_near_one_is_an_error(tmp_path: Path, pe
     assert any(f"[tools] {key}: no tool is called" in f and "did you mean" in f for f in fails), fails
 
 
+@pytest.mark.slow
 def test_a_block_naming_nothing_near_is_a_doctor_failure(tmp_path: Path, pegboard_env: PegboardEnv) -> None:
     pegboard_env.user_config('[tools]\nblock = ["Zzzqqq"]\n')
     doctor = CLIRunner(tmp_path, installed=["fs"])("doctor", "--json")
