@@ -235,8 +235,10 @@ OWN_MODULE_COMMANDS = tuple(f"pegboard._cli_{name}" for name in ("approvals", "a
     (["tools", "list"], ("yaml", "difflib"), "Read"),
     # With no config, trust or grant file there is no TOML to read or write, and
     # registering Bash asks Landlock before it would start bubblewrap's trial.
+    # (A cold listing decides Bash's permission examples, which asks which box would run them:
+    # bubblewrap's trial, a process, and the sandbox's modules; it runs no command.)
     (READ_CHECK, ("tomllib", "tomli_w", "subprocess"), "allow"),
-    (["tools", "list"], ("tomllib", "tomli_w", "subprocess"), "Read"),
+    (["tools", "list"], ("tomllib", "tomli_w"), "Read"),
     # The built-in command groups of their own modules load when one of them runs.
     (READ_CHECK, OWN_MODULE_COMMANDS, "allow"),
     # A session that only decides makes no background tasks and runs no call.
@@ -246,7 +248,6 @@ OWN_MODULE_COMMANDS = tuple(f"pegboard._cli_{name}" for name in ("approvals", "a
     (["tools", "list"], ("pegboard.plugins.mcp._store", "pegboard.plugins.mcp._tokens"), "Read"),
     # Bash's level is learnt from _confine; the sandbox and the Landlock launcher wait for a command.
     (READ_CHECK, ("pegboard.plugins.shell._sandbox", "pegboard.plugins.shell._landlock"), "allow"),
-    (["tools", "list"], ("pegboard.plugins.shell._sandbox", "pegboard.plugins.shell._landlock"), "Read"),
     (["tools", "list"], OWN_MODULE_COMMANDS, "Read"),
     # A decision on a plugin's tool defines none of the core's own tools' input models.
     (READ_CHECK, ("pegboard._builtin_inputs",), "allow"),
