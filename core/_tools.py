@@ -424,8 +424,8 @@ class Tool:
                  timeout_s: float | None = None, lifts_caps_with_scratchpad: bool = False, plugin: str = "",
                  group: str | None = None, title: str | None = None, metadata: Mapping[str, Any] = FACTORY,
                  offered_when: Callable[[Session], bool | Absent] | str | None = None,
+                 permission_examples: tuple[tuple[str, Mapping[str, Any]], ...] = (),
                  absent: str | None = None,
-                 permission_examples: Iterable[tuple[str, Mapping[str, Any]]] = (),
                  session_schema: Callable[[Session], Mapping[str, Any]] | str | None = None,
                  vote: Callable[..., Vote | None] | str | None = None) -> None:
         _set = object.__setattr__
@@ -445,8 +445,8 @@ class Tool:
         _set(self, "title", title)
         _set(self, "metadata", {} if metadata is FACTORY else metadata)
         _set(self, "offered_when", offered_when)
-        _set(self, "absent", absent)
         _set(self, "permission_examples", tuple((str(label), dict(example)) for label, example in permission_examples))
+        _set(self, "absent", absent)
         _set(self, "session_schema", session_schema)
         _set(self, "vote", vote)
         _set(self, "_declared_at", _caller_line())
