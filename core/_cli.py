@@ -158,15 +158,18 @@ def tools_list(mode: str | None, as_json: bool) -> None:
     state = _state()
     root = state.cwd or Path.cwd()
     # (plugins handed over in code, by pegboard.testing's runner, are not what the cache describes)
-    cached = load_rows(root, state.config) if state._given is None else None
+    cached = load_rows(root, state.config, mode) if state._given is None else None
     failed: list[str] = []
     refused: list[str] = []
     if cached is None:
         toolbox = state.toolbox(inventory=True, listing=True)
         broken = toolbox.check_tools()
+        # What a tool may do, in the listed mode only: another mode's examples may cost more to
+        # decide (Bash's in acceptEdits look through the working directories); `tools show` has all.
+        listed_mode = mode or toolbox.settings.core.permissions.mode
         inventory = [{**s.to_json(), "default_mode": toolbox.settings.core.permissions.mode,
-                      **({"may": toolbox.permission_examples(s.tool)} if s.enabled and s.tool.permission_examples
-                         else {})}
+                      **({"may": toolbox.permission_examples(s.tool, [listed_mode])}
+                         if s.enabled and s.tool.permission_examples else {})}
                      for s in toolbox.listed_statuses()]
         notes = toolbox.plugins.notes()
         failed = [f"plugin {r.name!r} failed, so its tools are missing: {r.error}"
@@ -178,7 +181,7 @@ def tools_list(mode: str | None, as_json: bool) -> None:
                    if w.startswith("tool ") and " not registered: " in w]
         if not toolbox.settings.problems and not failed and not refused and state._given is None:
             store_rows(root, state.config, inventory, [r.module for r in toolbox.records.values()],
-                       toolbox.plugins.watched_files(), notes)
+                       toolbox.plugins.watched_files(), notes, mode)
         notes = [*notes, *toolbox.settings.problems]
     else:
         inventory, notes = cached

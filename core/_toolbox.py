@@ -4,7 +4,7 @@ engine, loaded once; sessions are made from it."""
 from __future__ import annotations
 
 import os
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -481,11 +481,12 @@ class Toolbox:
         """Every known tool with whether it is available and why not, as ``pegboard tools list`` shows."""
         return sorted(self.statuses.values(), key=lambda s: self._listing_order(s.tool))
 
-    def permission_examples(self, tool: Tool) -> dict[str, list[dict[str, str]]]:
-        """For a tool with ``permission_examples``: per mode, each example's
-        label and the decision for it there (``decision``, ``reason``), as
-        ``Session.decide`` reaches it (rules included; nobody asked). A mode
-        this configuration forbids is left out."""
+    def permission_examples(self, tool: Tool, modes: Iterable[str] | None = None) -> dict[str, list[dict[str, str]]]:
+        """For a tool with ``permission_examples``: per mode (``modes``, else
+        every one), each example's label and the decision for it there
+        (``decision``, ``reason``), as ``Session.decide`` reaches it (rules
+        included; nobody asked). A mode this configuration forbids, or that
+        does not offer the tool, is left out."""
         if not tool.permission_examples:
             return {}
         from ._deciding import decide_call
@@ -495,7 +496,7 @@ class Toolbox:
         # One session through every mode: what a plugin learns for its votes
         # (the shell's look through the working directories) is learned once.
         session = self.session()
-        for mode in POLICY_NAMES:
+        for mode in POLICY_NAMES if modes is None else modes:
             try:
                 session.set_mode(mode)
             except ConfigError:

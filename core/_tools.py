@@ -398,7 +398,7 @@ class Tool:
     tools are looked at, so keep it cheap; one that raises hides the tool (and is reported)."""
     permission_examples: tuple[tuple[str, Mapping[str, Any]], ...] = ()
     """``(label, input)`` pairs that show what the tool may do: ``pegboard tools list`` shows the
-    permission decision for each input in the listed mode (rules included), and ``--json`` in every
+    permission decision for each input in the listed mode (rules included), ``tools show`` in every
     mode. Bash: ``("read-only commands", {"command": "ls"})``, ``("other commands", {"command":
     "rm -rf build"})``, so that a tool offered at the ``read`` level is not taken for one that only
     reads. Empty: the listing shows the level alone."""

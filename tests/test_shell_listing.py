@@ -26,8 +26,11 @@ def bash_row(runner: CLIRunner, *args: str) -> dict[str, object]:
 @needs_bwrap
 def test_the_listing_shows_what_bash_may_do_per_mode(tmp_path: Path) -> None:
     runner = CLIRunner(tmp_path, installed=["shell"])
-    may = bash_row(runner)["may"]
-    decided = {mode: [e["decision"] for e in rows] for mode, rows in may.items()}  # type: ignore[union-attr]
+    assert list(bash_row(runner)["may"]) == ["default"]  # type: ignore[call-overload]  # the listed mode's
+    assert list(bash_row(runner, "--mode", "read")["may"]) == ["read"]  # type: ignore[call-overload]
+    shown = runner("tools", "show", "Bash", "--json")
+    may = json.loads(shown.stdout)["may"]
+    decided = {mode: [e["decision"] for e in rows] for mode, rows in may.items()}
     # read-only, file commands, other commands (docs/plugins/shell.md, "Bash in each mode")
     assert decided["default"] == ["allow", "ask", "ask"]
     assert decided["acceptEdits"] == ["allow", "allow", "allow"]
