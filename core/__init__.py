@@ -27,9 +27,10 @@ if _typing.TYPE_CHECKING:
     from ._session import Grant, Session
     from ._store import PluginStore, StoreError, StoreSchema
     from ._toolbox import Toolbox
-    from ._tools import Content, ImageContent, ResourceContent, TextContent, Tool, ToolContext, ToolResult
+    from ._tools import Absent, Content, ImageContent, ResourceContent, TextContent, Tool, ToolContext, ToolResult
 
 _LAZY = {
+    "Absent": "pegboard._tools",
     "Answer": "pegboard._decisions",
     "CallInfo": "pegboard._calls",
     "Catalogue": "pegboard._catalogue",
@@ -73,8 +74,8 @@ _LAZY = {
 # module's explicit exports (mypy --strict in a plugin author's project);
 # tests/test_core_api.py holds it to _LAZY's names and the three above.
 __all__ = [
-    "API_VERSION", "Answer", "CallInfo", "Catalogue", "CatalogueTool", "Check", "CompiledRule", "ConfigError",
-    "Content", "Decision", "Grant", "ImageContent", "InputFieldMatcher", "PermissionRequest", "PluginCheck",
+    "API_VERSION", "Absent", "Answer", "CallInfo", "Catalogue", "CatalogueTool", "Check", "CompiledRule",
+    "ConfigError", "Content", "Decision", "Grant", "ImageContent", "InputFieldMatcher", "PermissionRequest", "PluginCheck",
     "PluginContext", "PluginStore", "Policy", "PreCall", "ResourceContent", "Rule", "RuleMatcher",
     "RuleSamples", "Session", "Settings", "StoreError", "StoreSchema", "TextContent", "Tool", "ToolContext",
     "ToolNamespace", "ToolResult", "Toolbox", "UserScope", "Vote", "check_plugin", "clamp_policy", "hookimpl",

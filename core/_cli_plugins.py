@@ -9,7 +9,7 @@ from pathlib import Path
 
 import click
 
-from ._cli_shared import JSON, current_state, fail_config, global_options
+from ._cli_shared import JSON, complete_plugin_names, current_state, fail_config, global_options
 
 __all__ = ["plugins_group"]
 
@@ -51,7 +51,7 @@ def plugins_list(as_json: bool) -> None:
 
 
 @plugins_group.command("check")
-@click.argument("name")
+@click.argument("name", shell_complete=complete_plugin_names)
 @global_options
 @JSON
 def plugins_check(name: str, as_json: bool) -> None:

@@ -336,6 +336,20 @@ class PermissionEngine:
 
     # --- rules -------------------------------------------------------------
 
+    def check_new_rule(self, rule: Rule) -> None:
+        """``ValueError`` with why, for a rule about to be added to a config
+        file (``pegboard permissions add``): it names no tool known here
+        (the nearest is named; a tool of a declared namespace, such as an
+        MCP server's not yet listed, passes), or its plugin's matcher cannot
+        parse it."""
+        if not self._names.knows(rule.tool) and self.namespace_of(rule.tool) is None:
+            unknown: list[tuple[Rule, str | None]] = []
+            self._names.judge(rule, unknown)  # a name off only in case raises here
+            meant = unknown[0][1] if unknown else None
+            raise ValueError(f"no tool is called {rule.tool!r}" + (f"; did you mean {meant!r}?" if meant else
+                                                                   " (`pegboard tools list` shows them)"))
+        self.compile(rule)
+
     def compile(self, rule: Rule, layer: str = "session") -> CompiledRule | None:
         """Compile a rule through the plugin that owns its tool.
 
@@ -950,10 +964,9 @@ class _KnownNames:
         if same is not None:
             raise ValueError(f"no tool is called {rule.tool!r}; tool names are case-sensitive: did you mean "
                              f"{same!r}? (this {rule.behavior} rule would match nothing)")
-        import difflib
+        from ._nearest import nearest
 
-        close = difflib.get_close_matches(rule.tool, sorted(self.names), n=1, cutoff=0.6)
-        unknown.append((rule, close[0] if close else None))
+        unknown.append((rule, nearest(rule.tool, self.names)))
 
 
 def _abstain(request: PermissionRequest) -> None:
