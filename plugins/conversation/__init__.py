@@ -1,0 +1,143 @@
+"""The conversation plugin: the model searches and re-reads its own conversation,
+and checks and compacts its live window.
+
+Tools: ``ConversationSearch`` and ``ConversationRead`` over the session's
+conversation log (the turns compaction took out of the window included),
+``ContextCheck`` and ``ContextCompact`` over the live window. pegboard does
+not own the conversation, so the host provides it:
+
+- it records each message with ``record(session, *messages)`` (or ``await
+  arecord(...)``): a durable session keeps them in the store (the table
+  ``conversation_messages``), so the session resumed in another process
+  finds them; any other session keeps them in memory; or
+- it answers ``pegboard_conversation_messages(session)`` with its own list.
+
+``ContextCheck`` needs the host's ``pegboard_context_usage`` (its token
+counts), ``ContextCompact`` its ``pegboard_context_compact`` (its compaction).
+Each tool is offered only where the host provides what it needs. See
+docs/plugins/conversation.md.
+"""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any
+
+from pegboard import Tool, hookimpl
+
+from . import _hookspecs
+
+if TYPE_CHECKING:
+    from pegboard import PluginContext, Session, StoreSchema
+
+    from ._models import ContextUsage
+
+__all__ = ["PEGBOARD_API", "ContextUsage", "arecord", "hookspecs", "log_available", "record"]
+
+PEGBOARD_API = "1.0"
+# Every tool name this plugin may register: reserved for it even while it is off (docs/plugins.md).
+PEGBOARD_TOOL_NAMES = ("ConversationSearch", "ConversationRead", "ContextCheck", "ContextCompact")
+
+hookspecs = _hookspecs
+"""This plugin's hook specifications (``pegboard_conversation_messages``,
+``pegboard_context_usage``, ``pegboard_context_compact``)."""
+
+_P = "pegboard.plugins.conversation"
+_H = f"{_P}._handlers"
+_M = f"{_P}._models"
+LOG_HOOK = "pegboard_conversation_messages"
+USAGE_HOOK = "pegboard_context_usage"
+COMPACT_HOOK = "pegboard_context_compact"
+
+
+def __getattr__(name: str) -> Any:
+    if name == "ContextUsage":  # a pydantic model, imported on first use
+        from ._models import ContextUsage
+
+        return ContextUsage
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
+def log_available(context: PluginContext, session: Session) -> bool:
+    """Whether ``session`` has a conversation log to search: the host answers
+    ``pegboard_conversation_messages``, or messages were recorded for it
+    (in this process, or in the store by an earlier one for a durable session)."""
+    if context.host_implements(LOG_HOOK):
+        return True
+    from ._log import has_log
+
+    return has_log(context, session)
+
+
+def _context(session: Session) -> PluginContext | None:
+    """This plugin's context in ``session``'s toolbox, whatever name it was installed under."""
+    toolbox = session.toolbox
+    me = sys.modules[__name__]
+    for name, found in toolbox.records.items():
+        if found.obj is me and found.error is None:
+            return toolbox.context_for(name)
+    return None
+
+
+def record(session: Session, *messages: Any) -> list[int]:
+    """Record ``messages`` (oldest first) as the next messages of ``session``'s
+    conversation, as the host sends them to the model or receives them: an
+    Anthropic Messages API message, an OpenAI Chat Completions message, an
+    OpenAI Responses input item, or an SDK's pydantic object of one. Returns
+    their indices (``#N`` in ConversationSearch, from 1). A durable session
+    keeps them in the store, written before this returns (async code: ``await
+    arecord(...)``); any other session in memory. The first message recorded
+    offers ConversationSearch and ConversationRead to the session (the host
+    hears ``catalogue.changed``). Returns ``[]`` and records nothing when the
+    conversation plugin is not loaded (``[plugins.conversation] enabled =
+    false``). ``ValueError`` names a message that is none of these shapes."""
+    context = _context(session)
+    if context is None:
+        return []
+    from ._log import append
+
+    return append(context, session, messages)
+
+
+async def arecord(session: Session, *messages: Any) -> list[int]:
+    """``record`` for async code: a durable session's store is written on a worker thread."""
+    import asyncio
+
+    return await asyncio.to_thread(record, session, *messages)
+
+
+@hookimpl
+def pegboard_add_hooks(add: Callable[[object], None]) -> None:
+    add(_hookspecs)
+
+
+@hookimpl
+def pegboard_store_schema() -> StoreSchema:
+    from ._log import store_schema
+
+    return store_schema()
+
+
+@hookimpl
+def pegboard_register_tools(register: Callable[[Tool], None], context: PluginContext) -> None:
+    # All four read level and read-only: they read the session's own
+    # conversation, which the model has seen, and ContextCompact only asks the
+    # host to summarise that conversation (no file, command or network is
+    # touched), which plan mode's long reading sessions need most.
+    def has_log(session: Session) -> bool:
+        return log_available(context, session)
+
+    def host_does(hook: str) -> Callable[[Session], bool]:
+        return lambda session: context.host_implements(hook)
+
+    register(Tool(name="ConversationSearch", handler=f"{_H}:conversation_search",
+                  input_model=f"{_M}:ConversationSearchInput", read_only=True, loading="deferred",
+                  permission="read", timeout_s=60, offered_when=has_log))
+    register(Tool(name="ConversationRead", handler=f"{_H}:conversation_read",
+                  input_model=f"{_M}:ConversationReadInput", read_only=True, loading="deferred",
+                  permission="read", timeout_s=60, lifts_caps_with_scratchpad=True, offered_when=has_log))
+    register(Tool(name="ContextCheck", handler=f"{_H}:context_check", input_model=f"{_M}:ContextCheckInput",
+                  read_only=True, loading="deferred", permission="read", offered_when=host_does(USAGE_HOOK)))
+    register(Tool(name="ContextCompact", handler=f"{_H}:context_compact", input_model=f"{_M}:ContextCompactInput",
+                  read_only=True, loading="deferred", permission="read", offered_when=host_does(COMPACT_HOOK)))
