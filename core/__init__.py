@@ -27,9 +27,10 @@ if _typing.TYPE_CHECKING:
     from ._session import Grant, Session
     from ._store import PluginStore, StoreError, StoreSchema
     from ._toolbox import Toolbox
-    from ._tools import Content, ImageContent, ResourceContent, TextContent, Tool, ToolContext, ToolResult
+    from ._tools import Absent, Content, ImageContent, ResourceContent, TextContent, Tool, ToolContext, ToolResult
 
 _LAZY = {
+    "Absent": "_tools",
     "Answer": "_decisions",
     "CallInfo": "_calls",
     "Catalogue": "_catalogue",

@@ -123,7 +123,7 @@ def tools_list(mode: str | None, as_json: bool) -> None:
         toolbox = state.toolbox(inventory=True, listing=True)
         broken = toolbox.check_tools()
         inventory = [{**s.to_json(), "default_mode": toolbox.settings.core.permissions.mode}
-                     for s in toolbox.tool_statuses()]
+                     for s in toolbox.listed_statuses()]
         notes = toolbox.plugins.notes()
         failed = [f"plugin {r.name!r} failed, so its tools are missing: {r.error}"
                   for r in toolbox.records.values() if r.error and r.enabled]
@@ -220,11 +220,11 @@ def tools_cost(mode: str | None, as_json: bool) -> None:
 def tools_show(name: str, as_json: bool) -> None:
     """A tool's description and input schema."""
     toolbox = _state().toolbox(inventory=True, listing=True)
-    status = toolbox.statuses.get(name)
-    if status is None:
+    if name not in toolbox.statuses:
         raise click.UsageError(f"no tool called {name!r}; `pegboard tools list` shows them")
     from ._catalogue import augmented_schema
 
+    [status] = toolbox.listed_statuses(name)
     tool = status.tool
     description = toolbox.description(tool)
     schema = augmented_schema(toolbox.session(), tool)

@@ -24,7 +24,7 @@ from ._trust import TRUST_FILE, project_grants_file
 
 __all__ = ["load_rows", "store_rows"]
 
-FORMAT = 2
+FORMAT = 3
 
 
 def _cache_dir() -> Path:

@@ -24,7 +24,10 @@ if TYPE_CHECKING:
     from ._decisions import Answer
     from ._pending import PendingCall
 
-__all__ = ["Toolbox", "ToolStatus"]
+__all__ = ["ABSENT", "Toolbox", "ToolStatus", "absence"]
+
+# The start of an absent tool's status (``Tool.absent``, or its ``offered_when``'s ``Absent``).
+ABSENT = "absent: "
 
 
 @record(frozen=True)
@@ -35,13 +38,16 @@ class ToolStatus:
     enabled: bool
     status: str
     permission: Level
+    absent: str | None = None
+    """Why the tool is absent (``Tool.absent``), or absent from a plain session (its ``offered_when``)."""
 
-    def __init__(self, tool: Tool, enabled: bool, status: str, permission: Level) -> None:
+    def __init__(self, tool: Tool, enabled: bool, status: str, permission: Level, absent: str | None = None) -> None:
         _set = object.__setattr__
         _set(self, "tool", tool)
         _set(self, "enabled", enabled)
         _set(self, "status", status)
         _set(self, "permission", permission)
+        _set(self, "absent", absent if absent is not None else tool.absent if status.startswith(ABSENT) else None)
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -52,6 +58,7 @@ class ToolStatus:
             "permission": self.permission,
             "enabled": self.enabled,
             "status": self.status,
+            "absent": self.absent,
         }
 
 
@@ -106,6 +113,8 @@ class Toolbox:
                 why = f"blocked by [tools] (it goes with {needs}, which is blocked)"
             elif tools_cfg.allow is not None and name not in tools_cfg.allow and tool.plugin != CORE_PLUGIN:
                 why = f"blocked by [tools] allow in {settings.source_of('tools', 'allow')} (not listed)"
+            elif tool.absent is not None:
+                why = f"{ABSENT}{tool.absent}"
             else:
                 why = ""
             self.statuses[name] = ToolStatus(tool, not why, why or "available", self.required_level(tool))
@@ -340,11 +349,12 @@ class Toolbox:
                     more = f" and {len(siblings) - 8} more" if len(siblings) > 8 else ""
                     hint = f" Offered under {prefix}: {', '.join(siblings[:8])}{more}."
             return f"There is no tool called {name!r}.{hint}"
+        if status.tool.absent is not None and status.status.startswith(ABSENT):
+            return f"{name} is not available here: {status.tool.absent}."
         if not status.enabled:
             return f"{name} is not available: {status.status}."
         if status.tool.offered_when is not None and not session._offers_now(status.tool):
-            return (f"{name} is not offered in this session (the {status.tool.plugin} plugin offers it "
-                    "only to sessions where it applies).")
+            return f"{name} is not offered in this session: {absence(status.tool, session)}."
         if session.hides(status.tool):
             return f"{name} is not offered to this sub-agent ({' > '.join(session.chain)})."
         if (name == "ToolSearch" and status.tool.plugin == CORE_PLUGIN
@@ -421,6 +431,23 @@ class Toolbox:
         """Every known tool with whether it is available and why not, as ``pegboard tools list`` shows."""
         return sorted(self.statuses.values(), key=lambda s: self._listing_order(s.tool))
 
+    def listed_statuses(self, name: str | None = None) -> list[ToolStatus]:
+        """``tool_statuses`` (or tool ``name``'s alone) as ``pegboard tools
+        list`` shows them: a tool that keeps itself from some sessions
+        (``offered_when``) and from a plain one (top-level, no host, no
+        answer schema) says why there."""
+        plain: Session | None = None
+        out = []
+        for status in self.tool_statuses() if name is None else [self.statuses[name]]:
+            if status.enabled and status.tool.offered_when is not None:
+                plain = plain or self.session()
+                why = absence(status.tool, plain)
+                if why is not None:
+                    status = ToolStatus(status.tool, True, f"only in some sessions; a plain one lacks it: {why}",
+                                        status.permission, why)
+            out.append(status)
+        return out
+
     def _listing_order(self, tool: Tool) -> tuple[bool, bool]:
         head, sep, _ = tool.name.partition("__")
         return bool(sep) and head in self.plugins.namespaces, tool.plugin == CORE_PLUGIN
@@ -440,6 +467,15 @@ def _answer_schema(schema: Mapping[str, Any]) -> dict[str, Any]:
     except jsonschema.SchemaError as exc:
         raise ValueError(f"output_schema is not a valid JSON Schema: {exc.message}") from None
     return checked
+
+
+def absence(tool: Tool, session: Session) -> str | None:
+    """Why ``tool`` keeps itself from ``session`` (``Tool.absence_in``), or
+    None; a predicate that raises is its own bug, said as the reason."""
+    try:
+        return tool.absence_in(session)
+    except Exception as exc:
+        return f"its offered_when failed ({_short_error(exc)})"
 
 
 def level_rank(level: Level) -> int:

@@ -26,6 +26,7 @@ if TYPE_CHECKING:
     from ._session import Session
 
 __all__ = [
+    "Absent",
     "CORE_PLUGIN",
     "Content",
     "ImageContent",
@@ -186,6 +187,37 @@ class ToolResult(BaseModel):
 # ToolResult's namespace, read live: a rebuild of the model (its first
 # validation, with defer_build) puts the new validator there.
 _RESULT_NAMESPACE = ToolResult.__dict__
+
+class Absent:
+    """Why a tool is not offered to a session: what ``offered_when`` returns in
+    place of False, so that the model that calls the tool, ``pegboard tools
+    show`` and ``pegboard tools list`` say why. Falsy, as False is."""
+
+    __slots__ = ("reason",)
+    reason: str
+    """What is missing, said so that someone can act on it ("the host keeps no
+    conversation log"); the model reads it after "is not offered in this session: "."""
+
+    def __init__(self, reason: str) -> None:
+        if not isinstance(reason, str) or not reason.strip():
+            raise ValueError("Absent needs a reason: what is missing and how to provide it")
+        object.__setattr__(self, "reason", reason.strip().rstrip("."))
+
+    def __setattr__(self, name: str, value: Any) -> None:
+        raise AttributeError("Absent is immutable")
+
+    def __bool__(self) -> bool:
+        return False
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, Absent) and other.reason == self.reason
+
+    def __hash__(self) -> int:
+        return hash(self.reason)
+
+    def __repr__(self) -> str:
+        return f"Absent({self.reason!r})"
+
 
 HandlerResult = Union[ToolResult, str]
 Handler = Callable[[Any, "ToolContext"], Union[Awaitable[HandlerResult], HandlerResult]]
@@ -358,11 +390,16 @@ class Tool:
     metadata: Mapping[str, Any] = field(default_factory=dict)
     """Free-form facts for other plugins and the core: ``{"requires": "Bash"}`` makes the tool go
     when Bash is blocked; ``{"rule_names": [...]}`` names that rules for it may use."""
-    offered_when: Callable[[Session], bool] | str | None = None
-    """``offered_when(session) -> bool`` (or ``"module:attribute"`` naming it): the tool is offered
-    only to sessions it says yes to (StructuredOutput: a session with an answer schema). None:
-    every session its policy offers it to. Asked whenever the session's tools are looked at, so
-    keep it cheap; one that raises hides the tool (and is reported). Listings still show the tool."""
+    offered_when: Callable[[Session], bool | Absent] | str | None = None
+    """``offered_when(session) -> bool | Absent`` (or ``"module:attribute"`` naming it): the tool is
+    offered only to sessions it says True to (StructuredOutput: a session with an answer schema);
+    return ``Absent("why")`` rather than False to say why (the model that calls the tool is told, and
+    listings show it). None: every session its policy offers it to. Asked whenever the session's
+    tools are looked at, so keep it cheap; one that raises hides the tool (and is reported)."""
+    absent: str | None = None
+    """Why the tool cannot be offered in this toolbox at all (WebSearch: no search key): it is
+    registered all the same, so that ``pegboard tools list`` and ``tools show`` give the reason
+    and a call gets it as its error, but no session is offered it. None: not absent."""
     session_schema: Callable[[Session], Mapping[str, Any]] | str | None = None
     """``session_schema(session) -> dict`` (or ``"module:attribute"``): the input schema a session's
     catalogue shows in place of the registered one (StructuredOutput's is the session's answer
@@ -374,7 +411,8 @@ class Tool:
                  permission: Level = "workspace", subagents: bool = True, description: str | None = None,
                  timeout_s: float | None = None, lifts_caps_with_scratchpad: bool = False, plugin: str = "",
                  group: str | None = None, title: str | None = None, metadata: Mapping[str, Any] = FACTORY,
-                 offered_when: Callable[[Session], bool] | str | None = None,
+                 offered_when: Callable[[Session], bool | Absent] | str | None = None,
+                 absent: str | None = None,
                  session_schema: Callable[[Session], Mapping[str, Any]] | str | None = None) -> None:
         _set = object.__setattr__
         _set(self, "name", name)
@@ -393,6 +431,7 @@ class Tool:
         _set(self, "title", title)
         _set(self, "metadata", {} if metadata is FACTORY else metadata)
         _set(self, "offered_when", offered_when)
+        _set(self, "absent", absent)
         _set(self, "session_schema", session_schema)
         _set(self, "_declared_at", _caller_line())
         self.__post_init__()
@@ -410,6 +449,8 @@ class Tool:
             raise ValueError(f"tool {self.name!r}: permission must be one of {LEVELS}")
         if self.loading not in ("always", "deferred"):
             raise ValueError(f"tool {self.name!r}: loading must be 'always' or 'deferred'")
+        if self.absent is not None and (not isinstance(self.absent, str) or not self.absent.strip()):
+            raise ValueError(f"tool {self.name!r}: absent must be the reason (a sentence), or None")
 
     @cached_property
     def model(self) -> type[BaseModel] | None:
@@ -436,11 +477,25 @@ class Tool:
     def offered_to(self, session: Session) -> bool:
         """Whether ``offered_when`` lets ``session`` have this tool (True without one); what it
         raises comes through (``Session.hides`` reports it and hides the tool)."""
+        return self.absence_in(session) is None
+
+    def absence_in(self, session: Session) -> str | None:
+        """Why this tool keeps itself from ``session`` (``absent``, or the reason of the ``Absent``
+        its ``offered_when`` returned; a general sentence for a plain False), or None when it does
+        not. What ``offered_when`` raises comes through."""
+        if self.absent is not None:
+            return self.absent
         check = self.offered_when
         if check is None:
-            return True
+            return None
         fn = _import_attr(check) if isinstance(check, str) else check
-        return bool(fn(session))
+        answer = fn(session)
+        if isinstance(answer, Absent):
+            return answer.reason
+        if answer:
+            return None
+        owner = f"the {self.plugin} plugin offers it" if self.plugin else "it is offered"
+        return f"{owner} only to sessions where it applies"
 
     def schema_in(self, session: Session | None) -> dict[str, Any]:
         """The input JSON Schema ``session`` shows the model: ``session_schema``'s, else ``schema``."""

@@ -62,7 +62,7 @@ def test_tools_list_json_and_reasons(project: Path, plugin_factory: PluginFactor
     assert code == 0
     rows = {r["name"]: r for r in json.loads(out)}
     assert rows["Echo"] == {"name": "Echo", "plugin": "pipetest", "loading": "always", "read_only": True,
-                            "permission": "read", "enabled": True, "status": "available"}
+                            "permission": "read", "enabled": True, "status": "available", "absent": None}
     assert rows["Poke"]["enabled"] is False
     assert rows["Poke"]["status"].startswith("blocked by [tools]")
     # The cached answer notices a config change at once.
