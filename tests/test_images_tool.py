@@ -86,52 +86,10 @@ async def test_a_png_from_the_scratchpad_is_an_image_in_every_converter(toolbox:
 # --- the real SDKs' loops, against servers speaking each API ----------------------------------
 
 
-async def _loop(api: str, url: str, session: Any) -> None:
-    """The examples' loops (docs/embedding.md), in-process, until a reply has no tool call."""
-    if api == "anthropic":
-        import anthropic
-
-        client = anthropic.AsyncAnthropic(api_key="test-key", base_url=url)
-        messages: list[Any] = [{"role": "user", "content": "Look at dot.png"}]
-        while True:
-            reply = await client.messages.create(model="m", max_tokens=1000, messages=messages,
-                                                 tools=session.catalogue().to_anthropic())
-            messages.append({"role": "assistant", "content": [b.model_dump(exclude_none=True) for b in reply.content]})
-            calls = [b for b in reply.content if b.type == "tool_use"]
-            if not calls:
-                return
-            results = await session.call_batch([(c.name, c.input, c.id) for c in calls])
-            messages.append({"role": "user", "content": [r.to_anthropic(c.id) for c, r in zip(calls, results)]})
-    import openai
-
-    oclient = openai.AsyncOpenAI(api_key="test-key", base_url=url)
-    if api == "openai":
-        chat: list[Any] = [{"role": "user", "content": "Look at dot.png"}]
-        while True:
-            answer = await oclient.chat.completions.create(model="m", messages=chat,
-                                                           tools=session.catalogue().to_openai(strict=True))
-            message = answer.choices[0].message
-            chat.append(message.model_dump(include={"role", "content", "tool_calls"}, exclude_none=True))
-            if not message.tool_calls:
-                return
-            found = await session.call_batch([(c.function.name, c.function.arguments, c.id)
-                                              for c in message.tool_calls])
-            chat += ToolResult.openai_chat_messages([(c.id, r) for c, r in zip(message.tool_calls, found)])
-    items: list[Any] = [{"role": "user", "content": "Look at dot.png"}]
-    while True:
-        response = await oclient.responses.create(model="m", input=items,
-                                                  tools=session.catalogue().to_responses(strict=True))
-        items += [item.model_dump(exclude_none=True) for item in response.output]
-        fcalls = [item for item in response.output if item.type == "function_call"]
-        if not fcalls:
-            return
-        done = await session.call_batch([(c.name, c.arguments, c.call_id) for c in fcalls])
-        items += [r.to_responses(c.call_id) for c, r in zip(fcalls, done)]
-
-
 @pytest.mark.slow
 @pytest.mark.parametrize("api", ["anthropic", "openai", "responses"])
 async def test_the_image_reaches_the_model_through_each_api(api: str, toolbox: Toolbox, project: Path) -> None:
+    from _model_loops import run_loop
     from _model_servers import model_server, say, use
 
     png = base64.b64encode((project / "dot.png").read_bytes()).decode()
@@ -140,7 +98,7 @@ async def test_the_image_reaches_the_model_through_each_api(api: str, toolbox: T
     session = toolbox.session("bypassPermissions")
     try:
         with model_server(api, steps) as server:
-            await _loop(api, server.url, session)
+            await run_loop(api, server.url, session, "Look at dot.png")
     finally:
         await session.aclose()
     assert server.problems == [], server.problems

@@ -24,7 +24,7 @@ import sys
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
-from pegboard import Tool, hookimpl
+from pegboard import Absent, Tool, hookimpl
 
 from . import _hookspecs
 
@@ -125,11 +125,11 @@ def pegboard_register_tools(register: Callable[[Tool], None], context: PluginCon
     # conversation, which the model has seen, and ContextCompact only asks the
     # host to summarise that conversation (no file, command or network is
     # touched), which plan mode's long reading sessions need most.
-    def has_log(session: Session) -> bool:
-        return log_available(context, session)
+    def has_log(session: Session) -> bool | Absent:
+        return log_available(context, session) or _NO_LOG
 
-    def host_does(hook: str) -> Callable[[Session], bool]:
-        return lambda session: context.host_implements(hook)
+    def host_does(hook: str, otherwise: Absent) -> Callable[[Session], bool | Absent]:
+        return lambda session: context.host_implements(hook) or otherwise
 
     register(Tool(name="ConversationSearch", handler=f"{_H}:conversation_search",
                   input_model=f"{_M}:ConversationSearchInput", read_only=True, loading="deferred",
@@ -138,6 +138,14 @@ def pegboard_register_tools(register: Callable[[Tool], None], context: PluginCon
                   input_model=f"{_M}:ConversationReadInput", read_only=True, loading="deferred",
                   permission="read", timeout_s=60, lifts_caps_with_scratchpad=True, offered_when=has_log))
     register(Tool(name="ContextCheck", handler=f"{_H}:context_check", input_model=f"{_M}:ContextCheckInput",
-                  read_only=True, loading="deferred", permission="read", offered_when=host_does(USAGE_HOOK)))
+                  read_only=True, loading="deferred", permission="read", offered_when=host_does(USAGE_HOOK, _NO_USAGE)))
     register(Tool(name="ContextCompact", handler=f"{_H}:context_compact", input_model=f"{_M}:ContextCompactInput",
-                  read_only=True, loading="deferred", permission="read", offered_when=host_does(COMPACT_HOOK)))
+                  read_only=True, loading="deferred", permission="read",
+                  offered_when=host_does(COMPACT_HOOK, _NO_COMPACT)))
+
+
+_NO_LOG = Absent("the host keeps no conversation log for this session (a host records its messages with "
+                 "pegboard.plugins.conversation.record, or implements pegboard_conversation_messages)")
+_NO_USAGE = Absent("the host reports no token counts (a host implements pegboard_context_usage)")
+_NO_COMPACT = Absent("the host does not compact the conversation on request (a host implements "
+                     "pegboard_context_compact)")

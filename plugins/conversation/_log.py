@@ -74,7 +74,8 @@ class HeldLog(Log):
         return len(self._messages)
 
     def read(self, start: int, count: int) -> list[Message]:
-        return [(start + i, role, parts) for i, (role, parts) in enumerate(self._messages[start - 1: start - 1 + count])]
+        chosen = self._messages[start - 1: start - 1 + count]
+        return [(start + i, role, parts) for i, (role, parts) in enumerate(chosen)]
 
     def scan(self) -> Iterator[Message]:
         for i, (role, parts) in enumerate(self._messages, 1):
