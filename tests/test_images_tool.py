@@ -192,6 +192,17 @@ async def test_a_multi_page_tiff_shows_its_first_page_and_says_so(toolbox: Toolb
     assert "first of 3 frames" in result.text_content()
 
 
+@pytest.mark.slow
+async def test_a_conversion_past_the_pixel_bound_is_refused_before_decoding(toolbox: Toolbox) -> None:
+    from pegboard.plugins.images._convert import MAX_PIXELS
+
+    out = io.BytesIO()
+    Image.new("1", (MAX_PIXELS // 4000 + 1, 4000)).save(out, "TIFF", compression="group4")
+    assert len(out.getvalue()) < 100_000  # small on disk, huge once decoded
+    result = await show(toolbox, out.getvalue())
+    assert result.is_error and f"more than the {MAX_PIXELS:,} ShowImage converts" in result.text_content()
+
+
 @pytest.mark.parametrize("kind, mime", [("JPEG", "image/jpeg"), ("GIF", "image/gif"), ("WEBP", "image/webp")])
 async def test_jpeg_gif_and_webp_pass_through_untouched(toolbox: Toolbox, kind: str, mime: str) -> None:
     data = picture(kind)

@@ -110,9 +110,10 @@ def _block(block: Any) -> str:
     if kind in ("image", "image_url", "input_image"):
         return _image(block)
     if kind in ("document", "file", "input_file"):
-        source = block.get("source") if isinstance(block.get("source"), Mapping) else {}
-        file = block.get("file") if isinstance(block.get("file"), Mapping) else {}
-        name = block.get("title") or block.get("filename") or file.get("filename") or source.get("media_type")
+        source, file = block.get("source"), block.get("file")
+        name = (block.get("title") or block.get("filename")
+                or (file.get("filename") if isinstance(file, Mapping) else None)
+                or (source.get("media_type") if isinstance(source, Mapping) else None))
         return f"[document{': ' + str(name) if name else ''}]"
     if kind == "input_audio":
         return "[audio]"
