@@ -369,3 +369,21 @@ async def test_writers_side_by_side_lose_nothing(store_url: str, tmp_path: Path)
     texts = [line for block in read for line in block.splitlines() if line.startswith("writer ")]
     assert sorted(texts) == sorted(f"writer {n} message {k}" for n in range(4) for k in range(25))
     assert "of 100." in read[-1]
+
+
+@pytest.mark.slow
+async def test_a_durable_log_is_offered_on_resuming_and_goes_with_the_session(tmp_path: Path) -> None:
+    first = Toolbox.load(cwd=tmp_path, plugins=["conversation"])
+    session = new_session(first, "default", session_id="kept-log")
+    assert offered(session) == set()
+    record(session, {"role": "user", "content": "the release is called Aurora"})
+    await session.aclose()
+    again = Toolbox.load(cwd=tmp_path, plugins=["conversation"])
+    resumed = new_session(again, "default", session_id="kept-log")
+    assert offered(resumed) == {"ConversationSearch", "ConversationRead"}  # nothing recorded by this process
+    assert "#1 user: the release is called Aurora" in (await call(resumed, "ConversationSearch",
+                                                                  {"query": "aurora"})).text_content()
+    await resumed.aclose()
+    assert again.delete_sessions(["kept-log"]) == (["kept-log"], [])
+    fresh = new_session(Toolbox.load(cwd=tmp_path, plugins=["conversation"]), "default", session_id="kept-log")
+    assert offered(fresh) == set()

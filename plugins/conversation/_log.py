@@ -15,10 +15,10 @@ import time
 from collections.abc import Iterator, Sequence
 from typing import TYPE_CHECKING, Any
 
-from ._messages import Message, message_parts
-
 if TYPE_CHECKING:
     from pegboard import PluginContext, PluginStore, Session, StoreSchema
+
+    from ._messages import Message
 
 __all__ = ["HeldLog", "Log", "StoredLog", "TABLE", "append", "has_log", "log_of", "normalized", "store_schema"]
 
@@ -120,6 +120,8 @@ class StoredLog(Log):
 
 def normalized(messages: Sequence[Any], what: str) -> list[tuple[str, list[str]]]:
     """``messages`` as (role, parts); ``ValueError`` naming the message that is not one."""
+    from ._messages import message_parts  # only where messages are read: a listing never is
+
     out = []
     for number, message in enumerate(messages, 1):
         try:
