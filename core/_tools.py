@@ -21,7 +21,7 @@ from typing import TYPE_CHECKING, Annotated, Any, Literal, Union
 from pydantic import BaseModel, ConfigDict, Field
 
 if TYPE_CHECKING:
-    from ._decisions import CompiledRule
+    from ._decisions import CompiledRule, Vote
     from ._plugins import PluginContext
     from ._session import Session
 
@@ -405,6 +405,12 @@ class Tool:
     catalogue shows in place of the registered one (StructuredOutput's is the session's answer
     schema). The handler then checks its arguments itself: the pipeline validates against the
     registered ``input_schema`` only, as advice."""
+    vote: Callable[..., Vote | None] | str | None = None
+    """This tool's own permission vote (or ``"module:attribute"`` naming it, imported at the tool's
+    first decision): ``vote(request, config, context)`` taking those of the three arguments it names,
+    as a hook does (``config`` and ``context`` are its plugin's). Called only for calls of this tool;
+    it returns ``Vote.allow/ask/deny(reason)`` or None to abstain. The broadcast
+    ``pegboard_permission`` hook is for policies that span tools."""
 
     def __init__(self, *, name: str, handler: Handler | str, input_model: type[BaseModel] | str | None = None,
                  input_schema: Mapping[str, Any] | None = None, read_only: bool = False, loading: Loading = "always",
@@ -413,7 +419,8 @@ class Tool:
                  group: str | None = None, title: str | None = None, metadata: Mapping[str, Any] = FACTORY,
                  offered_when: Callable[[Session], bool | Absent] | str | None = None,
                  absent: str | None = None,
-                 session_schema: Callable[[Session], Mapping[str, Any]] | str | None = None) -> None:
+                 session_schema: Callable[[Session], Mapping[str, Any]] | str | None = None,
+                 vote: Callable[..., Vote | None] | str | None = None) -> None:
         _set = object.__setattr__
         _set(self, "name", name)
         _set(self, "handler", handler)
@@ -433,6 +440,7 @@ class Tool:
         _set(self, "offered_when", offered_when)
         _set(self, "absent", absent)
         _set(self, "session_schema", session_schema)
+        _set(self, "vote", vote)
         _set(self, "_declared_at", _caller_line())
         self.__post_init__()
 
@@ -514,6 +522,17 @@ class Tool:
                 raise TypeError(f"tool {self.name!r}: {self.handler} is not callable")
             return fn
         return self.handler
+
+    @cached_property
+    def voter(self) -> Callable[..., Vote | None] | None:
+        """``vote``, imported on first use when it was given as ``"module:attribute"``."""
+        given = self.vote
+        if isinstance(given, str):
+            fn = _import_attr(given)
+            if not callable(fn):
+                raise TypeError(f"tool {self.name!r}: {given} is not callable")
+            return fn
+        return given
 
     @cached_property
     def _awaited(self) -> bool:
