@@ -4,7 +4,7 @@
 
 The Anthropic Messages loop of examples/anthropic_messages.py, with a host
 that provides what the conversation plugin's tools need: it records every
-message of the durable session ``SESSION_ID`` (``arecord``), so the session
+message of the durable session ``SESSION_ID`` (``ConversationLog``), so the session
 resumed by a later run, in another process, still has them; it reports its
 token counts (``pegboard_context_usage``: ContextCheck) and compacts when the
 model asks (``pegboard_context_compact``: ContextCompact) or the window fills.
@@ -20,7 +20,7 @@ import sys
 import anthropic
 
 from pegboard import Answer, Toolbox, hookimpl
-from pegboard.plugins.conversation import ContextUsage, arecord
+from pegboard.plugins.conversation import ContextUsage, ConversationLog
 
 MODEL = os.environ.get("MODEL", "claude-sonnet-4-5")
 WINDOW = 200_000      # the model's context window, in tokens
@@ -49,7 +49,7 @@ class Host:
         return True
 
 
-async def compact(client, session, messages, instructions, keep_recent):
+async def compact(client, log, session, messages, instructions, keep_recent):
     """The messages with the older ones replaced by the model's summary of them.
     keep_recent keeps the current turn (from its user message on) as it is."""
     starts = [i for i, m in enumerate(messages) if m["role"] == "user" and isinstance(m["content"], str)]
@@ -73,19 +73,20 @@ async def compact(client, session, messages, instructions, keep_recent):
         recent = [first, *recent[1:]]
     else:
         recent = [{"role": "user", "content": f"{summary}\n\nCarry on from there."}]
-    await arecord(session, recent[0])  # the log keeps every message the model was sent
+    await log.arecord(session, recent[0])  # the log keeps every message the model was sent
     return recent
 
 
 async def main(task: str) -> None:
     client = anthropic.AsyncAnthropic()  # ANTHROPIC_API_KEY (and ANTHROPIC_BASE_URL) from the environment
     host = Host()
-    session = Toolbox.load(cwd=".", host=host).session(
-        "default", session_id=os.environ.get("SESSION_ID", "conversation-example"))
+    toolbox = Toolbox.load(cwd=".", host=host)
+    log = ConversationLog(toolbox)
+    session = toolbox.session("default", session_id=os.environ.get("SESSION_ID", "conversation-example"))
     if session.resumed:
         task = f"(This conversation was resumed: ConversationSearch finds what came before.)\n{task}"
     messages = [{"role": "user", "content": task}]
-    await arecord(session, messages[0])
+    await log.arecord(session, messages[0])
     while True:
         catalogue = session.catalogue()  # again each turn: ToolSearch may have loaded tools
         reply = await client.messages.create(model=MODEL, max_tokens=4096, messages=messages,
@@ -94,7 +95,7 @@ async def main(task: str) -> None:
         host.used = reply.usage.input_tokens + reply.usage.output_tokens
         messages.append({"role": "assistant", "content": [block.model_dump(exclude_none=True)
                                                           for block in reply.content]})
-        await arecord(session, messages[-1])
+        await log.arecord(session, messages[-1])
         calls = [block for block in reply.content if block.type == "tool_use"]
         if not calls:
             print("".join(block.text for block in reply.content if block.type == "text"))
@@ -102,10 +103,10 @@ async def main(task: str) -> None:
         results = await session.call_batch([(call.name, call.input, call.id) for call in calls])
         messages.append({"role": "user", "content": [result.to_anthropic(call.id)
                                                      for call, result in zip(calls, results)]})
-        await arecord(session, messages[-1])
+        await log.arecord(session, messages[-1])
         if host.asked is not None or host.used > COMPACT_AT:
             instructions, keep_recent = host.asked or (None, True)
-            compacted = await compact(client, session, messages, instructions, keep_recent)
+            compacted = await compact(client, log, session, messages, instructions, keep_recent)
             host.compactions += compacted is not messages  # (nothing older than this turn: nothing to do)
             messages, host.asked = compacted, None
 

@@ -20,7 +20,7 @@ import pytest
 from _model_loops import run_loop
 from _model_servers import model_server, say, use
 from pegboard import Toolbox
-from pegboard.plugins.conversation import record
+from pegboard.plugins.conversation import ConversationLog
 
 pytestmark = [pytest.mark.anyio, pytest.mark.slow]
 
@@ -58,14 +58,15 @@ async def test_a_compacted_conversation_is_found_again_here_and_in_another_proce
     project.mkdir()
     toolbox = Toolbox.load(cwd=project, plugins=["conversation"])
     session = toolbox.session("default", session_id=SESSION)
+    log = ConversationLog(toolbox)
     conversation = long_conversation()
     assert len(conversation) == 200
     for message in conversation:  # as a host records each message it sends or receives
-        record(session, message)
+        log.record(session, message)
     # The host compacts: its live window is a summary that dropped the detail, and the question.
     live = [{"role": "user", "content": "[A summary of the conversation so far.] We set up staging in 99 steps; "
                                         "all passed.\n\nWhich port does the staging database use?"}]
-    assert record(session, live[0]) == [201]
+    assert log.record(session, live[0]) == [201]
 
     steps = [use(("ToolSearch", {"query": "select:ConversationSearch,ConversationRead"})),
              use(("ConversationSearch", {"query": "staging database"})),

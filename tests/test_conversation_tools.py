@@ -14,7 +14,7 @@ from typing import Any
 import pytest
 
 from pegboard import Toolbox, ToolResult, hookimpl
-from pegboard.plugins.conversation import ContextUsage, arecord, record
+from pegboard.plugins.conversation import ContextUsage, ConversationLog
 
 pytestmark = pytest.mark.anyio
 
@@ -52,6 +52,11 @@ def toolbox(tmp_path: Path) -> Toolbox:
     return Toolbox.load(cwd=root, plugins=["conversation"])
 
 
+def record(session: Any, *messages: Any) -> list[int]:
+    """What a host does with each message: ``ConversationLog(toolbox).record``."""
+    return ConversationLog(session.toolbox).record(session, *messages)
+
+
 def new_session(toolbox: Toolbox, mode: str = "default", **options: Any) -> Any:
     """A session whose deferred tools are loaded, as ToolSearch would (their results carry no note)."""
     session = toolbox.session(mode, **options)
@@ -77,7 +82,7 @@ async def test_without_a_log_or_hooks_the_tools_are_absent_and_say_why(toolbox: 
     assert refused.is_error
     assert refused.text_content() == (
         "ConversationSearch is not offered in this session: the host keeps no conversation log for this session "
-        "(a host records its messages with pegboard.plugins.conversation.record, or implements "
+        "(a host records its messages with pegboard.plugins.conversation.ConversationLog, or implements "
         "pegboard_conversation_messages).")
     assert "pegboard_context_usage" in (await call(session, "ContextCheck", {})).text_content()
     assert "pegboard_context_compact" in (await call(session, "ContextCompact", {})).text_content()
@@ -114,7 +119,7 @@ async def test_recorded_messages_of_every_shape_are_searched_and_read(toolbox: T
     assert record(session, *ANTHROPIC) == [1, 2, 3]
     assert offered(session) == {"ConversationSearch", "ConversationRead"}
     assert ("catalogue.changed", {"reason": "conversation recorded"}) in events
-    assert await arecord(session, *CHAT) == [4, 5]
+    assert await ConversationLog(toolbox).arecord(session, *CHAT) == [4, 5]
     assert record(session, *RESPONSES) == [6, 7, 8]
 
     found = await call(session, "ConversationSearch", {"query": "STAGING DATABASE"})
@@ -211,8 +216,23 @@ async def test_parts_past_the_cap_are_cut_with_a_note(toolbox: Toolbox) -> None:
 
 
 async def test_record_does_nothing_where_the_plugin_is_not_loaded(tmp_path: Path) -> None:
-    session = new_session(Toolbox.load(cwd=tmp_path, plugins=[]), "default")
-    assert record(session, {"role": "user", "content": "hello"}) == []
+    toolbox = Toolbox.load(cwd=tmp_path, plugins=[])
+    log = ConversationLog(toolbox)
+    assert not log.enabled and log.record(toolbox.session(), {"role": "user", "content": "hello"}) == []
+    config = tmp_path / "off.toml"
+    config.write_text("[plugins.conversation]\nenabled = false\n")
+    assert not ConversationLog(Toolbox.load(cwd=tmp_path, plugins=["conversation"], config=config)).enabled
+
+
+async def test_the_log_follows_the_plugin_under_another_name(tmp_path: Path) -> None:
+    import pegboard.plugins.conversation as plugin
+
+    toolbox = Toolbox.load(cwd=tmp_path, plugins=[], extra_plugins={"recall": plugin})
+    session = new_session(toolbox)
+    assert ConversationLog(toolbox).record(session, {"role": "user", "content": "kept under recall"}) == [1]
+    assert session.plugin_state("recall")["log"] and "conversation" not in session._plugin_state
+    assert "#1 user: kept under recall" in (await call(session, "ConversationSearch",
+                                                      {"query": "kept"})).text_content()
 
 
 # --- a host that keeps the conversation itself -----------------------------------------------------

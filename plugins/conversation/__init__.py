@@ -6,10 +6,10 @@ conversation log (the turns compaction took out of the window included),
 ``ContextCheck`` and ``ContextCompact`` over the live window. pegboard does
 not own the conversation, so the host provides it:
 
-- it records each message with ``record(session, *messages)`` (or ``await
-  arecord(...)``): a durable session keeps them in the store (the table
-  ``conversation_messages``), so the session resumed in another process
-  finds them; any other session keeps them in memory; or
+- it records each message with ``ConversationLog(toolbox).record(session,
+  *messages)`` (or ``await ... arecord(...)``): a durable session keeps them in
+  the store (the table ``conversation_messages``), so the session resumed in
+  another process finds them; any other session keeps them in memory; or
 - it answers ``pegboard_conversation_messages(session)`` with its own list.
 
 ``ContextCheck`` needs the host's ``pegboard_context_usage`` (its token
@@ -29,11 +29,11 @@ from pegboard import Absent, Tool, hookimpl
 from . import _hookspecs
 
 if TYPE_CHECKING:
-    from pegboard import PluginContext, Session, StoreSchema
+    from pegboard import PluginContext, Session, StoreSchema, Toolbox
 
     from ._models import ContextUsage
 
-__all__ = ["PEGBOARD_API", "ContextUsage", "arecord", "hookspecs", "log_available", "record"]
+__all__ = ["PEGBOARD_API", "ContextUsage", "ConversationLog", "hookspecs", "log_available"]
 
 PEGBOARD_API = "1.0"
 # Every tool name this plugin may register: reserved for it even while it is off (docs/plugins.md).
@@ -70,41 +70,48 @@ def log_available(context: PluginContext, session: Session) -> bool:
     return has_log(context, session)
 
 
-def _context(session: Session) -> PluginContext | None:
-    """This plugin's context in ``session``'s toolbox, whatever name it was installed under."""
-    toolbox = session.toolbox
-    me = sys.modules[__name__]
-    for name, found in toolbox.records.items():
-        if found.obj is me and found.error is None:
-            return toolbox.context_for(name)
-    return None
+class ConversationLog:
+    """The host's side of the log in one toolbox: ``ConversationLog(toolbox)``
+    once, then ``record(session, *messages)`` (``await arecord(...)`` in async
+    code) for each message of a session made from that toolbox.
 
+    Messages are recorded as the host sends them to the model or receives
+    them: an Anthropic Messages API message, an OpenAI Chat Completions
+    message, an OpenAI Responses input item, or an SDK's pydantic object of
+    one. A durable session keeps them in the store, written before ``record``
+    returns; any other session in memory. ``enabled`` is False, and nothing is
+    recorded, when the conversation plugin is not loaded in the toolbox
+    (``[plugins.conversation] enabled = false``)."""
 
-def record(session: Session, *messages: Any) -> list[int]:
-    """Record ``messages`` (oldest first) as the next messages of ``session``'s
-    conversation, as the host sends them to the model or receives them: an
-    Anthropic Messages API message, an OpenAI Chat Completions message, an
-    OpenAI Responses input item, or an SDK's pydantic object of one. Returns
-    their indices (``#N`` in ConversationSearch, from 1). A durable session
-    keeps them in the store, written before this returns (async code: ``await
-    arecord(...)``); any other session in memory. The first message recorded
-    offers ConversationSearch and ConversationRead to the session (the host
-    hears ``catalogue.changed``). Returns ``[]`` and records nothing when the
-    conversation plugin is not loaded (``[plugins.conversation] enabled =
-    false``). ``ValueError`` names a message that is none of these shapes."""
-    context = _context(session)
-    if context is None:
-        return []
-    from ._log import append
+    def __init__(self, toolbox: Toolbox) -> None:
+        me = sys.modules[__name__]
+        found = [name for name, plugin in toolbox.records.items()
+                 if plugin.obj is me and plugin.enabled and plugin.error is None]
+        self._context = toolbox.context_for(found[0]) if found else None
 
-    return append(context, session, messages)
+    @property
+    def enabled(self) -> bool:
+        """Whether the conversation plugin is loaded, so that ``record`` keeps messages."""
+        return self._context is not None
 
+    def record(self, session: Session, *messages: Any) -> list[int]:
+        """Record ``messages`` (oldest first) as the next messages of
+        ``session``'s conversation; their indices (``#N`` in ConversationSearch,
+        from 1), ``[]`` when the plugin is not loaded. The first message
+        recorded offers ConversationSearch and ConversationRead to the session
+        (the host hears ``catalogue.changed``). ``ValueError`` names a message
+        that is none of the shapes above."""
+        if self._context is None:
+            return []
+        from ._log import append
 
-async def arecord(session: Session, *messages: Any) -> list[int]:
-    """``record`` for async code: a durable session's store is written on a worker thread."""
-    import asyncio
+        return append(self._context, session, messages)
 
-    return await asyncio.to_thread(record, session, *messages)
+    async def arecord(self, session: Session, *messages: Any) -> list[int]:
+        """``record`` for async code: a durable session's store is written on a worker thread."""
+        import asyncio
+
+        return await asyncio.to_thread(self.record, session, *messages)
 
 
 @hookimpl
@@ -145,7 +152,7 @@ def pegboard_register_tools(register: Callable[[Tool], None], context: PluginCon
 
 
 _NO_LOG = Absent("the host keeps no conversation log for this session (a host records its messages with "
-                 "pegboard.plugins.conversation.record, or implements pegboard_conversation_messages)")
+                 "pegboard.plugins.conversation.ConversationLog, or implements pegboard_conversation_messages)")
 _NO_USAGE = Absent("the host reports no token counts (a host implements pegboard_context_usage)")
 _NO_COMPACT = Absent("the host does not compact the conversation on request (a host implements "
                      "pegboard_context_compact)")

@@ -26,7 +26,7 @@ def pegboard_conversation_messages(session: Session) -> Sequence[Any] | None:
     input item (``function_call``, ``function_call_output``, ...), or an SDK's
     pydantic object of one of these (``model_dump`` is called). Message ``#N``
     is the N-th of the list. Return None to pass: the messages recorded with
-    ``pegboard.plugins.conversation.record`` are used instead. Implementing it
+    ``pegboard.plugins.conversation.ConversationLog`` are used instead. Implementing it
     offers ConversationSearch and ConversationRead to every session."""
 
 

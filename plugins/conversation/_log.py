@@ -170,25 +170,20 @@ def append(context: PluginContext, session: Session, messages: Sequence[Any]) ->
 
 def _insert(store: PluginStore, session_id: str, entries: list[tuple[str, list[str]]]) -> list[int]:
     from sqlalchemy import func, insert, select
-    from sqlalchemy.exc import IntegrityError
 
     rows = _table()
     now = time.time()
-    # Two processes appending to one session at once may both pick the same
-    # next index on PostgreSQL (SQLite's writers queue): the key refuses the
-    # second, which tries again after the first.
-    for attempt in range(8):
-        try:
-            with store.begin() as conn:
-                last = conn.execute(select(func.max(rows.c.idx)).where(rows.c.session_id == session_id)).scalar()
-                first = int(last or 0) + 1
-                conn.execute(insert(rows), [
-                    {"session_id": session_id, "idx": first + i, "role": role,
-                     "parts": json.dumps(parts, ensure_ascii=False), "recorded_at": now}
-                    for i, (role, parts) in enumerate(entries)])
-            return list(range(first, first + len(entries)))
-        except IntegrityError:
-            if attempt == 7:
-                raise
-            time.sleep(0.01 * (attempt + 1))
-    raise AssertionError("unreachable")
+    with store.begin() as conn:
+        # Writers to one session take turns, so that each reads the last index
+        # the previous one wrote: SQLite's writers do already (every writing
+        # transaction takes the write lock); on PostgreSQL a lock per session,
+        # held until the transaction ends.
+        if store.backend == "postgresql":
+            conn.execute(select(func.pg_advisory_xact_lock(func.hashtext(f"{TABLE}:{session_id}"))))
+        last = conn.execute(select(func.max(rows.c.idx)).where(rows.c.session_id == session_id)).scalar()
+        first = int(last or 0) + 1
+        conn.execute(insert(rows), [
+            {"session_id": session_id, "idx": first + i, "role": role,
+             "parts": json.dumps(parts, ensure_ascii=False), "recorded_at": now}
+            for i, (role, parts) in enumerate(entries)])
+    return list(range(first, first + len(entries)))
