@@ -16,10 +16,10 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import TYPE_CHECKING
 
-from pegboard import Check, Tool, hookimpl
+from pegboard import Tool, hookimpl
 
 if TYPE_CHECKING:
-    from pegboard import PluginContext
+    from pegboard import Check
 
 __all__ = ["MAX_IMAGE_BYTES", "PEGBOARD_API"]
 
@@ -45,8 +45,10 @@ def pegboard_register_tools(register: Callable[[Tool], None]) -> None:
 
 
 @hookimpl
-def pegboard_doctor(context: PluginContext) -> list[Check]:
+def pegboard_doctor() -> list[Check]:
     from importlib import metadata
+
+    from pegboard import Check  # a dataclass: made when doctor runs, not at every start
 
     try:
         version = metadata.version("pillow")
