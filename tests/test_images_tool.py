@@ -313,3 +313,13 @@ def test_a_png_passes_through_without_importing_pillow() -> None:
             "print(r.is_error, 'PIL' in sys.modules, 'pegboard.plugins.images._convert' in sys.modules)\n")
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
     assert done.stdout.split() == ["False", "False", "True"], done.stdout + done.stderr
+
+
+def test_doctor_says_whether_pillow_converts(toolbox: Toolbox) -> None:
+    from importlib import metadata
+
+    from pegboard.plugins.images import pegboard_doctor
+
+    [check] = pegboard_doctor()
+    assert (check.name, check.status) == ("conversion", "ok")
+    assert check.detail.startswith(f"Pillow {metadata.version('pillow')}: ShowImage converts TIFF, BMP")
