@@ -46,6 +46,7 @@ from ._plugins import _short_error
 from ._policy import Policy, clamp_policy, policy_for
 from ._gitdirs import enclosing_git_dir
 from ._protected import path_matcher, protected_patterns
+from ._tracing import optional_span
 from ._trust import project_grants_file
 
 if TYPE_CHECKING:
@@ -804,8 +805,11 @@ class PermissionEngine:
         shown = replace(decision, suggestions=decision.suggestions or (request.tool.name,))
         shown = replace(shown, previews=tuple(self._safe_preview(r, request.session) for r in shown.suggestions))
         try:
-            async with request.session.person_lock:
-                answer, host = await hooks.afirst_from("pegboard_ask", request=request, decision=shown)
+            with optional_span(f"approval {request.tool.name}", {"gen_ai.tool.name": request.tool.name}) as waiting:
+                async with request.session.person_lock:
+                    answer, host = await hooks.afirst_from("pegboard_ask", request=request, decision=shown)
+                if waiting is not None:
+                    waiting.set_attribute("pegboard.approval.answer", _answer_kind(answer))
         except Exception as exc:
             return Decision("deny", f"{decision.reason}; asking failed: {_short_error(exc)}", "host")
         if not isinstance(answer, Answer):
@@ -817,8 +821,9 @@ class PermissionEngine:
 
     def _apply_answer(self, decision: Decision, shown: Decision, answer: Answer,
                       request: PermissionRequest, host: str) -> Decision:
-        # For the audit: what the person said, and through which host.
-        request.extra["answer"] = ("declined" if not answer.allow else answer.remember or "once", host)
+        # For the audit: what the person said, through which host, and who they are when known.
+        by = f"{host}, by {answer.approver}" if answer.approver else host
+        request.extra["answer"] = ("declined" if not answer.allow else answer.remember or "once", by[:200])
         if not answer.allow:
             return Decision("deny", answer.message or "the person declined this call",
                             "person" if answer.asked else "host")
@@ -994,3 +999,14 @@ def _rule_error(text: str, exc: BaseException) -> str:
             message = message[len(quoted) + 2:]
             break
     return f"rule {text!r}: {message}"
+
+
+def _answer_kind(answer: object) -> str:
+    """A host's answer in one word, for the approval span."""
+    if not isinstance(answer, Answer):
+        return "none"
+    if answer.pending:
+        return "later"
+    if not answer.allow:
+        return "deny"
+    return f"allow:{answer.remember}" if answer.remember else "allow"
