@@ -169,9 +169,9 @@ async def test_sdk_objects_are_recorded_and_a_message_that_is_none_is_named(tool
     assert record(session, reply) == [1]
     assert "#1 assistant: The answer is 42." in (await call(session, "ConversationSearch",
                                                             {"query": "answer"})).text_content()
-    with pytest.raises(ValueError, match=r"record: message 2: a message needs a role"):
+    with pytest.raises(ValueError, match=r"^message 2 of 2 given to record: a message needs a role"):
         record(session, {"role": "user", "content": "fine"}, {"content": "no role"})
-    with pytest.raises(ValueError, match=r"record: message 1: a message is a dict"):
+    with pytest.raises(ValueError, match=r"^message 1 of 1 given to record: a message is a dict"):
         record(session, "just text")
     assert record(session) == []
 
@@ -265,7 +265,7 @@ async def test_the_hosts_own_log_through_its_hook(tmp_path: Path) -> None:
     host.messages = [{"role": "user", "content": "ok"}, 42]
     broken = await call(session, "ConversationSearch", {"query": "ok"})
     assert broken.is_error and broken.text_content() == (
-        "The host's conversation cannot be read: the host's conversation: message 2: a message is a dict (an "
+        "The host's conversation cannot be read: message 2 of 2: a message is a dict (an "
         "Anthropic or OpenAI message, or a Responses item), not int.")
     host.messages = "not a list"
     assert "not a list of messages" in (await call(session, "ConversationSearch", {"query": "x"})).text_content()

@@ -54,7 +54,7 @@ async def _log(ctx: ToolContext) -> Log:
         if isinstance(given, (str, bytes)) or not isinstance(given, Sequence):
             raise _NoLog(f"The host gave the conversation as {type(given).__name__}, not a list of messages.")
         try:
-            return HeldLog(await asyncio.to_thread(normalized, given, "the host's conversation"))
+            return HeldLog(await asyncio.to_thread(normalized, given))
         except ValueError as exc:
             raise _NoLog(f"The host's conversation cannot be read: {exc}.") from None
     context = ctx.plugin_context

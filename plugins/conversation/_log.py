@@ -118,8 +118,9 @@ class StoredLog(Log):
             after = page[-1][0]
 
 
-def normalized(messages: Sequence[Any], what: str) -> list[tuple[str, list[str]]]:
-    """``messages`` as (role, parts); ``ValueError`` naming the message that is not one."""
+def normalized(messages: Sequence[Any], where: str = "") -> list[tuple[str, list[str]]]:
+    """``messages`` as (role, parts); ``ValueError`` naming the message that is
+    not one (``message 2 of 3{where}: ...``)."""
     from ._messages import message_parts  # only where messages are read: a listing never is
 
     out = []
@@ -127,7 +128,7 @@ def normalized(messages: Sequence[Any], what: str) -> list[tuple[str, list[str]]
         try:
             out.append(message_parts(message))
         except (TypeError, ValueError) as exc:
-            raise ValueError(f"{what}: message {number}: {exc}") from None
+            raise ValueError(f"message {number} of {len(messages)}{where}: {exc}") from None
     return out
 
 
@@ -151,7 +152,7 @@ def log_of(context: PluginContext, session: Session) -> Log:
 
 def append(context: PluginContext, session: Session, messages: Sequence[Any]) -> list[int]:
     """Record ``messages`` after the ones already in ``session``'s log; their indices."""
-    entries = normalized(messages, "record")
+    entries = normalized(messages, " given to record")
     if not entries:
         return []
     state = session.plugin_state(context.name)
