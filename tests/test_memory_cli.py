@@ -13,7 +13,7 @@ from pegboard import Toolbox
 from pegboard.plugins.memory import use_person
 from pegboard.testing import CLIRunner
 
-pytestmark = pytest.mark.anyio
+pytestmark = [pytest.mark.anyio, pytest.mark.slow]
 
 
 async def remember(root: Path, person: str | None = None, **files: str) -> None:

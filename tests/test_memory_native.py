@@ -24,6 +24,7 @@ def load(root: Path, plugins: list[str] | None = None) -> Toolbox:
     return Toolbox.load(cwd=root, plugins=["memory", "fs"] if plugins is None else plugins)
 
 
+@pytest.mark.slow
 def test_the_native_export_validates_against_the_sdk_types(tmp_path: Path) -> None:
     catalogue = load(tmp_path).session("default").catalogue()
     for defer in (False, True):
@@ -45,6 +46,7 @@ def test_the_native_export_validates_against_the_sdk_types(tmp_path: Path) -> No
     assert "memory" in {t["name"] for t in catalogue.to_mcp()}
 
 
+@pytest.mark.slow
 async def test_the_calls_anthropics_model_makes_run_as_they_are(tmp_path: Path) -> None:
     session = load(tmp_path).session("default")
     commands = [

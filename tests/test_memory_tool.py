@@ -43,6 +43,7 @@ async def refused(session: Session, **args: Any) -> str:
     return text
 
 
+@pytest.mark.slow
 async def test_each_command_on_each_store(tmp_path: Path, store_url: str) -> None:
     session = load(tmp_path).session("default")
     assert await ok(session, command="view", path="/memories") == (
@@ -92,6 +93,7 @@ async def test_each_command_on_each_store(tmp_path: Path, store_url: str) -> Non
     assert "     4\tno emoji" in await ok(later, command="view", path="/memories/notes/style.md")
 
 
+@pytest.mark.slow
 async def test_refusals_say_why_and_change_nothing(tmp_path: Path, store_url: str) -> None:
     session = load(tmp_path).session("default")
     await ok(session, command="create", path="/memories/a.md", file_text="one\ntwo\none\n")
@@ -275,12 +277,22 @@ async def test_permissions_by_mode(tmp_path: Path, mode: str, offered: bool, ask
     assert len(host.asks) == (2 if asks else 0)
 
 
+@pytest.mark.slow
+async def test_a_store_that_cannot_be_reached_is_said_so(tmp_path: Path, user_config: Callable[[str], Path]) -> None:
+    pytest.importorskip("psycopg")
+    user_config('[store]\nurl = "postgresql+psycopg://postgres@127.0.0.1:1/nowhere"\n')
+    text = await refused(load(tmp_path).session("default"), command="create", path="/memories/a.md", file_text="x")
+    assert text.startswith("The memory store could not be used: postgresql+psycopg://postgres@127.0.0.1:1/nowhere: ")
+    assert text.endswith("Nothing was changed; try again later.") and "Traceback" not in text
+
+
 async def test_a_deny_rule_on_memory_holds(tmp_path: Path, user_config: Callable[[str], Path]) -> None:
     user_config('[permissions]\ndeny = ["memory"]\n')
     text = await refused(load(tmp_path).session("bypassPermissions"), command="view", path="/memories")
     assert "denied by memory" in text
 
 
+@pytest.mark.slow
 async def test_every_write_is_in_the_audit_log(tmp_path: Path, store_url: str,
                                                user_config: Callable[[str], Path]) -> None:
     from sqlalchemy import select

@@ -108,7 +108,7 @@ async def memory(args: MemoryInput, ctx: ToolContext) -> ToolResult:
     else:
         work = functools.partial(rename, space=space, old=old, new=new, by=by)
     try:
-        text = await ctx.store.run(lambda conn: work(conn), read_only=args.command == "view")
+        text = await ctx.store.run(work, read_only=args.command == "view")
     except (Refused, TooBig) as exc:
         return ToolResult.error(str(exc))
     except Exception as exc:
