@@ -275,7 +275,7 @@ class _Writer:
     # --- the spool: rows the store refused, kept on disk ---------------------
 
     def spool_dir(self) -> Path:
-        from ._config import data_dir
+        from ._dirs import data_dir
 
         key = hashlib.sha256(self.store.url.encode()).hexdigest()[:16]
         return data_dir() / "audit-spool" / key

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import importlib
 import json
 import sys
 from pathlib import Path
@@ -25,31 +24,19 @@ __all__ = ["cli", "main"]
 _MOVED = {"CLIState": "pegboard.cli.CLIState"}
 
 
-# Built-in commands kept in modules of their own: each is imported when it is
-# asked for (or when a listing of the commands, such as --help, names them),
-# so that a permissions check or a tool listing imports none of them (about
-# 1% of either's instructions).
-_COMMAND_MODULES = {
-    "approvals": ("._cli_approvals", "approvals_group"),
-    "audit": ("._cli_audit", "audit_group"),
-    "plugins": ("._cli_plugins", "plugins_group"),
-    "sessions": ("._cli_sessions", "sessions_group"),
-    "store": ("._cli_store", "store_group"),
-    "trust": ("._cli_trust", "trust_command"),
-}
-
-
 class _PegboardGroup(click.Group):
-    """Built-in commands plus those plugins add through ``pegboard_register_commands``."""
+    """The top-level commands, then the core's groups and the plugins' commands, all added through
+    ``pegboard_register_commands`` (the core's by ``CoreCommands``, first and without a toolbox)."""
 
-    def _builtin(self, name: str) -> click.Command | None:
-        """A built-in command of its own module (``_COMMAND_MODULES``), imported now."""
-        where = _COMMAND_MODULES.get(name)
-        if where is None:
-            return None
-        command: click.Command = getattr(importlib.import_module(where[0], __package__), where[1])
-        self.add_command(command, name)
-        return command
+    def _core(self, ctx: click.Context) -> click.Group:
+        meta = ctx.find_root().meta
+        cached: click.Group | None = meta.get("pegboard.core_commands")
+        if cached is None:
+            from ._cli_commands import CORE_COMMANDS
+
+            cached = meta["pegboard.core_commands"] = click.Group()
+            CORE_COMMANDS.pegboard_register_commands(cli=cached)
+        return cached
 
     def _plugins(self, ctx: click.Context) -> click.Group:
         # Kept for one invocation (its root context), not for the process: an
@@ -74,10 +61,13 @@ class _PegboardGroup(click.Group):
         return cached
 
     def list_commands(self, ctx: click.Context) -> list[str]:
-        return sorted({*super().list_commands(ctx), *_COMMAND_MODULES, *self._plugins(ctx).list_commands(ctx)})
+        from ._cli_commands import CoreCommands
+
+        return sorted({*super().list_commands(ctx), *CoreCommands.names, *self._plugins(ctx).list_commands(ctx)})
 
     def get_command(self, ctx: click.Context, name: str) -> click.Command | None:
-        return super().get_command(ctx, name) or self._builtin(name) or self._plugins(ctx).get_command(ctx, name)
+        return (super().get_command(ctx, name) or self._core(ctx).get_command(ctx, name)
+                or self._plugins(ctx).get_command(ctx, name))
 
 
 @click.group(cls=_PegboardGroup)

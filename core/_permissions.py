@@ -37,6 +37,7 @@ from typing import TYPE_CHECKING, Any, Literal
 from ._config import RULE_KEYS, ConfigError, Layer, Settings, config_dir, layer_cache_dir, policy_path
 from ._decisions import GROUP_SEPARATOR, Answer, CompiledRule, Decision, PermissionRequest, Rule, ToolNamespace, Vote
 from ._grants import append_grant
+from ._hooks import bind_named
 from ._hooks import call as call_hook
 from ._layercache import mark_rules_checked, rules_checked
 from ._lazyrules import MIN_RULES, DeferredLayer, Segment, fingerprint, rule_lists, rule_set_key
@@ -126,12 +127,14 @@ class _ToolEntry:
     deny, ask and allow units, and whether the last policy asked offers it
     (a policy's levels and the tool's required level are fixed for a toolbox)."""
 
-    __slots__ = ("tool", "units", "offered")
+    __slots__ = ("tool", "units", "offered", "voter")
 
     def __init__(self, tool: Any, units: tuple[tuple[CompiledRule | _Group, ...], ...]) -> None:
         self.tool = tool
         self.units = units
         self.offered: tuple[Any, bool] = (None, False)
+        # the tool's own vote bound to its plugin's config and context (None: not bound yet)
+        self.voter: Callable[[PermissionRequest], Any] | None = None
 
 
 class PermissionEngine:
@@ -628,21 +631,31 @@ class PermissionEngine:
     def _vote_arguments(self, plugin: str) -> dict[str, Any]:
         return {"config": self.toolbox.plugin_config(plugin), "context": self.toolbox.context_for(plugin)}
 
-    def votes(self, request: PermissionRequest) -> list[tuple[str, Vote]]:
-        """Every plugin's vote; a failure to vote counts as a deny."""
+    def _own_voter(self, entry: _ToolEntry) -> Callable[[PermissionRequest], Any]:
+        """The tool's own ``vote``, bound once to its plugin's config and context."""
+        voter = entry.voter
+        if voter is None:
+            voter = entry.voter = self._bind_own_voter(entry.tool)
+        return voter
+
+    def _bind_own_voter(self, tool: Any) -> Callable[[PermissionRequest], Any]:
+        if tool.vote is None:
+            return _abstain
+        try:
+            return bind_named(tool.voter, "request", self._vote_arguments(tool.plugin))
+        except Exception as exc:
+            # Fail closed: a voter that cannot be found or bound denies every call of its tool.
+            why = f"the vote of {tool.name} cannot be used: {_short_error(exc)}"
+            return lambda request: Vote.deny(why)
+
+    def votes(self, request: PermissionRequest, entry: _ToolEntry | None = None) -> list[tuple[str, Vote]]:
+        """The tool's own vote, then every ``pegboard_permission`` vote; a failure to vote counts as a deny."""
         out: list[tuple[str, Vote]] = []
+        own = self._own_voter(entry if entry is not None else self._tool_entry(request.tool))
+        if own is not _abstain:
+            _collect(out, request.tool.plugin, own, request)
         for plugin, voter in self._voters():
-            try:
-                vote = voter(request)
-            except Exception as exc:
-                vote = Vote.deny(f"plugin {plugin!r} failed while deciding: {_short_error(exc)}")
-            if vote is None:
-                continue
-            if not isinstance(vote, Vote) or vote.decision not in ("allow", "ask", "deny"):
-                if inspect.iscoroutine(vote):
-                    vote.close()  # votes are synchronous; never leave it un-awaited
-                vote = Vote.deny(f"plugin {plugin!r} returned {type(vote).__name__}, not a Vote")
-            out.append((plugin, vote))
+            _collect(out, plugin, voter, request)
         return out
 
     def evaluate(self, request: PermissionRequest) -> Decision:
@@ -681,7 +694,7 @@ class PermissionEngine:
             hit = self._match("deny", request) if ruled else None
         if hit is not None:
             return Decision("deny", f"denied by {hit.rule.text}", hit.where)
-        votes = self.votes(request)
+        votes = self.votes(request, entry)
         for plugin, vote in votes:
             if vote.decision == "deny":
                 return Decision("deny", vote.reason, f"plugin {plugin}")
@@ -936,6 +949,25 @@ class _KnownNames:
 
         close = difflib.get_close_matches(rule.tool, sorted(self.names), n=1, cutoff=0.6)
         unknown.append((rule, close[0] if close else None))
+
+
+def _abstain(request: PermissionRequest) -> None:
+    return None
+
+
+def _collect(out: list[tuple[str, Vote]], plugin: str, voter: Callable[[PermissionRequest], Any],
+             request: PermissionRequest) -> None:
+    try:
+        vote = voter(request)
+    except Exception as exc:
+        vote = Vote.deny(f"plugin {plugin!r} failed while deciding: {_short_error(exc)}")
+    if vote is None:
+        return
+    if not isinstance(vote, Vote) or vote.decision not in ("allow", "ask", "deny"):
+        if inspect.iscoroutine(vote):
+            vote.close()  # votes are synchronous; never leave it un-awaited
+        vote = Vote.deny(f"plugin {plugin!r} returned {type(vote).__name__}, not a Vote")
+    out.append((plugin, vote))
 
 
 def _suggestions(votes: list[tuple[str, Vote]]) -> tuple[str, ...]:

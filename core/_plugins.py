@@ -23,7 +23,7 @@ from ._version import API_VERSION, api_mismatch
 from ._config import Settings, config_dir, data_dir, describe_errors
 from ._localplugins import Source, given_sources, local_sources
 from ._decisions import ToolNamespace
-from ._tools import Tool
+from ._tools import CORE_PLUGIN, Tool
 
 if TYPE_CHECKING:
     from ._store import PluginStore, StoreSchema, Stores
@@ -836,14 +836,13 @@ class Plugins:
         return self.stores(component)
 
     def store_schema(self, component: str) -> StoreSchema | None:
-        """The tables ``component`` declares (``pegboard_store_schema``); the
-        core's own for ``"pegboard"``."""
+        """The tables ``component`` declares (``pegboard_store_schema``); for
+        ``"pegboard"``, the core's, which its own plugin (``CORE_PLUGIN``)
+        declares through the same hook under the store's older name for them."""
         from ._store import CORE_COMPONENT, StoreError, StoreSchema
-        if component == CORE_COMPONENT:
-            from ._tables import core_schema
-
-            return core_schema()
-        record = self.records.get(component)
+        if component == CORE_PLUGIN:
+            return None  # the core's tables are the "pegboard" component's
+        record = self.records.get(CORE_PLUGIN if component == CORE_COMPONENT else component)
         if record is None or record.obj is None:
             return None
         try:
@@ -860,7 +859,7 @@ class Plugins:
         """Every loaded component's declared schema, the core's first."""
         from ._store import CORE_COMPONENT
         found = {}
-        for name in [CORE_COMPONENT, *self.records]:
+        for name in [CORE_COMPONENT, *(name for name in self.records if name != CORE_PLUGIN)]:
             schema = self.store_schema(name)
             if schema is not None:
                 found[name] = schema

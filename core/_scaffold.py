@@ -168,13 +168,12 @@ def pegboard_register_tools(register: Callable[[Tool], None], config: Any) -> No
         input_model="$package._tool:$input_class",
         read_only=True,
         permission="read",
+        vote=vote,
     ))
 
 
-@hookimpl
-def pegboard_permission(request: PermissionRequest, context: PluginContext) -> Vote | None:
-    if request.tool.plugin != context.name:
-        return None
+def vote(request: PermissionRequest) -> Vote | None:
+    # asked only about $tool's calls (Tool.vote); deny rules still apply on top
     return Vote.allow("$tool only answers with text")
 
 

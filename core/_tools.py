@@ -21,7 +21,7 @@ from typing import TYPE_CHECKING, Annotated, Any, Literal, Union
 from pydantic import BaseModel, ConfigDict, Field
 
 if TYPE_CHECKING:
-    from ._decisions import CompiledRule
+    from ._decisions import CompiledRule, Vote
     from ._plugins import PluginContext
     from ._session import Session
 
@@ -386,6 +386,12 @@ class Tool:
     ``{"anthropic": {"type": "memory_20250818", "name": "memory"}}``. Its ``name`` must be the tool's
     (the model calls it back by that name; left out, it is added). The handler takes the calls the
     provider's model makes of that type, so ``input_model`` must accept the provider's arguments."""
+    vote: Callable[..., Vote | None] | str | None = None
+    """This tool's own permission vote (or ``"module:attribute"`` naming it, imported at the tool's
+    first decision): ``vote(request, config, context)`` taking those of the three arguments it names,
+    as a hook does (``config`` and ``context`` are its plugin's). Called only for calls of this tool;
+    it returns ``Vote.allow/ask/deny(reason)`` or None to abstain. The broadcast
+    ``pegboard_permission`` hook is for policies that span tools."""
 
     def __init__(self, *, name: str, handler: Handler | str, input_model: type[BaseModel] | str | None = None,
                  input_schema: Mapping[str, Any] | None = None, read_only: bool = False, loading: Loading = "always",
@@ -394,7 +400,8 @@ class Tool:
                  group: str | None = None, title: str | None = None, metadata: Mapping[str, Any] = FACTORY,
                  offered_when: Callable[[Session], bool] | str | None = None,
                  session_schema: Callable[[Session], Mapping[str, Any]] | str | None = None,
-                 native: Mapping[str, Mapping[str, Any]] = FACTORY) -> None:
+                 native: Mapping[str, Mapping[str, Any]] = FACTORY,
+                 vote: Callable[..., Vote | None] | str | None = None) -> None:
         _set = object.__setattr__
         _set(self, "name", name)
         _set(self, "handler", handler)
@@ -414,6 +421,7 @@ class Tool:
         _set(self, "offered_when", offered_when)
         _set(self, "session_schema", session_schema)
         _set(self, "native", {} if native is FACTORY else native)
+        _set(self, "vote", vote)
         _set(self, "_declared_at", _caller_line())
         self.__post_init__()
 
@@ -491,6 +499,17 @@ class Tool:
                 raise TypeError(f"tool {self.name!r}: {self.handler} is not callable")
             return fn
         return self.handler
+
+    @cached_property
+    def voter(self) -> Callable[..., Vote | None] | None:
+        """``vote``, imported on first use when it was given as ``"module:attribute"``."""
+        given = self.vote
+        if isinstance(given, str):
+            fn = _import_attr(given)
+            if not callable(fn):
+                raise TypeError(f"tool {self.name!r}: {given} is not callable")
+            return fn
+        return given
 
     @cached_property
     def _awaited(self) -> bool:

@@ -168,7 +168,7 @@ def test_the_tool_fields_and_export_options_plugins_and_hosts_rely_on() -> None:
     assert list(inspect.signature(pegboard.Tool).parameters) == [
         "name", "handler", "input_model", "input_schema", "read_only", "loading", "permission", "subagents",
         "description", "timeout_s", "lifts_caps_with_scratchpad", "plugin", "group", "title", "metadata",
-        "offered_when", "session_schema", "native"]
+        "offered_when", "session_schema", "native", "vote"]
     tool = pegboard.Tool(name="Mem", handler="x:y", input_schema={"type": "object"}, subagents="read",
                          native={"anthropic": {"type": "some_type_20990101"}})
     assert tool.subagents == "read" and tool.native == {"anthropic": {"type": "some_type_20990101"}}
@@ -228,3 +228,17 @@ def test_every_hook_is_exercised_by_a_test() -> None:
     plugins = "\n".join(p.read_text() for p in (ROOT / "plugins").rglob("*.py"))
     for name in hook_names():
         assert name in tests or name in plugins, f"nothing exercises {name}"
+
+
+@pytest.mark.parametrize("name", PUBLIC_MODULES)
+def test_all_is_a_literal_list(name: str) -> None:
+    """Type checkers take only a literal ``__all__`` as a module's explicit exports: a computed one
+    makes ``mypy --strict`` in a plugin author's project report every public name as not exported."""
+    module = importlib.import_module(name)
+    tree = ast.parse(Path(module.__file__ or "").read_text(encoding="utf-8"))
+    [value] = [node.value for node in tree.body if isinstance(node, ast.Assign)
+               and any(isinstance(t, ast.Name) and t.id == "__all__" for t in node.targets)]
+    assert isinstance(value, ast.List) and all(isinstance(e, ast.Constant) for e in value.elts), name
+    assert [e.value for e in value.elts] == sorted(module.__all__)  # type: ignore[attr-defined]
+    if name == "pegboard":
+        assert set(module.__all__) == {*module._LAZY, "API_VERSION", "hookimpl", "hookspec"}

@@ -72,13 +72,10 @@ def pegboard_add_hooks(add: Callable[[object], None]) -> None:
 def pegboard_register_tools(register: Callable[[Tool], None], context: PluginContext) -> None:
     # Read-only: asking changes nothing, and plan mode (read-only tools only)
     # is where clarifying questions matter most.
-    register(Tool(name="AskUserQuestion", handler=f"{_P}._handlers:ask_user_question",
+    register(Tool(vote=_tool_vote, name="AskUserQuestion", handler=f"{_P}._handlers:ask_user_question",
                   input_model=f"{_P}._models:AskUserQuestionInput", read_only=True, loading="always",
                   permission="read", offered_when=lambda session: someone_answers(context, session)))
 
 
-@hookimpl
-def pegboard_permission(request: PermissionRequest, context: PluginContext) -> Vote | None:
-    if request.tool.plugin != context.name:
-        return None
+def _tool_vote(request: PermissionRequest) -> Vote | None:
     return Vote.allow("AskUserQuestion asks the person, who answers or declines")

@@ -76,13 +76,10 @@ def pegboard_register_tools(register: Callable[[Tool], None]) -> None:
     # subagents "read": a sub-agent gets them only when granted, and only to read.
     register(Tool(name="memory", handler=f"{_P}._handler:memory", input_model=f"{_P}._models:MemoryInput",
                   loading="always", permission="read", subagents="read",
-                  native={"anthropic": ANTHROPIC_MEMORY_TOOL}))
+                  native={"anthropic": ANTHROPIC_MEMORY_TOOL}, vote=_vote))
 
 
-@hookimpl
-def pegboard_permission(request: PermissionRequest, context: PluginContext) -> Vote | None:
-    if request.tool.plugin != context.name:
-        return None
+def _vote(request: PermissionRequest) -> Vote:
     command = request.input.get("command")
     if command != "view" and request.access != "full":
         return Vote.deny(f"this agent may read memories but not change them ({command} asked): record what is "

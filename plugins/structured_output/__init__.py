@@ -44,13 +44,10 @@ def _answer_schema(session: Session) -> Mapping[str, Any]:
 
 @hookimpl
 def pegboard_register_tools(register: Callable[[Tool], None]) -> None:
-    register(Tool(name="StructuredOutput", handler="pegboard.plugins.structured_output._handlers:structured_output",
+    register(Tool(vote=_tool_vote, name="StructuredOutput", handler="pegboard.plugins.structured_output._handlers:structured_output",
                   input_schema=_PLACEHOLDER_SCHEMA, read_only=True, loading="always", permission="read",
                   offered_when=_has_answer_schema, session_schema=_answer_schema))
 
 
-@hookimpl
-def pegboard_permission(request: PermissionRequest, context: PluginContext) -> Vote | None:
-    if request.tool.plugin != context.name:
-        return None
+def _tool_vote(request: PermissionRequest) -> Vote | None:
     return Vote.allow("StructuredOutput only hands the model's answer to the host")

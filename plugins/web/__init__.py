@@ -48,6 +48,7 @@ def pegboard_register_tools(register: Callable[[Tool], None], config: Any) -> No
     cfg = config if isinstance(config, WebConfig) else WebConfig()
     register(
         Tool(
+            vote=_tool_vote,
             name=FETCH,
             handler=f"{_PKG}._webfetch:web_fetch",
             input_model=f"{_PKG}._models:WebFetchInput",
@@ -63,6 +64,7 @@ def pegboard_register_tools(register: Callable[[Tool], None], config: Any) -> No
     if api_key(cfg) is not None:
         register(
             Tool(
+                vote=_tool_vote,
                 name=SEARCH,
                 handler=f"{_PKG}._websearch:web_search",
                 input_model=f"{_PKG}._models:WebSearchInput",
@@ -74,10 +76,7 @@ def pegboard_register_tools(register: Callable[[Tool], None], config: Any) -> No
         )
 
 
-@hookimpl
-def pegboard_permission(request: PermissionRequest, context: PluginContext) -> Vote | None:
-    if request.tool.plugin != context.name:
-        return None
+def _tool_vote(request: PermissionRequest) -> Vote | None:
     if request.tool.name == SEARCH:
         return Vote.ask("WebSearch sends the query to the search service")
     if request.tool.name != FETCH:
