@@ -98,9 +98,9 @@ def tools() -> None:
 def tools_list(mode: str | None, as_json: bool) -> None:
     """Every tool at a glance, with why an absent one is absent.
 
-    Exits 1 when an enabled plugin failed to load (its tools are missing)
-    or a tool is broken, after listing the rest; problems that left every
-    tool in place are said on stderr with exit 0."""
+    Exit status: 0 every tool listed (problems that left every tool in place are said on stderr); 1
+    an enabled plugin failed to load or a tool is broken (the rest are listed); 2 a usage or
+    configuration error."""
     from ._listing import load_rows, store_rows
 
     state = _state()
@@ -160,7 +160,9 @@ def tools_list(mode: str | None, as_json: bool) -> None:
 @JSON
 def tools_cost(mode: str | None, as_json: bool) -> None:
     """What each plugin and MCP server adds to every request: loaded tools'
-    definitions and deferred tools' lines, in characters and estimated tokens."""
+    definitions and deferred tools' lines, in characters and estimated tokens.
+
+    Exit status: 0 the table printed; 2 a usage or configuration error."""
     toolbox = _state().toolbox(listing=True)
     session = toolbox.session(mode)
     catalogue = session.catalogue()
@@ -190,8 +192,9 @@ def tools_cost(mode: str | None, as_json: bool) -> None:
     total = sum(r["characters"] for r in table)
     summary = {"total_characters": total, "total_tokens": round(total / 4),
                "deferred_listing_characters": len(listing), "deferred_budget": catalogue.deferred_budget}
+    apis = _cost_per_api(catalogue)
     if as_json:
-        _emit_json({"sources": table, **summary})
+        _emit_json({"sources": table, **summary, "apis": apis})
         return
     click.echo(f"{'SOURCE':<28} {'LOADED':>6} {'DEFERRED':>8} {'CHARACTERS':>10} {'~TOKENS':>8}")
     for r in table:
@@ -199,8 +202,28 @@ def tools_cost(mode: str | None, as_json: bool) -> None:
     click.echo(f"{'total':<28} {'':>6} {'':>8} {total:>10,} {round(total / 4):>8,}")
     click.echo(f"deferred listing: {len(listing):,} characters (budget {catalogue.deferred_budget:,}, "
                "[tools] deferred_budget)")
+    click.echo("\nper API (tools and the deferred listing, as each export sends them):")
+    for api in apis:
+        click.echo(f"  {api['api']:<40} {api['characters']:>10,} characters {api['tokens']:>8,} ~tokens")
     for line in toolbox.plugins.notes():
         click.echo(f"note: {line}", err=True)
+
+
+def _cost_per_api(catalogue: Any) -> list[dict[str, Any]]:
+    """What each model API's export of the catalogue sends with every
+    request: the tools, and the deferred listing where ToolSearch stands in
+    for the provider's own tool search (docs/embedding.md, "The catalogue's cost")."""
+    listing = len(catalogue.deferred_text())
+    exports = [("anthropic", catalogue.to_anthropic(), listing),
+               ("anthropic defer_loading", catalogue.to_anthropic(defer_loading=True), 0),
+               ("openai chat strict", catalogue.to_openai(strict=True), listing),
+               ("openai responses strict", catalogue.to_responses(strict=True), listing),
+               ("openai responses strict defer_loading", catalogue.to_responses(strict=True, defer_loading=True), 0)]
+    rows = []
+    for api, tools, extra in exports:
+        characters = len(json.dumps(tools, ensure_ascii=False)) + extra
+        rows.append({"api": api, "tools": len(tools), "characters": characters, "tokens": round(characters / 4)})
+    return rows
 
 
 @tools.command("show")
@@ -208,7 +231,9 @@ def tools_cost(mode: str | None, as_json: bool) -> None:
 @click.argument("name")
 @JSON
 def tools_show(name: str, as_json: bool) -> None:
-    """A tool's description and input schema."""
+    """A tool's description and input schema.
+
+    Exit status: 0 the tool shown; 2 no tool has that name, or a usage or configuration error."""
     toolbox = _state().toolbox(inventory=True, listing=True)
     status = toolbox.statuses.get(name)
     if status is None:
@@ -247,11 +272,18 @@ def _parse_input(text: str) -> Any:
               help="The tool's arguments as a JSON object ('-': read them from standard input).")
 @click.option("--session", "session_id", default=None,
               help="Run in this durable session (created if new): its scratchpad and plugins' state last.")
+@click.option("--stream/--no-stream", "stream", default=None,
+              help="Print the tool's output as it comes (the default at a terminal, never on a pipe unless asked).")
 @MODE
 @JSON
-def call(tool: str, input_json: str, session_id: str | None, mode: str | None, as_json: bool) -> None:
+def call(tool: str, input_json: str, session_id: str | None, mode: str | None, as_json: bool,
+         stream: bool | None) -> None:
     """Run one tool through the whole pipeline in a fresh session (or in the
-    durable session --session names)."""
+    durable session --session names).
+
+    Exit status: 0 the tool ran and its result is not an error; 1 the call was denied, or the tool's
+    result is an error (the output says which), or the store failed (--session); 2 a usage or
+    configuration error (--input that is not JSON, a bad --session)."""
     import asyncio
 
     arguments = _parse_input(input_json)
@@ -271,9 +303,18 @@ def call(tool: str, input_json: str, session_id: str | None, mode: str | None, a
 
         store_failure(toolbox, exc)
 
+    streaming = (sys.stdout.isatty() if stream is None else stream) and not as_json
+    shown = ""
+
     async def run() -> Any:
+        nonlocal shown
         async with session:
-            return await session.call(tool, arguments)
+            if not streaming:
+                return await session.call(tool, arguments)
+            from ._cli_stream import call_streaming
+
+            result, shown = await call_streaming(session, tool, arguments)
+            return result
 
     result = asyncio.run(run())
     if as_json:
@@ -282,6 +323,13 @@ def call(tool: str, input_json: str, session_id: str | None, mode: str | None, a
     else:
         for part in result.content:
             if part.type == "text":
+                if shown:
+                    from ._cli_stream import unshown
+
+                    text, shown = unshown(part.text, shown), ""
+                    if text:
+                        click.echo(text)
+                    continue
                 click.echo(part.text)
             else:
                 click.echo(f"[{part.type} {getattr(part, 'mime_type', '')}]")
@@ -349,8 +397,11 @@ def permissions_check(tool: str | None, input_json: str, batch: Any, mode: str |
     """The decision for a call (allow, ask or deny), why, and who decided.
 
     "ask" means a person (or auto's classifier) would be consulted; with
-    nobody to ask, a call that asks is denied. Exit status: 0 allow, 1 deny,
-    3 ask, 2 a usage or config error; --batch exits 0 (each line says).
+    nobody to ask, a call that asks is denied.
+
+    Exit status: 0 allow (with --batch: every line answered, each saying its
+    decision); 1 deny; 3 ask; 2 a usage or configuration error (nothing was
+    decided).
     """
     from ._config import ConfigError
 
@@ -397,7 +448,9 @@ def permissions_check(tool: str | None, input_json: str, batch: Any, mode: str |
 @JSON
 def permissions_list(as_json: bool) -> None:
     """Every rule in force, with the layer and file it came from, and the
-    protected-path patterns."""
+    protected-path patterns.
+
+    Exit status: 0 the rules printed; 2 a usage or configuration error."""
     toolbox = _state().toolbox()
     rows = toolbox.permissions.listing()
     if as_json:
@@ -424,7 +477,9 @@ def config_group() -> None:
 @global_options
 @JSON
 def config_path(as_json: bool) -> None:
-    """The config files, lowest precedence first, and whether the project is trusted."""
+    """The config files, lowest precedence first, and whether the project is trusted.
+
+    Exit status: 0 the files printed; 2 a usage error."""
     from ._config import config_dir, policy_path
     from ._trust import TRUST_FILE, TrustStore, project_grants_file
 
@@ -464,7 +519,9 @@ def _flatten(data: Any, prefix: tuple[str, ...] = ()) -> list[tuple[tuple[str, .
 @JSON
 def config_show(as_json: bool) -> None:
     """The merged config, with the file each value came from, and what the
-    project's files set that was not applied."""
+    project's files set that was not applied.
+
+    Exit status: 0 the config printed; 2 a usage or configuration error."""
     from ._trust import TRUST_FILE
 
     # The whole toolbox: plugins strip the user-scope options of their own
@@ -509,7 +566,10 @@ def config_show(as_json: bool) -> None:
 @global_options
 @JSON
 def doctor(as_json: bool) -> None:
-    """Config, trust, plugins and each plugin's own health checks, one line each."""
+    """Config, trust, plugins and each plugin's own health checks, one line each.
+
+    Exit status: 0 no check failed (WARN lines may be there); 1 a check failed (a FAIL line;
+    configuration problems are FAIL lines too); 2 a usage error."""
     from ._cli_trust import trust_lines, unknown_rule_lines
     from ._config import ConfigError, load_settings
 
@@ -586,7 +646,9 @@ def doctor(as_json: bool) -> None:
 @click.argument("shell", type=click.Choice(["bash", "zsh", "fish"]))
 def completion(shell: str) -> None:
     """Print the shell completion script: eval "$(pegboard completion bash)"
-    in ~/.bashrc (zsh: ~/.zshrc; fish: pegboard completion fish | source)."""
+    in ~/.bashrc (zsh: ~/.zshrc; fish: pegboard completion fish | source).
+
+    Exit status: 0 the script printed; 2 a shell that is not bash, zsh or fish."""
     from click.shell_completion import get_completion_class
 
     cls = get_completion_class(shell)

@@ -25,7 +25,10 @@ def approvals_group() -> None:
 @click.option("--session", "session_id", default=None, help="Only this session's.")
 @JSON
 def approvals_list(session_id: str | None, as_json: bool) -> None:
-    """Pending calls not run yet, oldest first: waiting, or answered and not yet run by their host."""
+    """Pending calls not run yet, oldest first: waiting, or answered and not yet run by their host.
+
+    Exit status: 0 the calls listed; 1 the store failed (the reason on stderr, the URL's password
+    hidden); 2 a usage or configuration error."""
     toolbox = _state().toolbox()
     try:
         calls = toolbox.pending_calls(session_id)
@@ -69,7 +72,10 @@ def _answer(pending_id: str, allow: bool, remember: str | None, rule: str | None
               help="Also keep the rule (approve-always) for the session, the project or the user.")
 @click.option("--rule", default=None, help="The rule to keep (default: the first one the call suggests).")
 def approvals_approve(pending_id: str, remember: str | None, rule: str | None) -> None:
-    """Approve a pending call."""
+    """Approve a pending call.
+
+    Exit status: 0 answered; 1 no call of that id waits, it was answered already, or the store
+    failed; 2 a usage or configuration error."""
     _answer(pending_id, True, remember, rule, None)
 
 
@@ -78,5 +84,8 @@ def approvals_approve(pending_id: str, remember: str | None, rule: str | None) -
 @click.argument("pending_id")
 @click.option("--message", default=None, help="What the model is told.")
 def approvals_deny(pending_id: str, message: str | None) -> None:
-    """Deny a pending call."""
+    """Deny a pending call.
+
+    Exit status: 0 answered; 1 no call of that id waits, it was answered already, or the store
+    failed; 2 a usage or configuration error."""
     _answer(pending_id, False, None, None, message)

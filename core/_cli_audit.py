@@ -105,7 +105,10 @@ def audit_group() -> None:
 @JSON
 def audit_list(session: str | None, since: str | None, tool: str | None, decision: str | None, limit: int,
                as_json: bool) -> None:
-    """Recorded decisions, oldest first."""
+    """Recorded decisions, oldest first.
+
+    Exit status: 0 the decisions listed; 1 the store failed (the reason on stderr, the URL's
+    password hidden); 2 a usage or configuration error."""
     toolbox, store = _audit_store()
     try:
         rows = _rows(store, _filters(session, since, tool, decision), limit)
@@ -132,7 +135,10 @@ def audit_list(session: str | None, since: str | None, tool: str | None, decisio
 @JSON
 def audit_tail(session: str | None, since: str | None, tool: str | None, decision: str | None, count: int,
                follow: bool, as_json: bool) -> None:
-    """The newest decisions, then each new one as it is recorded (Ctrl-C ends)."""
+    """The newest decisions, then each new one as it is recorded (Ctrl-C ends).
+
+    Exit status: 0 the decisions printed; 1 the store failed (the reason on stderr, the URL's
+    password hidden); 2 a usage or configuration error."""
     toolbox, store = _audit_store()
 
     def emit(row: dict[str, Any]) -> None:
@@ -170,7 +176,10 @@ def _newest_id(store: Any) -> int:
 @audit_group.command("prune")
 @global_options
 def audit_prune() -> None:
-    """Apply [audit] max_age_days and max_rows now (also done as rows are written)."""
+    """Apply [audit] max_age_days and max_rows now (also done as rows are written).
+
+    Exit status: 0 pruned; 1 the store failed (the reason on stderr, the URL's password hidden); 2 a
+    usage or configuration error."""
     from ._audit import prune
 
     toolbox, store = _audit_store()

@@ -87,20 +87,36 @@ class ToolsConfig(_Strict):
     """``[tools]``: an allow-list, a block list and permission overrides."""
 
     allow: list[str] | None = None
+    """Offer only these tools (plus the core's own); unset: every tool."""
     block: list[str] = []
+    """Tools never offered, with the tools that go with them (Bash takes Monitor and TaskStop);
+    `pegboard tools list` says why each is absent."""
     permission: dict[str, Level] = Field(default_factory=dict)
-    # The most characters the deferred listing the model reads may take.
+    """The level a tool needs, overriding the one its plugin declares (`{ Bash = "unrestricted" }`)."""
     deferred_budget: int = Field(default=8_000, ge=500)
+    """The most characters the listing of deferred tools the model reads may take; past it the listing
+    names each plugin and MCP server with its tool count, and ToolSearch finds the tools."""
 
 
 class PermissionsConfig(_Strict):
+    """``[permissions]``: the mode and the rules (docs/permissions.md)."""
+
     mode: str = "default"
+    """The session's mode or level (docs/glossary.md). A project's config cannot choose
+    bypassPermissions or unrestricted (untrusted: nothing wider than the mode below it)."""
     allow: list[str] = []
+    """Rules for calls that run without asking (`Bash(git log:*)`); every layer's add up."""
     ask: list[str] = []
+    """Rules for calls that ask a person first, even where an allow rule matches; every layer's add up."""
     deny: list[str] = []
+    """Rules for calls that never run; nothing turns a deny into an allow. Every layer's add up."""
     additional_directories: list[str] = []
+    """Working directories besides the project root (relative to the root, `~` expanded)."""
     protected_paths: list[str] = Field(default_factory=lambda: list(DEFAULT_PROTECTED))
+    """Gitignore-style patterns of files a write always asks for (denied where nobody can be asked)."""
     disable_bypass_permissions: bool = False
+    """`true` switches bypassPermissions and the unrestricted level off; meant for the system policy.
+    A project may set it to true, never back to false."""
 
     @field_validator("mode")
     @classmethod
@@ -112,27 +128,40 @@ class PermissionsConfig(_Strict):
 
 
 class BackgroundConfig(_Strict):
+    """``[background]``: calls that run on while the model goes on."""
+
     enabled: bool = False
+    """`true`: every tool gains a `background` parameter, and a call started with it runs as a task."""
 
 
 class ResultsConfig(_Strict):
+    """``[results]``: how big a tool's result may be."""
+
     max_chars: int = Field(default=30_000, ge=1_000)
+    """Longer text results are saved to a file; the model gets a preview and the path."""
 
 
 class StoreConfig(_Strict):
     """``[store]`` (user scope): where durable state lives (docs/store.md)."""
 
     url: str | None = None
+    """A SQLAlchemy URL (`postgresql+psycopg://...`); unset: SQLite in pegboard's data folder.
+    A password in it is never shown."""
     session_max_age_days: float = Field(default=30, ge=0)
+    """Durable sessions unused this long are deleted (0: never)."""
 
 
 class AuditConfig(_Strict):
     """``[audit]`` (user scope): the record of permission decisions (docs/store.md)."""
 
     enabled: bool = False
+    """`true`: every permission decision is recorded in the store."""
     preview_chars: int = Field(default=200, ge=0, le=10_000)
+    """Length of the redacted input preview kept per decision (0: the digest only)."""
     max_age_days: float = Field(default=90, ge=0)
+    """Decisions older than this are deleted (0: kept)."""
     max_rows: int = Field(default=1_000_000, ge=0)
+    """Only the newest this many decisions are kept (0: no limit)."""
 
 
 class CoreConfig(_Strict):

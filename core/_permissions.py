@@ -46,6 +46,7 @@ from ._plugins import _short_error
 from ._policy import Policy, clamp_policy, policy_for
 from ._gitdirs import enclosing_git_dir
 from ._protected import path_matcher, protected_patterns
+from ._tracing import optional_span
 from ._trust import project_grants_file
 
 if TYPE_CHECKING:
@@ -804,8 +805,11 @@ class PermissionEngine:
         shown = replace(decision, suggestions=decision.suggestions or (request.tool.name,))
         shown = replace(shown, previews=tuple(self._safe_preview(r, request.session) for r in shown.suggestions))
         try:
-            async with request.session.person_lock:
-                answer, host = await hooks.afirst_from("pegboard_ask", request=request, decision=shown)
+            with optional_span(f"approval {request.tool.name}", {"gen_ai.tool.name": request.tool.name}) as waiting:
+                async with request.session.person_lock:
+                    answer, host = await hooks.afirst_from("pegboard_ask", request=request, decision=shown)
+                if waiting is not None:
+                    waiting.set_attribute("pegboard.approval.answer", _answer_kind(answer))
         except Exception as exc:
             return Decision("deny", f"{decision.reason}; asking failed: {_short_error(exc)}", "host")
         if not isinstance(answer, Answer):
@@ -994,3 +998,14 @@ def _rule_error(text: str, exc: BaseException) -> str:
             message = message[len(quoted) + 2:]
             break
     return f"rule {text!r}: {message}"
+
+
+def _answer_kind(answer: object) -> str:
+    """A host's answer in one word, for the approval span."""
+    if not isinstance(answer, Answer):
+        return "none"
+    if answer.pending:
+        return "later"
+    if not answer.allow:
+        return "deny"
+    return f"allow:{answer.remember}" if answer.remember else "allow"

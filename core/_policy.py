@@ -214,15 +214,17 @@ def clamp_policy(requested: str, parent: str) -> Policy:
 
 
 def policy_table() -> list[str]:
-    """The mapping table of docs/permissions.md, one Markdown row per policy
-    (the docs' table is checked against it by the tests)."""
+    """The mapping tables of docs/permissions.md (the modes', then the
+    levels'), one Markdown row per policy; the tests check the docs' tables
+    against it (with the names there linked to the glossary)."""
     unsettled = {"ask": "asks a person", "classifier": "classifier, then a person", "deny": "denied",
                  "allow": "runs", "allow_read_only": "runs if the tool is read-only, else denied"}
-    rows = ["| name | vocabulary | tools offered | reads run unasked | edits run unasked | "
-            "write beyond that | ask rules, protected paths | unsettled call |",
-            "|---|---|---|---|---|---|---|---|"]
+    rows: list[str] = []
     for name in POLICY_NAMES:
         p = _POLICIES[name]
+        if name in (MODES[0], LEVEL_NAMES[0]):  # each vocabulary's table starts with its header
+            rows += [f"| {p.kind} | tools offered | reads unasked | edits unasked | a write beyond | "
+                     "ask rules, protected paths | unsettled call |", "|---|---|---|---|---|---|---|"]
         offered = ("none" if p.offers == "none" else "read-only only" if p.read_only_tools
                    else f"up to {p.offers}")
         firm = ("ask rules ask; protected paths denied" if p.bypass and p.prompts
@@ -232,6 +234,5 @@ def policy_table() -> list[str]:
         beyond = "denied" if p.confines_writes else "asks" if p.prompts else "denied"
         if p.edits == "anywhere":
             beyond = "-"
-        rows.append(f"| {name} | {p.kind} | {offered} | {reads} | {edits} | {beyond} | {firm} | "
-                    f"{unsettled[p.on_ask]} |")
+        rows.append(f"| {name} | {offered} | {reads} | {edits} | {beyond} | {firm} | {unsettled[p.on_ask]} |")
     return rows

@@ -23,6 +23,8 @@ if TYPE_CHECKING:
     from ._catalogue import Catalogue
     from ._decisions import CompiledRule, DecisionKind
     from ._pending import PendingCalls
+    from ._streams import CallStream
+    from ._sync import SyncSession
     from ._tasks import BackgroundTasks
     from ._toolbox import Toolbox
 
@@ -110,6 +112,7 @@ class Session:
         """The model's answer, validated against ``output_schema``, once given (None until then)."""
         self._hides: dict[tuple[str, str, frozenset[str], frozenset[str] | None], bool] = {}
         self._offered: dict[str, tuple[Tool, Policy]] = {}
+        self._streams: dict[str, CallStream] = {}  # by call id and by followed task id (Session.stream)
 
     # --- state -------------------------------------------------------------
 
@@ -233,6 +236,11 @@ class Session:
     def emit(self, kind: str, data: dict[str, Any]) -> None:
         """Tell the host something (``pegboard_event``); a failing host hook
         is reported on stderr, never raised into the tool."""
+        if self._streams:  # a call of this session is being streamed (Session.stream)
+            stream = self._streams.get(str(data.get("call_id"))) or (
+                self._streams.get(str(data.get("id"))) if kind == "background.done" else None)
+            if stream is not None:
+                stream.deliver(kind, data)
         for outcome in self.toolbox.hooks.each("pegboard_event", session=self, kind=kind, data=data):
             if outcome.error is not None:  # the host's bug must not break a tool
                 _report(f"pegboard_event of plugin {outcome.plugin!r}", outcome.error)
@@ -559,16 +567,42 @@ class Session:
         return build_catalogue(self)
 
     async def call(self, name: str, arguments: Any = None, *, call_id: str | None = None,
-                   approval: Answer | None = None) -> ToolResult:
+                   approval: Answer | None = None, timeout_s: float | None = None) -> ToolResult:
         """Run one tool call through the whole pipeline. Never raises for a
         tool's failure: that is an error result.
 
         ``approval``: the person's answer, given ahead (after ``decide`` said
         "ask" and a framework's approval step or a UI got the answer); it
         settles an ask instead of ``pegboard_ask``, and cannot turn a deny
-        into an allow."""
+        into an allow. ``timeout_s``: how long the tool may run this time, at
+        most (the tool's own limit holds when it is shorter); past it the call
+        is stopped and the result is an error that says so."""
+        if timeout_s is not None and not timeout_s > 0:
+            raise ValueError(f"timeout_s must be a positive number of seconds, not {timeout_s!r}")
         run_call = _PIPELINE[0] if _PIPELINE else _pipeline()[0]
-        return await run_call(self, name, arguments, call_id or self.next_call_id(), approval)
+        return await run_call(self, name, arguments, call_id or self.next_call_id(), approval, timeout_s)
+
+    def stream(self, name: str, arguments: Any = None, *, call_id: str | None = None,
+               approval: Answer | None = None, timeout_s: float | None = None) -> CallStream:
+        """``call``, read as it runs: ``async for event in session.stream(...)``
+        yields what the call emits as it comes (``event.text``: a line of a
+        command's output, a progress message), and background work the call
+        started until it ends; then ``stream.result`` is the call's result."""
+        if timeout_s is not None and not timeout_s > 0:
+            raise ValueError(f"timeout_s must be a positive number of seconds, not {timeout_s!r}")
+        from ._streams import CallStream
+
+        return CallStream(self, name, arguments, call_id=call_id or self.next_call_id(), approval=approval,
+                          timeout_s=timeout_s)
+
+    @cached_property
+    def sync(self) -> SyncSession:
+        """This session for code that cannot await (scripts, notebooks, a
+        framework's synchronous ``invoke``): ``session.sync.call(...)`` blocks
+        until the call's result, also where an event loop is running."""
+        from ._sync import SyncSession
+
+        return SyncSession(self)
 
     @property
     def pending(self) -> PendingCalls:

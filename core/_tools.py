@@ -650,6 +650,14 @@ class ToolContext:
         """Send an event to the host (notifications, progress, one-time notes)."""
         self.session.emit(kind, {"tool": self.tool.name, "call_id": self.call_id, **data})
 
+    def output(self, text: str, kind: str = "output", **data: Any) -> None:
+        """Stream a piece of this call's output as it comes (a line a command
+        printed, a progress message): the host hears the event ``kind`` with
+        ``text`` (and ``data``), ``Session.stream`` yields it, and the
+        adapters and ``pegboard call`` at a terminal show it. The result
+        still carries the whole output."""
+        self.session.emit(kind, {"tool": self.tool.name, "call_id": self.call_id, **data, "text": text})
+
     def note_once(self, key: str) -> bool:
         """True the first time ``key`` is seen in this session."""
         return self.session.note_once(f"{self.tool.plugin}:{key}")

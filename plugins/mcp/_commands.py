@@ -198,7 +198,9 @@ def add_commands(cli: click.Group, plugin: str) -> None:
     @global_options
     @JSON
     def mcp_list(as_json: bool) -> None:
-        """Each server, its source and state."""
+        """Each server, its source and state.
+
+        Exit status: 0 the servers listed; 2 a usage or configuration error."""
         rows = server_rows(_toolbox(), plugin)
         if as_json:
             click.echo(json.dumps(rows, indent=2))
@@ -219,7 +221,10 @@ def add_commands(cli: click.Group, plugin: str) -> None:
     @click.argument("names", nargs=-1, required=True)
     @click.option("--no-refresh", is_flag=True, help="Do not start the server to list its tools.")
     def mcp_approve(names: tuple[str, ...], no_refresh: bool) -> None:
-        """Allow project-defined servers to run (for this project and this definition)."""
+        """Allow project-defined servers to run (for this project and this definition).
+
+        Exit status: 0 approved (a server that failed to list its tools is said, and stays
+        approved); 1 no server has one of the names; 2 a usage or configuration error."""
         from ._store import Approvals
 
         toolbox = _toolbox()
@@ -242,7 +247,10 @@ def add_commands(cli: click.Group, plugin: str) -> None:
     @global_options
     @click.argument("names", nargs=-1)
     def mcp_refresh(names: tuple[str, ...]) -> None:
-        """Start servers once to record their tool lists (all when none named)."""
+        """Start servers once to record their tool lists (all when none named).
+
+        Exit status: 0 every server listed its tools; 1 one failed (each server's line says how it
+        went); 2 a usage or configuration error."""
         toolbox = _toolbox()
         chosen = list(names) or [s.name for s in _specs(toolbox, plugin)]
         failed = False
@@ -259,7 +267,10 @@ def add_commands(cli: click.Group, plugin: str) -> None:
     @click.option("--timeout", "timeout_s", type=float, default=300.0, show_default=True,
                   help="Seconds to wait for the sign-in to complete.")
     def mcp_login(name: str, no_browser: bool, timeout_s: float) -> None:
-        """Sign in to a url server (OAuth): a browser, or a printed link, and a loopback redirect."""
+        """Sign in to a url server (OAuth): a browser, or a printed link, and a loopback redirect.
+
+        Exit status: 0 signed in; 1 the sign-in failed or did not complete in time; 2 no url server
+        has that name, or a usage or configuration error."""
         code = asyncio.run(_login(_toolbox(), plugin, name, not no_browser, timeout_s))
         if code:
             raise SystemExit(code)
@@ -271,7 +282,10 @@ def add_commands(cli: click.Group, plugin: str) -> None:
     @click.option("--arg", "-a", "pairs", multiple=True, metavar="KEY=VALUE", help="A prompt argument.")
     @JSON
     def mcp_prompts(server: str | None, prompt: str | None, pairs: tuple[str, ...], as_json: bool) -> None:
-        """List servers' prompts, or print one prompt rendered with its arguments."""
+        """List servers' prompts, or print one prompt rendered with its arguments.
+
+        Exit status: 0 listed or printed; 1 a server failed or the prompt could not be had (said on
+        stderr); 2 a usage or configuration error (an --arg without =)."""
         arguments = {}
         for pair in pairs:
             key, sep, value = pair.partition("=")
@@ -286,7 +300,10 @@ def add_commands(cli: click.Group, plugin: str) -> None:
     @global_options
     @click.argument("name")
     def mcp_logout(name: str) -> None:
-        """Forget a server's sign-in (its tokens and registration) on this machine."""
+        """Forget a server's sign-in (its tokens and registration) on this machine.
+
+        Exit status: 0 signed out, or not signed in; 1 no url server has that name; 2 a usage or
+        configuration error."""
         from ._config import own_folder
         from ._tokens import TokenFile
 
@@ -323,7 +340,11 @@ def add_commands(cli: click.Group, plugin: str) -> None:
               trusted_network: bool) -> None:
         """Offer pegboard's tools to an MCP client (stdio by default).
 
-        Over --http every request must carry a bearer token; stderr says where it is."""
+        Over --http every request must carry a bearer token; stderr says where it is.
+
+        Exit status: 0 the client went away or the server was stopped; 1 the MCP SDK is not
+        installed, or the server could not start; 2 a usage or configuration error (options that do
+        not go together)."""
         from ._sdk import sdk_problem
 
         if (missing := sdk_problem()) is not None:

@@ -91,7 +91,10 @@ def memory_group(plugin: str) -> click.Group:
     @ALL
     @JSON
     def list_(every: bool, as_json: bool) -> None:
-        """Your memory files: size, last change, path."""
+        """Your memory files: size, last change, path.
+
+        Exit status: 0 the files listed; 1 the store failed (the reason on stderr); 2 a usage or
+        configuration error."""
         from ._files import entries
 
         context, config, space = mine()
@@ -118,7 +121,10 @@ def memory_group(plugin: str) -> click.Group:
     @global_options
     @click.argument("path")
     def show(path: str) -> None:
-        """Print a memory file (or list a folder): /memories/notes.md, or notes.md."""
+        """Print a memory file (or list a folder): /memories/notes.md, or notes.md.
+
+        Exit status: 0 printed; 1 there is no such file or folder, or the store failed; 2 a usage or
+        configuration error (a path outside /memories is one)."""
         from ._commands import listing
         from ._files import entries, read_file
 
@@ -139,7 +145,10 @@ def memory_group(plugin: str) -> click.Group:
     @global_options
     @click.argument("paths", nargs=-1, required=True)
     def delete_(paths: tuple[str, ...]) -> None:
-        """Delete memory files or folders (with everything in them)."""
+        """Delete memory files or folders (with everything in them).
+
+        Exit status: 0 every path named was deleted; 1 one was not there, or the store failed; 2 a
+        usage or configuration error (a path outside /memories is one)."""
         from ._commands import Refused, delete
 
         keys = [_arg_key(p) for p in paths]
@@ -161,7 +170,10 @@ def memory_group(plugin: str) -> click.Group:
     @global_options
     @ALL
     def export(every: bool) -> None:
-        """Every memory file with its content, as JSON on stdout."""
+        """Every memory file with its content, as JSON on stdout.
+
+        Exit status: 0 exported; 1 the store failed (the reason on stderr); 2 a usage or configuration
+        error."""
         from ._files import entries, read_file
 
         context, config, space = mine()

@@ -44,7 +44,9 @@ def _definitions() -> object:
 @global_options
 @JSON
 def agents_list(as_json: bool) -> None:
-    """Every agent type, where it comes from, and those shadowed, broken or not read."""
+    """Every agent type, where it comes from, and those shadowed, broken or not read.
+
+    Exit status: 0 the agent types listed; 2 a usage or configuration error."""
     from ._definitions import Definitions
 
     found = _definitions()
@@ -89,7 +91,10 @@ def agent_run(prompt: str, agent_type: str | None, session_id: str | None, schem
 
     Its calls are decided like any other; at a terminal, asks go to you.
     With --json-schema, stdout is the agent's validated answer as JSON (its
-    report goes to stderr), and a run that ends without one exits 1."""
+    report goes to stderr).
+
+    Exit status: 0 the agent finished (with --json-schema: and handed in its answer); 1 the run
+    failed, or with --json-schema ended without an answer; 2 a usage or configuration error."""
     import asyncio
 
     toolbox = current_state().toolbox(host=terminal_host())
