@@ -659,6 +659,9 @@ def completion(shell: str) -> None:
 
 def main() -> None:
     """The console script: the command line of a process that ends with the command."""
+    from ._progress import enable_progress
+
+    enable_progress()
     cli(prog_name="pegboard", obj=_CLIState(_freeze_after_load=True, _plugin_output_to_stderr=True))
 
 

@@ -94,10 +94,12 @@ def plugins_new(name: str, parent: Path, tool: str | None) -> None:
 
     Exit status: 0 the folder made; 2 a usage error, or a NAME or folder that cannot be used (the
     reason on stderr)."""
+    from ._progress import progress
     from ._scaffold import ScaffoldError, new_plugin
 
     try:
-        folder = new_plugin(name, parent, tool=tool)
+        with progress(f"Making pegboard-{name}") as shown:
+            folder = new_plugin(name, parent, tool=tool, wrote=lambda path: shown.step(f"wrote {path}"))
     except ScaffoldError as exc:
         click.echo(f"pegboard: {exc}", err=True)
         sys.exit(2)

@@ -202,12 +202,6 @@ class Layer:
         the repository, not from the person."""
         return self.name in CHECKOUT_LAYERS
 
-    @property
-    def from_person(self) -> bool:
-        """The person's or operator's own file: the user config, ``--config``,
-        the system policy (not the project's files, not remembered approvals)."""
-        return self.name in ("user", "explicit", "policy")
-
 
 RULE_KEYS = ("allow", "ask", "deny")
 CHECKOUT_LAYERS = ("project", "checkout grants")

@@ -404,10 +404,13 @@ class Answer:
     pending: bool = False
     """The person will answer later, from anywhere (``Answer.later()``): the
     call is kept as a pending call and the model is told it waits."""
+    approver: str | None = None
+    """Who answered (a person's name or account), when the host knows: kept
+    with a pending call's answer and written in the audit log's ``host``."""
 
     def __init__(self, allow: bool, remember: Literal["session", "project", "user"] | None = None,
                  rule: str | None = None, message: str | None = None, asked: bool = True,
-                 pending: bool = False) -> None:
+                 pending: bool = False, approver: str | None = None) -> None:
         _set = object.__setattr__
         _set(self, "allow", allow)
         _set(self, "remember", remember)
@@ -415,6 +418,7 @@ class Answer:
         _set(self, "message", message)
         _set(self, "asked", asked)
         _set(self, "pending", pending)
+        _set(self, "approver", approver)
 
     @classmethod
     def later(cls) -> Answer:

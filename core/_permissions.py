@@ -821,8 +821,9 @@ class PermissionEngine:
 
     def _apply_answer(self, decision: Decision, shown: Decision, answer: Answer,
                       request: PermissionRequest, host: str) -> Decision:
-        # For the audit: what the person said, and through which host.
-        request.extra["answer"] = ("declined" if not answer.allow else answer.remember or "once", host)
+        # For the audit: what the person said, through which host, and who they are when known.
+        by = f"{host}, by {answer.approver}" if answer.approver else host
+        request.extra["answer"] = ("declined" if not answer.allow else answer.remember or "once", by[:200])
         if not answer.allow:
             return Decision("deny", answer.message or "the person declined this call",
                             "person" if answer.asked else "host")

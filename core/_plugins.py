@@ -865,9 +865,6 @@ class Plugins:
                 found[name] = schema
         return found
 
-    def plugin_object(self, name: str) -> object | None:
-        return self.pm.get_plugin(name)
-
 
 class _PluginConfigError(Exception):
     pass

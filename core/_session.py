@@ -108,6 +108,9 @@ class Session:
         """False when the host knows that a tool's question to the person (``elicit``, or a plugin's
         own hook) reaches nobody in this session (``pegboard serve`` for an MCP client that cannot
         take a form mid-call): tools that only ask are then not offered. None: not known."""
+        self.requester: str | None = None
+        """Who the session's calls are made for, kept with its pending calls (a host serving several
+        clients names the client); None: the session it was made from says, else the local user."""
         self.structured_output: Any = None
         """The model's answer, validated against ``output_schema``, once given (None until then)."""
         self._hides: dict[tuple[str, str, frozenset[str], frozenset[str] | None], bool] = {}

@@ -396,16 +396,19 @@ class Toolbox:
 
         return list_pending(self, session_id)
 
-    def answer_pending(self, pending_id: str, answer: Answer) -> PendingCall:
+    def answer_pending(self, pending_id: str, answer: Answer, *, shown_digest: str | None = None) -> PendingCall:
         """Record a person's answer to a durable session's pending call, from
         any process (a CLI, a web UI's server); that session's host runs it
         with ``session.pending.resolve(id)``. ``KeyError``: no such call waits;
-        ``ValueError``: it was answered already (each call is answered once), or
-        the answer is ``Answer.later()``. The answer is kept with the digest of
-        the call's tool and input; a call changed since is refused when resolved."""
+        ``ValueError``: it was answered already (each call is answered once),
+        the answer is ``Answer.later()``, or ``shown_digest`` (the
+        ``PendingCall.current_digest()`` of the call the person was shown) is
+        no longer the call's. The answer is kept with the digest of the call's
+        tool and input; a call changed since is refused when resolved.
+        ``answer.approver`` (who answered) is kept with it."""
         from ._pending import answer_pending
 
-        return answer_pending(self, pending_id, answer)
+        return answer_pending(self, pending_id, answer, shown_digest=shown_digest)
 
     def make_durable(self, session: Session, session_id: str, parent_id: str | None) -> None:
         """Open (or resume) the store's record of ``session`` under ``session_id``."""
@@ -440,10 +443,6 @@ def _answer_schema(schema: Mapping[str, Any]) -> dict[str, Any]:
     except jsonschema.SchemaError as exc:
         raise ValueError(f"output_schema is not a valid JSON Schema: {exc.message}") from None
     return checked
-
-
-def level_rank(level: Level) -> int:
-    return LEVELS.index(level)
 
 
 def tool_break(tool: Tool, *, handler: bool = True, import_handler: bool = False) -> str | None:

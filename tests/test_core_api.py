@@ -37,8 +37,8 @@ def test_exported_names() -> None:
         "is_git_dir", "is_within", "looks_like_git_dir", "open_dir", "relative_posix", "resolve_path", "walk_error",
     ])
     assert pegboard.cli.__all__ == sorted([
-        "CLIState", "JSON", "MODE", "claim_stdout", "current_state", "fail_config", "global_options",
-        "terminal_host",
+        "CLIState", "JSON", "MODE", "Progress", "claim_stdout", "current_state", "fail_config", "global_options",
+        "progress", "terminal_host",
     ])
     assert pegboard.testing.__all__ == sorted([
         "Asked", "CLIRunner", "PegboardEnv", "PluginCheck", "PluginLoadError", "Project", "ScriptedHost", "StoreUpgrade",
@@ -224,7 +224,7 @@ def test_every_hook_is_documented_with_an_example() -> None:
 
 
 def test_every_hook_is_exercised_by_a_test() -> None:
-    tests = "\n".join(p.read_text() for p in (ROOT / "tests").glob("test_*.py"))
+    tests = "\n".join(p.read_text() for p in (ROOT / "tests").rglob("test_*.py"))
     plugins = "\n".join(p.read_text() for p in (ROOT / "plugins").rglob("*.py"))
     for name in hook_names():
         assert name in tests or name in plugins, f"nothing exercises {name}"

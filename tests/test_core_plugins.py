@@ -49,7 +49,7 @@ def test_builtin_plugins_come_through_entry_points() -> None:
 
 def test_core_never_imports_a_plugin_by_name() -> None:
     core = Path(__file__).parent.parent / "core"
-    for path in core.glob("*.py"):
+    for path in core.rglob("*.py"):
         assert "pegboard.plugins" not in path.read_text(), path
 
 
