@@ -14,6 +14,7 @@ from ._paths import _resolve_counted, resolve_counted
 from ._records import record
 
 if TYPE_CHECKING:
+    from ._levels import Access
     from ._policy import Policy
     from ._session import Session
     from ._tools import Tool
@@ -471,6 +472,14 @@ class PermissionRequest:
     def working_dirs(self) -> tuple[Path, ...]:
         """The session's working directories (resolved; the root first)."""
         return self.session.working_dirs
+
+    @property
+    def access(self) -> Access:
+        """What the session may do with this tool (``Session.access_to``):
+        ``"full"``, or for a sub-agent granted ``"read"`` only, only what the
+        tool counts as reading; a tool registered with ``subagents="read"``
+        votes deny on anything else."""
+        return self.session.access_to(self.tool)
 
     def resolve(self, path: str | os.PathLike[str]) -> Path:
         """The real path a name refers to, relative to the session root.

@@ -27,7 +27,10 @@ if TYPE_CHECKING:
 
 __all__ = [
     "Absent",
+    "ACCESSES",
+    "Access",
     "CORE_PLUGIN",
+    "NATIVE_PROVIDERS",
     "Content",
     "ImageContent",
     "Level",
@@ -40,9 +43,13 @@ __all__ = [
     "LEVELS",
 ]
 
-from ._levels import LEVELS, Level  # noqa: E402  (re-exported)
+from ._levels import ACCESSES, LEVELS, Access, Level  # noqa: E402  (re-exported)
 from ._records import FACTORY, record  # noqa: E402
 Loading = Literal["always", "deferred"]
+
+# The model APIs whose own tool types a tool may declare (``Tool.native``):
+# those a catalogue export can send one in (``Catalogue.to_anthropic(native=...)``).
+NATIVE_PROVIDERS = ("anthropic",)
 
 # The name the core's own tools are registered under (core/_builtin_tools.py):
 # the core's name, not a plugin's.
@@ -368,8 +375,12 @@ class Tool:
     """``"always"``: in every catalogue; ``"deferred"``: listed by name and loaded through ToolSearch."""
     permission: Level = "workspace"
     """The least level that offers it: ``none``, ``read``, ``workspace`` or ``unrestricted``."""
-    subagents: bool = True
-    """False keeps the tool out of every sub-agent's session (``Session.child``)."""
+    subagents: bool | Access = True
+    """What a sub-agent's session (``Session.child``) gets of the tool. True: what its policy offers,
+    like its parent. False: never offered to one. ``"read"`` or ``"full"``: offered only when whoever
+    makes the child grants it (``child(access={name: "read"})``), and at most this much; ``"read"``
+    means only what the tool counts as reading, which the tool itself enforces through
+    ``request.access`` / ``ctx.access``."""
     description: str | None = None
     """Fallback model-facing text, used when no description hook and no ``descriptions/<name>.md``
     file gives one (one-file plugins and MCP tools have no file)."""
@@ -411,6 +422,13 @@ class Tool:
     catalogue shows in place of the registered one (StructuredOutput's is the session's answer
     schema). The handler then checks its arguments itself: the pipeline validates against the
     registered ``input_schema`` only, as advice."""
+    native: Mapping[str, Mapping[str, Any]] = field(default_factory=dict)
+    """The tool's definition as a model API's own tool type, by API (``"anthropic"``): what an export
+    sends in place of the function definition when the host asks for it
+    (``catalogue.to_anthropic(native={"memory"})``), such as
+    ``{"anthropic": {"type": "memory_20250818", "name": "memory"}}``. Its ``name`` must be the tool's
+    (the model calls it back by that name; left out, it is added). The handler takes the calls the
+    provider's model makes of that type, so ``input_model`` must accept the provider's arguments."""
     vote: Callable[..., Vote | None] | str | None = None
     """This tool's own permission vote (or ``"module:attribute"`` naming it, imported at the tool's
     first decision): ``vote(request, config, context)`` taking those of the three arguments it names,
@@ -420,13 +438,14 @@ class Tool:
 
     def __init__(self, *, name: str, handler: Handler | str, input_model: type[BaseModel] | str | None = None,
                  input_schema: Mapping[str, Any] | None = None, read_only: bool = False, loading: Loading = "always",
-                 permission: Level = "workspace", subagents: bool = True, description: str | None = None,
+                 permission: Level = "workspace", subagents: bool | Access = True, description: str | None = None,
                  timeout_s: float | None = None, lifts_caps_with_scratchpad: bool = False, plugin: str = "",
                  group: str | None = None, title: str | None = None, metadata: Mapping[str, Any] = FACTORY,
                  offered_when: Callable[[Session], bool | Absent] | str | None = None,
                  permission_examples: tuple[tuple[str, Mapping[str, Any]], ...] = (),
                  absent: str | None = None,
                  session_schema: Callable[[Session], Mapping[str, Any]] | str | None = None,
+                 native: Mapping[str, Mapping[str, Any]] = FACTORY,
                  vote: Callable[..., Vote | None] | str | None = None) -> None:
         _set = object.__setattr__
         _set(self, "name", name)
@@ -448,6 +467,7 @@ class Tool:
         _set(self, "permission_examples", tuple((str(label), dict(example)) for label, example in permission_examples))
         _set(self, "absent", absent)
         _set(self, "session_schema", session_schema)
+        _set(self, "native", {} if native is FACTORY else native)
         _set(self, "vote", vote)
         _set(self, "_declared_at", _caller_line())
         self.__post_init__()
@@ -467,6 +487,18 @@ class Tool:
             raise ValueError(f"tool {self.name!r}: loading must be 'always' or 'deferred'")
         if self.absent is not None and (not isinstance(self.absent, str) or not self.absent.strip()):
             raise ValueError(f"tool {self.name!r}: absent must be the reason (a sentence), or None")
+        if not isinstance(self.subagents, bool) and self.subagents not in ACCESSES:
+            raise ValueError(f"tool {self.name!r}: subagents must be True, False or one of {ACCESSES}")
+        for provider, definition in self.native.items():
+            if provider not in NATIVE_PROVIDERS:
+                raise ValueError(f"tool {self.name!r}: native: no export sends a native tool of {provider!r} "
+                                 f"(known: {', '.join(NATIVE_PROVIDERS)})")
+            if not isinstance(definition, Mapping) or not isinstance(definition.get("type"), str):
+                raise ValueError(f"tool {self.name!r}: native[{provider!r}] must be a mapping with the tool's "
+                                 "\"type\"")
+            if definition.get("name", self.name) != self.name:
+                raise ValueError(f"tool {self.name!r}: native[{provider!r}] names it {definition['name']!r}; the "
+                                 "model calls a native tool back by its name, so it must be the tool's own")
 
     @cached_property
     def model(self) -> type[BaseModel] | None:
@@ -645,6 +677,14 @@ class ToolContext:
         handler that opens the path at once)."""
         found = self._resolved.get(path if type(path) is str else os.fspath(path))
         return found[0] if found is not None else None
+
+    @property
+    def access(self) -> Access:
+        """What this session may do with this tool: ``"full"`` for a top
+        session; for a sub-agent's, what its maker granted within the tool's
+        ``subagents`` (``"read"``: only what the tool counts as reading,
+        which the tool enforces)."""
+        return self.session.access_to(self.tool)
 
     def rule_for(self, behavior: Literal["allow", "ask", "deny"], tool: str,
                  input: Mapping[str, Any]) -> CompiledRule | None:

@@ -158,6 +158,30 @@ def test_what_the_docs_taught_still_imports_with_a_warning(old: str, name: str, 
         getattr(module, "NoSuchName")
 
 
+def test_the_tool_fields_and_export_options_plugins_and_hosts_rely_on() -> None:
+    """A tool declares its provider-native form (``native``) and what sub-agents
+    get of it (``subagents``: a bool or an access); hosts export the native
+    form by name (``to_anthropic(native=...)``) and grant sub-agents access
+    (``Session.child(access=...)``); tools read it (``request.access``, ``ctx.access``)."""
+    import inspect
+
+    assert list(inspect.signature(pegboard.Tool).parameters) == [
+        "name", "handler", "input_model", "input_schema", "read_only", "loading", "permission", "subagents",
+        "description", "timeout_s", "lifts_caps_with_scratchpad", "plugin", "group", "title", "metadata",
+        "offered_when", "session_schema", "native", "vote"]
+    tool = pegboard.Tool(name="Mem", handler="x:y", input_schema={"type": "object"}, subagents="read",
+                         native={"anthropic": {"type": "some_type_20990101"}})
+    assert tool.subagents == "read" and tool.native == {"anthropic": {"type": "some_type_20990101"}}
+    to_anthropic = inspect.signature(pegboard.Catalogue.to_anthropic).parameters
+    assert [(p.name, p.kind.name, p.default) for p in to_anthropic.values()][1:] == [
+        ("defer_loading", "KEYWORD_ONLY", False), ("native", "KEYWORD_ONLY", ())]
+    child = inspect.signature(pegboard.Session.child).parameters["access"]
+    assert child.kind.name == "KEYWORD_ONLY" and child.default is None
+    assert list(inspect.signature(pegboard.Session.access_to).parameters) == ["self", "tool"]
+    assert isinstance(pegboard.PermissionRequest.access, property)
+    assert isinstance(pegboard.ToolContext.access, property)
+
+
 def test_vote_strongest_weighs_votes_as_the_engine_does() -> None:
     allow, ask, deny = pegboard.Vote.allow("a"), pegboard.Vote.ask("b"), pegboard.Vote.deny("c")
     assert pegboard.Vote.strongest([]) is None
