@@ -14,6 +14,8 @@ from ._version import API_VERSION
 
 if _typing.TYPE_CHECKING:
     from ._catalogue import Catalogue, CatalogueTool
+    from ._streams import CallEvent, CallStream
+    from ._sync import SyncCallStream, SyncSession
     from ._config import ConfigError, Settings
     from ._decisions import (Answer, CompiledRule, Decision, PermissionRequest, Rule, RuleMatcher, RuleSamples,
                              ToolNamespace, Vote)
@@ -33,6 +35,8 @@ _LAZY = {
     "Absent": "pegboard._tools",
     "Answer": "pegboard._decisions",
     "CallInfo": "pegboard._calls",
+    "CallEvent": "pegboard._streams",
+    "CallStream": "pegboard._streams",
     "Catalogue": "pegboard._catalogue",
     "CatalogueTool": "pegboard._catalogue",
     "Check": "pegboard._doctor",
@@ -55,6 +59,8 @@ _LAZY = {
     "RuleSamples": "pegboard._decisions",
     "Session": "pegboard._session",
     "Settings": "pegboard._config",
+    "SyncCallStream": "pegboard._sync",
+    "SyncSession": "pegboard._sync",
     "StoreError": "pegboard._store",
     "StoreSchema": "pegboard._store",
     "TextContent": "pegboard._tools",
@@ -74,12 +80,13 @@ _LAZY = {
 # module's explicit exports (mypy --strict in a plugin author's project);
 # tests/test_core_api.py holds it to _LAZY's names and the three above.
 __all__ = [
-    "API_VERSION", "Absent", "Answer", "CallInfo", "Catalogue", "CatalogueTool", "Check", "CompiledRule",
-    "ConfigError", "Content", "Decision", "Grant", "ImageContent", "InputFieldMatcher", "PermissionRequest", "PluginCheck",
-    "PluginContext", "PluginStore", "Policy", "PreCall", "ResourceContent", "Rule", "RuleMatcher",
-    "RuleSamples", "Session", "Settings", "StoreError", "StoreSchema", "TextContent", "Tool", "ToolContext",
-    "ToolNamespace", "ToolResult", "Toolbox", "UserScope", "Vote", "check_plugin", "clamp_policy", "hookimpl",
-    "hookspec", "policy_for",
+    "API_VERSION", "Absent", "Answer", "CallEvent", "CallInfo", "CallStream", "Catalogue", "CatalogueTool",
+    "Check", "CompiledRule", "ConfigError", "Content", "Decision", "Grant", "ImageContent",
+    "InputFieldMatcher", "PermissionRequest", "PluginCheck", "PluginContext", "PluginStore", "Policy",
+    "PreCall", "ResourceContent", "Rule", "RuleMatcher", "RuleSamples", "Session", "Settings", "StoreError",
+    "StoreSchema", "SyncCallStream", "SyncSession", "TextContent", "Tool", "ToolContext", "ToolNamespace",
+    "ToolResult", "Toolbox", "UserScope", "Vote", "check_plugin", "clamp_policy", "hookimpl", "hookspec",
+    "policy_for",
 ]
 
 

@@ -102,7 +102,10 @@ def approvals_serve(port: int, open_browser: bool) -> None:
 
     It listens on 127.0.0.1 only and prints its address, which holds a new
     token: every request without it is refused. Answers are kept with your
-    user name; each call's session's host runs it (docs/approvals.md)."""
+    user name; each call's session's host runs it (docs/approvals.md).
+
+    Exit status: 0 stopped with Ctrl-C; 1 the store failed or the port could
+    not be taken (the reason on stderr); 2 a usage or configuration error."""
     from ._pending import list_pending
 
     toolbox = _state().toolbox(listing=True)

@@ -25,10 +25,10 @@ PUBLIC_MODULES = ("pegboard", "pegboard.paths", "pegboard.cli", "pegboard.testin
 
 def test_exported_names() -> None:
     assert pegboard.__all__ == sorted([
-        "API_VERSION", "Absent", "Answer", "CallInfo", "Catalogue", "CatalogueTool", "Check", "CompiledRule",
+        "API_VERSION", "Absent", "Answer", "CallEvent", "CallInfo", "CallStream", "Catalogue", "CatalogueTool", "Check", "CompiledRule",
         "ConfigError", "Content", "Decision", "Grant", "ImageContent", "InputFieldMatcher", "PermissionRequest", "PluginCheck",
         "PluginContext", "PluginStore", "Policy", "PreCall", "ResourceContent", "Rule", "RuleMatcher", "RuleSamples",
-        "Session", "Settings", "StoreError", "StoreSchema", "TextContent", "Tool", "ToolContext", "ToolNamespace",
+        "Session", "Settings", "StoreError", "SyncCallStream", "SyncSession", "StoreSchema", "TextContent", "Tool", "ToolContext", "ToolNamespace",
         "ToolResult",
         "Toolbox", "UserScope", "Vote", "check_plugin", "clamp_policy", "hookimpl", "hookspec", "policy_for",
     ])
@@ -168,7 +168,7 @@ def test_the_tool_fields_and_export_options_plugins_and_hosts_rely_on() -> None:
     assert list(inspect.signature(pegboard.Tool).parameters) == [
         "name", "handler", "input_model", "input_schema", "read_only", "loading", "permission", "subagents",
         "description", "timeout_s", "lifts_caps_with_scratchpad", "plugin", "group", "title", "metadata",
-        "offered_when", "session_schema", "native", "vote"]
+        "offered_when", "permission_examples", "absent", "session_schema", "native", "vote"]
     tool = pegboard.Tool(name="Mem", handler="x:y", input_schema={"type": "object"}, subagents="read",
                          native={"anthropic": {"type": "some_type_20990101"}})
     assert tool.subagents == "read" and tool.native == {"anthropic": {"type": "some_type_20990101"}}
