@@ -20,6 +20,7 @@ from ._hookspecs import hookimpl
 from ._tools import CORE_PLUGIN, Tool, ToolContext, ToolResult
 
 if TYPE_CHECKING:
+    from ._plugin_context import StoreSchema
     from ._builtin_inputs import NoInput, ScratchpadReadInput, TaskOutputInput, TaskStopInput, ToolSearchInput
     from ._session import Session
 
@@ -206,3 +207,11 @@ class CorePlugin:
     def pegboard_register_tools(self, register: Callable[[Tool], None]) -> None:
         for tool in core_tools():
             register(tool)
+
+    @hookimpl
+    def pegboard_store_schema(self) -> StoreSchema:
+        # sessions, the scratchpad, the audit log, pending calls: under the
+        # component name "pegboard" (CORE_COMPONENT), as databases record them
+        from ._tables import core_schema
+
+        return core_schema()

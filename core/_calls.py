@@ -70,12 +70,17 @@ class PendingCall:
     created_at: float = field(default_factory=time.time)
     digest: str | None = None
     """``approval_digest`` of the tool and input the answer was given for (None: no answer yet)."""
+    requester: str | None = None
+    """Who the call was made for (``Session.requester``: a client, or the local user)."""
+    resolved_at: float | None = None
+    """When it was answered, then when it was settled (None: no answer yet)."""
 
     def to_json(self) -> dict[str, Any]:
         return {"id": self.id, "session_id": self.session_id, "call_id": self.call_id, "tool": self.tool,
                 "input": self.input, "reason": self.reason, "source": self.source,
                 "suggestions": list(self.suggestions), "status": self.status,
-                "answer": answer_json(self.answer), "created_at": self.created_at, "digest": self.digest}
+                "answer": answer_json(self.answer), "created_at": self.created_at, "digest": self.digest,
+                "requester": self.requester, "resolved_at": self.resolved_at}
 
     def current_digest(self) -> str:
         """``approval_digest`` of the call's tool and input as they are now."""
@@ -100,4 +105,5 @@ def answer_json(answer: Answer | None) -> dict[str, Any] | None:
     """A person's answer as kept with a pending call."""
     if answer is None:
         return None
-    return {"allow": answer.allow, "remember": answer.remember, "rule": answer.rule, "message": answer.message}
+    return {"allow": answer.allow, "remember": answer.remember, "rule": answer.rule, "message": answer.message,
+            "approver": answer.approver}

@@ -10,7 +10,7 @@ A host that made the session itself keeps the concrete ``pegboard.Session``.
 from __future__ import annotations
 
 import os
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Mapping, MutableMapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
 
@@ -20,6 +20,7 @@ if TYPE_CHECKING:
     from ._calls import PendingCall
     from ._catalogue import Catalogue
     from ._decisions import Answer, CompiledRule, Decision, DecisionKind, Grant
+    from ._levels import Access
     from ._policy import Policy
     from ._tasks import BackgroundTasks
     from ._tools import Tool, ToolResult
@@ -116,6 +117,12 @@ class PluginSession(Protocol):
     """The model's answer, validated against ``output_schema``, once given (None until then)."""
 
     @property
+    def scratchpad(self) -> MutableMapping[str, str]:
+        """The session's scratchpad: outputs saved by name (the ``scratchpad`` argument), which
+        ScratchpadRead reads back; a plugin may keep an entry there for the model to read."""
+        ...
+
+    @property
     def data_dir(self) -> Path:
         """A private folder for this session's files, created on first use."""
         ...
@@ -191,8 +198,14 @@ class PluginSession(Protocol):
     def child(self, *, mode: str | None = None, hide: Iterable[str] = (), only: Iterable[str] | None = None,
               working_dirs: Sequence[str | os.PathLike[str]] | None = None, label: str | None = None,
               session_id: str | None = None,
-              copies: Mapping[Any, str | os.PathLike[str]] | None = None) -> PluginSession:
+              copies: Mapping[Any, str | os.PathLike[str]] | None = None,
+              access: Mapping[str, Access] | None = None) -> PluginSession:
         """A session for a sub-agent of this one, never wider than it (see ``Session.child``)."""
+        ...
+
+    def access_to(self, tool: Tool) -> Access:
+        """What this session may do with ``tool``: ``"full"`` for a top session; for a sub-agent's,
+        what its maker granted within the tool's ``subagents`` (``ctx.access``, ``request.access``)."""
         ...
 
     def delete_child(self, session_id: str) -> bool:

@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING, Any
 
 from ._decisions import Answer, Decision, Grant, Rule
 from ._errors import report_failure as _report
+from ._levels import ACCESSES, Access
 from ._policy import clamp_policy
 from ._session_state import SessionState
 from ._tools import ToolResult
@@ -21,6 +22,8 @@ if TYPE_CHECKING:
     from ._decisions import CompiledRule, DecisionKind
     from ._pending import PendingQueue
     from ._plugin_session import PluginSession
+    from ._streams import CallStream
+    from ._sync import SyncSession
     from ._tasks import BackgroundTasks
     from ._tools import Tool
 
@@ -119,7 +122,8 @@ class Session(SessionState):
     def child(self, *, mode: str | None = None, hide: Iterable[str] = (), only: Iterable[str] | None = None,
               working_dirs: Sequence[str | os.PathLike[str]] | None = None, label: str | None = None,
               session_id: str | None = None,
-              copies: Mapping[Any, str | os.PathLike[str]] | None = None) -> Session:
+              copies: Mapping[Any, str | os.PathLike[str]] | None = None,
+              access: Mapping[str, Access] | None = None) -> Session:
         """A session for a sub-agent of this one, never wider than it.
 
         ``mode``: a mode or level name, clamped to this session's
@@ -130,7 +134,11 @@ class Session(SessionState):
         (``metadata["requires"]``). ``only``: offer only these names (the
         core's own tools stay). Both add to what this session already
         hides. Tools registered with ``subagents=False`` are never offered
-        to a child. ``working_dirs``: each must lie within one of this
+        to a child; those registered with an access (``subagents="read"``)
+        only when ``access`` grants it, by tool name (``{"memory": "read"}``),
+        and never more than the tool allows nor than this session holds
+        (``access_to``); ``ValueError`` for a tool that takes no grant.
+        ``working_dirs``: each must lie within one of this
         session's (``ValueError`` otherwise); the first is the child's root.
         The child starts with this session's allow grants; this session's
         deny and ask grants keep applying to it, also those made later. It
@@ -145,6 +153,7 @@ class Session(SessionState):
         """
         from ._paths import is_within
 
+        granted = self._granted(access or {})
         if working_dirs is not None:
             dirs = tuple(dict.fromkeys(Path(os.path.realpath(self.root / Path(d))) for d in working_dirs))
             for d in dirs:
@@ -162,6 +171,7 @@ class Session(SessionState):
             self.toolbox.make_durable(child, session_id, self.id)
         child.parent, child.parent_id = self, self.id
         child.label = label
+        child.granted_access = granted
         child.hidden_tools = self.hidden_tools | frozenset(hide)
         if only is not None:
             wanted = frozenset(only)
@@ -175,6 +185,20 @@ class Session(SessionState):
         # Longest copy first: a worktree made inside another worktree maps to it, then on.
         child._copies = tuple(sorted(mapped.items(), key=lambda kv: -len(kv[0])))
         return child
+
+    def _granted(self, access: Mapping[str, Access]) -> dict[str, Access]:
+        """``child``'s ``access``, checked: each a tool that takes a grant, at a known access."""
+        out: dict[str, Access] = {}
+        for name, level in access.items():
+            if level not in ACCESSES:
+                raise ValueError(f"access to {name!r}: {level!r} is not one of {', '.join(ACCESSES)}")
+            tool = self.toolbox.tools.get(name)
+            if tool is not None and isinstance(tool.subagents, bool):
+                raise ValueError(f"{name} takes no access grant: a sub-agent gets it "
+                                 f"{'as its policy offers it' if tool.subagents else 'never'}; "
+                                 "hide it to take it away")
+            out[name] = level  # (a tool not loaded here is not offered anyway)
+        return out
 
     def delete_child(self, session_id: str) -> bool:
         """Delete a durable session made from this one (``child(session_id=...)``),
@@ -201,16 +225,42 @@ class Session(SessionState):
         return self.toolbox.catalogue(self)
 
     async def call(self, name: str, arguments: Any = None, *, call_id: str | None = None,
-                   approval: Answer | None = None) -> ToolResult:
+                   approval: Answer | None = None, timeout_s: float | None = None) -> ToolResult:
         """Run one tool call through the whole pipeline. Never raises for a
         tool's failure: that is an error result.
 
         ``approval``: the person's answer, given ahead (after ``decide`` said
         "ask" and a framework's approval step or a UI got the answer); it
         settles an ask instead of ``pegboard_ask``, and cannot turn a deny
-        into an allow."""
+        into an allow. ``timeout_s``: how long the tool may run this time, at
+        most (the tool's own limit holds when it is shorter); past it the call
+        is stopped and the result is an error that says so."""
+        if timeout_s is not None and not timeout_s > 0:
+            raise ValueError(f"timeout_s must be a positive number of seconds, not {timeout_s!r}")
         run_call = _PIPELINE[0] if _PIPELINE else _pipeline()[0]
-        return await run_call(self, name, arguments, call_id or self.next_call_id(), approval)
+        return await run_call(self, name, arguments, call_id or self.next_call_id(), approval, timeout_s)
+
+    def stream(self, name: str, arguments: Any = None, *, call_id: str | None = None,
+               approval: Answer | None = None, timeout_s: float | None = None) -> CallStream:
+        """``call``, read as it runs: ``async for event in session.stream(...)``
+        yields what the call emits as it comes (``event.text``: a line of a
+        command's output, a progress message), and background work the call
+        started until it ends; then ``stream.result`` is the call's result."""
+        if timeout_s is not None and not timeout_s > 0:
+            raise ValueError(f"timeout_s must be a positive number of seconds, not {timeout_s!r}")
+        from ._streams import CallStream
+
+        return CallStream(self, name, arguments, call_id=call_id or self.next_call_id(), approval=approval,
+                          timeout_s=timeout_s)
+
+    @cached_property
+    def sync(self) -> SyncSession:
+        """This session for code that cannot await (scripts, notebooks, a
+        framework's synchronous ``invoke``): ``session.sync.call(...)`` blocks
+        until the call's result, also where an event loop is running."""
+        from ._sync import SyncSession
+
+        return SyncSession(self)
 
     @property
     def pending(self) -> PendingQueue:

@@ -15,6 +15,7 @@ from __future__ import annotations
 import itertools
 import os
 import uuid
+from collections.abc import Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -24,8 +25,10 @@ if TYPE_CHECKING:
     import asyncio
 
     from ._decisions import CompiledRule, Rule
+    from ._levels import Access
     from ._policy import Policy
     from ._protected import Prefixes
+    from ._streams import CallStream
     from ._tools import Tool
     from ._toolbox import Toolbox
 
@@ -85,6 +88,9 @@ class SessionState:
         """Tools, groups or rule names a child session is not offered."""
         self.only_tools: frozenset[str] | None = None
         """When set, the only tools a child session is offered."""
+        self.granted_access: Mapping[str, Access] = {}
+        """What a child session's maker granted it of tools that sub-agents get only when given
+        (``child(access=...)``), by tool name; ``access_to`` says what it holds."""
         self.output_schema: dict[str, Any] | None = None
         """The JSON Schema of the answer the host wants from the model (``Toolbox.session(output_schema=...)``),
         or None; a plugin offers a tool to hand it in (structured_output's StructuredOutput)."""
@@ -92,6 +98,9 @@ class SessionState:
         """False when the host knows that a tool's question to the person (``elicit``, or a plugin's
         own hook) reaches nobody in this session (``pegboard serve`` for an MCP client that cannot
         take a form mid-call): tools that only ask are then not offered. None: not known."""
+        self.requester: str | None = None
+        """Who the session's calls are made for, kept with its pending calls (a host serving several
+        clients names the client); None: the session it was made from says, else the local user."""
         self.structured_output: Any = None
         """The model's answer, validated against ``output_schema``, once given (None until then)."""
         # The toolbox's answers for this session, kept here because they last as long as it:
@@ -99,6 +108,7 @@ class SessionState:
         # offered by name with the policy they were found under (Toolbox.offered_tool).
         self._hides: dict[tuple[str, str, frozenset[str], frozenset[str] | None], bool] = {}
         self._offered: dict[str, tuple[Tool, Policy]] = {}
+        self._streams: dict[str, CallStream] = {}  # by call id and by followed task id (Session.stream)
 
     # --- state -------------------------------------------------------------
 
@@ -187,6 +197,11 @@ class SessionState:
     def emit(self, kind: str, data: dict[str, Any]) -> None:
         """Tell the host something (``pegboard_event``); a failing host hook
         is reported on stderr, never raised into the tool."""
+        if self._streams:  # a call of this session is being streamed (Session.stream)
+            stream = self._streams.get(str(data.get("call_id"))) or (
+                self._streams.get(str(data.get("id"))) if kind == "background.done" else None)
+            if stream is not None:
+                stream.deliver(kind, data)
         for outcome in self.toolbox.hooks.each("pegboard_event", session=self, kind=kind, data=data):
             if outcome.error is not None:  # the host's bug must not break a tool
                 _report(f"pegboard_event of plugin {outcome.plugin!r}", outcome.error)
@@ -218,6 +233,17 @@ class SessionState:
                 and self.only_tools is None:
             return False
         return self.toolbox.hides(self, tool)  # type: ignore[arg-type]  # every SessionState is a Session
+
+    def access_to(self, tool: Tool) -> Access:
+        """What this session may do with ``tool``: ``"full"`` for a top
+        session; for a child, its maker's grant (``child(access=...)``; without
+        one, ``"none"`` for a tool sub-agents get only when given, else what
+        the parent holds), never more than the tool's ``subagents`` allows
+        nor than the parent holds. ``"read"`` is only what the tool counts as
+        reading: the tool enforces it (``request.access``, ``ctx.access``)."""
+        if self.parent is None:
+            return "full"
+        return self.toolbox.access_to(self, tool)  # type: ignore[arg-type]  # every SessionState is a Session
 
     # --- grants ------------------------------------------------------------
 

@@ -7,19 +7,25 @@ import itertools
 import sys
 import time
 from collections.abc import Awaitable, Callable, Coroutine
+from contextvars import ContextVar
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Literal
 
 if TYPE_CHECKING:
     import asyncio
 
-__all__ = ["BackgroundTask", "BackgroundTasks"]
+__all__ = ["FOLLOWER", "BackgroundTask", "BackgroundTasks"]
 
 # Process-wide, so an id from one session never names a task of another
 # (a model quoting a stale id gets "no such task", not someone else's).
 _ids = itertools.count(1)
 
 Status = Literal["running", "done", "failed", "stopped"]
+
+FOLLOWER: ContextVar[Callable[[str], None] | None] = ContextVar("pegboard_task_follower", default=None)
+"""Who follows the background work started here, told each task's id: a
+streamed call (``Session.stream``) sets it while its call runs, and the
+call's task copies it, so the tasks started inside it are followed."""
 
 
 @dataclass
@@ -66,6 +72,9 @@ class BackgroundTasks:
         import asyncio  # here, not at the top: start-up never needs it
 
         record._task = asyncio.get_running_loop().create_task(self._run(record, work), name=task_id)
+        follow = FOLLOWER.get()
+        if follow is not None:  # a streamed call follows the work it starts
+            follow(task_id)
         return task_id
 
     async def _run(self, record: BackgroundTask, work: Coroutine[Any, Any, Any]) -> None:
