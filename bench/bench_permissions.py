@@ -213,12 +213,17 @@ def _trust(root: Path) -> None:
     assert result.exit_code == 0, result.output
 
 
-def _sandbox_off(tmp: Path) -> None:
-    """The sandbox off, in the user's config (no project may set it): a
-    sandboxed Bash is allowed before any rule is read."""
+def _sandbox_on(tmp: Path) -> str:
+    """The shell's sandbox as an operator gets it (``auto``: bubblewrap where
+    it works), in the user's config (no project may set it): a Bash decision
+    then works out the sandbox plan with every ``Read`` deny rule, as the
+    operator's does. Returns the backend, for the output."""
+    from pegboard.plugins.shell._sandbox import backend_for
+
     user = tmp / "config" / "pegboard"
     user.mkdir(parents=True, exist_ok=True)
-    (user / "config.toml").write_text('[plugins.shell]\nsandbox = "off"\n')
+    (user / "config.toml").write_text('[plugins.shell]\nsandbox = "auto"\n')
+    return backend_for("auto")
 
 
 def _decision_cost(toolbox: Any, session: Any, name: str, args: dict[str, Any]) -> tuple[Any, float, float]:
@@ -250,7 +255,7 @@ def builtin_plugins() -> None:
         (root / ".pegboard").mkdir(parents=True)
         (root / ".pegboard" / "config.toml").write_text(_rules(root))
         _trust(root)
-        _sandbox_off(tmp)
+        print(f"sandbox: {_sandbox_on(tmp)}")
         (root / "src").mkdir()
         (root / "src" / "a.py").write_text("print('hi')\n")
         (root / "gen7").mkdir()
@@ -327,7 +332,7 @@ def load_scaling(rules: int = 10_000, rounds: int = 7) -> None:
             _trust(root)
             (root / "src").mkdir()
             (root / "src" / "a.py").write_text("print('hi')\n")
-        _sandbox_off(tmp)
+        print(f"sandbox: {_sandbox_on(tmp)}")
         Toolbox.load(cwd=roots["none"])
         start = time.perf_counter()
         first = Toolbox.load(cwd=roots["many"])

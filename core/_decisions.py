@@ -544,9 +544,13 @@ class PermissionRequest:
         would print."""
         return self.session.rule_for(behavior, tool, input)
 
-    def rules_for(self, behavior: DecisionKind, tool: str) -> list[CompiledRule]:
+    def rules_for(self, behavior: DecisionKind, tool: str) -> tuple[CompiledRule, ...]:
         """Every ``behavior`` rule written for ``tool`` by name, the config
-        layers' and this session's grants (not rules for an alias of it)."""
+        layers' and this session's grants (not rules for an alias of it).
+        While they are unchanged and the session holds no grant for
+        ``tool``, the same tuple object is returned: what a plugin derives
+        from the rules (the shell's sandbox plan) it may keep until it is
+        handed another object, so that a decision costs nothing per rule."""
         return self.session.rules_for(behavior, tool)
 
     def path_vote(self, path: str | os.PathLike[str], *, write: bool) -> Vote:

@@ -145,6 +145,8 @@ class PermissionEngine:
         # matchers grouped (built on first use, dropped when a rule is added).
         self._plans: dict[str, dict[str, list[CompiledRule | _Group]]] = {"allow": {}, "ask": {}, "deny": {}}
         self._key_cache: dict[tuple[str, str, str], tuple[str, ...]] = {}
+        # rules_for's answers without grants, per (behavior, tool name): dropped when a rule is added
+        self._rules_by_name: dict[tuple[str, str], tuple[CompiledRule, ...]] = {}
         # Per tool name: (the tool, its deny, ask and allow units under every
         # name that covers it, in _match's order), for sessions without
         # grants; made from _plans, and dropped with it (see _tool_units).
@@ -310,6 +312,7 @@ class PermissionEngine:
             # not where it was grouped (only a damaged cache does this): where it belongs
             self._index[behavior].setdefault(rule.tool, []).append(compiled)
             self._plans[behavior].pop(rule.tool, None)
+            self._rules_by_name.pop((behavior, rule.tool), None)
             self._forget_tool_units()
         return compiled
 
@@ -386,6 +389,7 @@ class PermissionEngine:
             self._index[behavior].setdefault(tool, []).append(compiled)
             self._plans[behavior].pop(tool, None)
             self._forget_tool_units()
+        self._rules_by_name.pop((compiled.rule.behavior, compiled.rule.tool), None)
 
     def namespace_of(self, name: str) -> tuple[ToolNamespace, str] | None:
         """The declared namespace a tool or rule name lies in, with the
@@ -455,10 +459,18 @@ class PermissionEngine:
         return self._match(behavior, PermissionRequest(tool=found, input=input, session=session,
                                                        policy=session.policy))
 
-    def rules_for(self, behavior: str, tool: str, session: Session) -> list[CompiledRule]:
+    def rules_for(self, behavior: str, tool: str, session: Session) -> tuple[CompiledRule, ...]:
         """Every ``behavior`` rule written for ``tool`` by name: the config
-        layers' and the session's grants (not rules for an alias of it)."""
-        return [*self._compiled(behavior, tool), *session.grant_index(behavior).get(tool, ())]
+        layers' and the session's grants (not rules for an alias of it).
+        Without grants for it, the same tuple until a rule is added: a
+        plugin keeps what it derives from the rules while it gets the same
+        object back (the shell's sandbox plan, web's unlocked hosts), so a
+        decision costs nothing per rule."""
+        kept = self._rules_by_name.get((behavior, tool))
+        if kept is None:
+            kept = self._rules_by_name[(behavior, tool)] = tuple(self._compiled(behavior, tool))
+        granted = session.grant_index(behavior).get(tool) if session.has_grants() else None
+        return (*kept, *granted) if granted else kept
 
     def _match(self, behavior: str, request: PermissionRequest) -> CompiledRule | None:
         index = self._index[behavior]

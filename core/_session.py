@@ -299,8 +299,9 @@ class Session:
         for the tool's group and for names it declares included."""
         return self.toolbox.permissions.rule_for(behavior, tool, input, self)
 
-    def rules_for(self, behavior: DecisionKind, tool: str) -> list[CompiledRule]:
-        """Every ``behavior`` rule written for ``tool`` by name (config layers, then this session's grants)."""
+    def rules_for(self, behavior: DecisionKind, tool: str) -> tuple[CompiledRule, ...]:
+        """Every ``behavior`` rule written for ``tool`` by name (config layers, then this session's grants):
+        the same tuple while they are unchanged (see ``PermissionRequest.rules_for``)."""
         return self.toolbox.permissions.rules_for(behavior, tool, self)
 
     def is_protected(self, path: str, *, git_dirs: bool = True, absent: int = 0) -> bool:

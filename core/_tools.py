@@ -570,7 +570,7 @@ class ToolContext:
         ``behavior`` rule that would decide a call of ``tool`` with ``input``."""
         return self.session.rule_for(behavior, tool, input)
 
-    def rules_for(self, behavior: Literal["allow", "ask", "deny"], tool: str) -> list[CompiledRule]:
+    def rules_for(self, behavior: Literal["allow", "ask", "deny"], tool: str) -> tuple[CompiledRule, ...]:
         """``PermissionRequest.rules_for``, for a handler."""
         return self.session.rules_for(behavior, tool)
 

@@ -183,8 +183,9 @@ def operator_rules(session: Any) -> list[Any]:
     return out
 
 
-# Per session: (which compiled rules it had, the hosts they unlock).
-_UNLOCKED: weakref.WeakKeyDictionary[Any, tuple[tuple[int, ...], frozenset[str]]] = weakref.WeakKeyDictionary()
+# Per session: (the sequence of compiled rules it had, their ids, the hosts they unlock).
+_UNLOCKED: weakref.WeakKeyDictionary[Any, tuple[object, tuple[int, ...], frozenset[str]]] = \
+    weakref.WeakKeyDictionary()
 
 
 def unlocked_hosts(session: Any) -> frozenset[str]:
@@ -195,16 +196,20 @@ def unlocked_hosts(session: Any) -> frozenset[str]:
     anything unexpected is not cached, and gets ``operator_rules``'s answer.
     """
     try:
-        items = list(session.rules_for("allow", FETCH_TOOL))
-        stamp = tuple(id(item) for item in items)
+        given = session.rules_for("allow", FETCH_TOOL)
         cached = _UNLOCKED.get(session)
+        if cached is not None and cached[0] is given:
+            # the same sequence: the rules are unchanged (Session.rules_for), nothing to go through
+            return cached[2]
+        stamp = tuple(id(item) for item in given)
     except Exception:  # not weakly referenceable, or an unexpected session
         return explicitly_allowed_hosts(operator_rules(session))
-    if cached is not None and cached[0] == stamp:
-        return cached[1]
-    hosts = explicitly_allowed_hosts(operator_rules(session))
+    if cached is not None and cached[1] == stamp:
+        hosts = cached[2]
+    else:
+        hosts = explicitly_allowed_hosts(operator_rules(session))
     try:
-        _UNLOCKED[session] = (stamp, hosts)
+        _UNLOCKED[session] = (given, stamp, hosts)
     except TypeError:
         pass  # not weakly referenceable: answered, not remembered
     return hosts
