@@ -388,7 +388,77 @@ def load_scaling(rules: int = 10_000, rounds: int = 7) -> None:
         shutil.rmtree(tmp, ignore_errors=True)
 
 
+def new_process(sizes: tuple[int, ...] = (0, 10_000, 50_000), rounds: int = 9) -> None:
+    """A new process's first decision (``pegboard permissions check``, the
+    whole process) with ``sizes`` rules against one with none, for each of
+    the built-in plugins' tools, in interleaved rounds, the sandbox on. Each
+    file has been loaded before (its rules checked and remembered) and a
+    decision of every tool made (what the matchers save kept): what every
+    later ``pegboard call`` and ``permissions check`` pays."""
+    tmp = Path(os.path.realpath(tempfile.mkdtemp(prefix="pegboard-bench-")))
+    saved = dict(os.environ)
+    try:
+        _isolate(tmp, "fs,shell,web")
+        print(f"sandbox: {_sandbox_on(tmp)}")
+        roots = {}
+        for n in sizes:
+            root = roots[n] = tmp / f"rules{n}"
+            (root / ".pegboard").mkdir(parents=True)
+            (root / ".pegboard" / "config.toml").write_text(_rules(root, n // RULES) if n else "")
+            _trust(root)
+            (root / "src").mkdir()
+            (root / "src" / "a.py").write_text("print('hi')\n")
+        script = shutil.which("pegboard", path=os.path.dirname(sys.executable)) or "pegboard"
+        calls = {
+            "Bash": {"command": "make build"},
+            "Read": {"file_path": "src/a.py"},
+            "Write": {"file_path": "gen9/x.py", "content": "x"},
+            "WebFetch": {"url": "https://host99.example.com/a", "prompt": "x"},
+        }
+
+        def check(n: int, tool: str) -> float:
+            start = time.perf_counter()
+            subprocess.run([script, "--cwd", str(roots[n]), "permissions", "check", tool, "--input",
+                            json.dumps(calls[tool])], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+                           env=os.environ.copy())
+            return time.perf_counter() - start
+
+        for n in sizes:  # checked and remembered, then each tool's rules compiled and kept
+            for _ in range(2):
+                for tool in calls:
+                    check(n, tool)
+        ratios: dict[tuple[int, str], list[float]] = {(n, t): [] for n in sizes[1:] for t in calls}
+        times: dict[tuple[int, str], list[float]] = {(n, t): [] for n in sizes for t in calls}
+        for _ in range(rounds):
+            for tool in calls:
+                took = {n: check(n, tool) for n in sizes}
+                for n in sizes:
+                    times[(n, tool)].append(took[n])
+                for n in sizes[1:]:
+                    ratios[(n, tool)].append(took[n] / took[sizes[0]])
+        lines = []
+        for tool in calls:
+            row = ", ".join(f"{n:,}: {statistics.median(times[(n, tool)]) * 1000:.0f} ms"
+                            + (f" ({statistics.median(ratios[(n, tool)]):.2f}x)" if n else "") for n in sizes)
+            lines.append(f"{tool}: {row}")
+        print(f"a new process's first decision by rules in the file ({rounds} rounds, median):")
+        print("\n".join(f"  {line}" for line in lines))
+        reported = []
+        for n in sizes[1:]:
+            worst = max(calls, key=lambda t: statistics.median(ratios[(n, t)]))
+            reported.append(from_rounds(
+                f"a new process's first decision with {n:,} rules / none (worst tool, {worst})", ratios[(n, worst)],
+                3.0 if n == 10_000 else 0.0, bound="at most" if n == 10_000 else "info", item="35.5",
+                note="by rules, whole process: " + "; ".join(lines) if n == sizes[-1] else ""))
+        report(*reported)
+    finally:
+        os.environ.clear()
+        os.environ.update(saved)
+        shutil.rmtree(tmp, ignore_errors=True)
+
+
 if __name__ == "__main__":
+    new_process()
     load_scaling()
     builtin_plugins()
     print("engine alone, with the permission tests' stand-in plugin:\n")

@@ -78,12 +78,12 @@ def _voter() -> Callable[[PermissionRequest, ShellConfig, Iterable[Any]], Vote]:
 
 
 @hookimpl
-def pegboard_rule_matcher(rule: Rule) -> Any:
+def pegboard_rule_matcher(rule: Rule, saved: Any) -> Any:
     if rule.tool not in ("Bash", "Monitor") or rule.specifier is None:
         return None
-    from ._permission import BashRule
+    from ._permission import rule_matcher
 
-    return BashRule(rule)
+    return rule_matcher(rule, saved)
 
 
 @hookimpl

@@ -451,6 +451,30 @@ class BashRule:
         if self.mode == "prefix" and not self.words:
             raise ValueError("the specifier names no command")
 
+    def save(self) -> tuple[str, list[str], str, str, str | None]:
+        """What parsing the specifier gave, as plain data (the engine's rule
+        cache protocol): the next process builds the rule from it
+        (``restored``) without splitting the words again."""
+        return (self.mode, list(self.words), self.text, self.literal,
+                self.pattern.pattern if self.pattern is not None else None)
+
+    @classmethod
+    def restored(cls, rule: Rule, saved: Any) -> BashRule:
+        """The rule as ``save()`` described it; ``ValueError`` when it does
+        not describe this rule (its specifier is another)."""
+        try:
+            mode, words, text, literal, source = saved
+        except (TypeError, ValueError):
+            raise ValueError("not what BashRule.save() gives") from None
+        if text != (rule.specifier or "").strip() or mode not in ("prefix", "exact", "glob") \
+                or not isinstance(words, list) or not all(isinstance(w, str) for w in words) \
+                or not isinstance(literal, str) or (source is None) != (mode != "glob"):
+            raise ValueError("not what BashRule.save() gives for this rule")
+        self = cls.__new__(cls)
+        self.rule, self.mode, self.words, self.text, self.literal = rule, mode, tuple(words), text, literal
+        self.pattern = re.compile(source, re.DOTALL) if isinstance(source, str) else None
+        return self
+
     @classmethod
     def combine(cls, matchers: list[BashRule]) -> CombinedBashRules:
         """Every rule of one behavior and tool as one lookup (the engine's
@@ -630,7 +654,7 @@ def _glob_literal(spec: str) -> str:
     return body.split("*", 1)[0]
 
 
-def rule_matcher(rule: Rule) -> BashRule | None:
+def rule_matcher(rule: Rule, saved: Any = None) -> BashRule | None:
     if rule.tool not in ("Bash", "Monitor") or rule.specifier is None:
         return None
-    return BashRule(rule)
+    return BashRule(rule) if saved is None else BashRule.restored(rule, saved)

@@ -71,10 +71,30 @@ class DomainMatcher:
     """The compiled form of one ``WebFetch(domain:...)`` rule."""
 
     pattern: DomainPattern
+    # the specifier as written, which a saved rule must name again (the rule cache protocol)
+    specifier: str = ""
 
     def matches(self, request: PermissionRequest) -> bool:
         host = request_host(request)
         return host is not None and self.pattern.matches(host)
+
+    def save(self) -> tuple[str, str, bool]:
+        """The specifier and the canonical host it names, as plain data (the
+        engine's rule cache protocol): the next process skips parsing and
+        canonicalising the host (``restored``)."""
+        return (self.specifier, self.pattern.host, self.pattern.wildcard)
+
+    @classmethod
+    def restored(cls, specifier: str, saved: Any) -> DomainMatcher:
+        """The matcher ``save()`` described, for the rule whose specifier is
+        ``specifier``; ``ValueError`` when it describes another."""
+        try:
+            written, host, wildcard = saved
+        except (TypeError, ValueError):
+            raise ValueError("not what DomainMatcher.save() gives") from None
+        if written != specifier or not isinstance(host, str) or not host or type(wildcard) is not bool:
+            raise ValueError("not what DomainMatcher.save() gives for this rule")
+        return cls(DomainPattern(host=host, wildcard=wildcard), specifier)
 
     @classmethod
     def combine(cls, matchers: Sequence[DomainMatcher]) -> CombinedDomains:
