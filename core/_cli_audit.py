@@ -11,11 +11,11 @@ from typing import Any
 
 import click
 
-from ._cli_sessions import store_failure, when
+from ._cli_sessions import MORE_CAP, more_line, store_failure, when
 from ._cli_shared import JSON, global_options
 from ._cli_shared import current_state as _state
 
-__all__ = ["audit_group", "parse_when"]
+__all__ = ["audit_group", "newest", "parse_when"]
 
 _RELATIVE = re.compile(r"(\d+(?:\.\d+)?)\s*([smhdw])")
 _UNITS = {"s": 1, "m": 60, "h": 3600, "d": 86400, "w": 7 * 86400}
@@ -50,20 +50,36 @@ def _filters(session: str | None, since: str | None, tool: str | None, decision:
     return found
 
 
-def _rows(store: Any, filters: list[Any], limit: int, after: int | None = None) -> list[dict[str, Any]]:
-    """The newest ``limit`` rows (after id ``after``), oldest first."""
+def _rows(store: Any, filters: list[Any], limit: int, after: int | None = None,
+          more_cap: int = 0) -> tuple[list[dict[str, Any]], int]:
+    """The newest ``limit`` rows, newest first (with ``after``: the rows
+    after that id, oldest first), and how many more match (counted up to
+    ``more_cap``). Newest by time: each filter's index (tool, session,
+    decision, each with the time) then gives the rows in order, and a filter
+    that matches nothing finds so at once (``ensure_indexes`` has made any
+    an older database lacks)."""
     from sqlalchemy import select
 
-    from ._tables import audit
+    from ._tables import audit, count_upto, ensure_indexes
 
-    query = select(audit).where(*filters)
+    ensure_indexes(store, audit)
     if after is not None:
-        query = query.where(audit.c.id > after).order_by(audit.c.id).limit(limit)
+        query = select(audit).where(*filters, audit.c.id > after).order_by(audit.c.id).limit(limit)
     else:
-        query = query.order_by(audit.c.id.desc()).limit(limit)
+        query = newest(select(audit), filters).limit(limit)
     with store.begin(read_only=True) as conn:
         rows = [dict(r._mapping) for r in conn.execute(query)]
-    return rows if after is not None else rows[::-1]
+        more = 0
+        if after is None and more_cap and len(rows) == limit:
+            more = count_upto(conn, newest(select(audit.c.id), filters).offset(limit), more_cap)
+    return rows, more
+
+
+def newest(query: Any, filters: list[Any]) -> Any:
+    """``query`` on the audit table with ``filters``, newest first."""
+    from ._tables import audit
+
+    return query.where(*filters).order_by(audit.c.at.desc(), audit.c.id.desc())
 
 
 def _show(row: dict[str, Any]) -> str:
@@ -101,14 +117,15 @@ def audit_group() -> None:
 @audit_group.command("list")
 @global_options
 @_with_filters
-@click.option("--limit", default=100, show_default=True, help="At most this many (the newest).")
+@click.option("--limit", default=100, show_default=True, type=click.IntRange(min=1),
+              help="At most this many (the newest).")
 @JSON
 def audit_list(session: str | None, since: str | None, tool: str | None, decision: str | None, limit: int,
                as_json: bool) -> None:
-    """Recorded decisions, oldest first."""
+    """Recorded decisions, newest first, and how many more match."""
     toolbox, store = _audit_store()
     try:
-        rows = _rows(store, _filters(session, since, tool, decision), limit)
+        rows, more = _rows(store, _filters(session, since, tool, decision), limit, more_cap=MORE_CAP)
     except click.BadParameter:
         raise
     except Exception as exc:
@@ -116,12 +133,16 @@ def audit_list(session: str | None, since: str | None, tool: str | None, decisio
         return
     if as_json:
         click.echo(json.dumps(rows, indent=2))
+        if more:  # stdout stays the rows
+            click.echo(more_line(more, limit, "decisions"), err=True)
         return
     if not rows:
         on = toolbox.settings.core.audit.enabled
         click.echo("no decisions recorded" + ("" if on else " ([audit] enabled is false)"))
     for row in rows:
         click.echo(_show(row))
+    if more:
+        click.echo(more_line(more, limit, "decisions"))
 
 
 @audit_group.command("tail")
@@ -141,13 +162,15 @@ def audit_tail(session: str | None, since: str | None, tool: str | None, decisio
 
     try:
         filters = _filters(session, since, tool, decision)
-        rows = _rows(store, filters, count)
-        last = rows[-1]["id"] if rows else _newest_id(store)
+        rows = _rows(store, filters, count)[0][::-1]  # oldest first, as new ones follow
+        last = max((row["id"] for row in rows), default=None)
+        if last is None:
+            last = _newest_id(store)
         for row in rows:
             emit(row)
         while follow:
             time.sleep(0.5)
-            for row in _rows(store, filters, 1000, after=last):
+            for row in _rows(store, filters, 1000, after=last)[0]:
                 emit(row)
                 last = row["id"]
     except KeyboardInterrupt:

@@ -22,6 +22,8 @@ from pegboard import PermissionRequest, Toolbox, check_plugin
 from pegboard._config import layer_cache_dir
 from pegboard._lazyrules import DeferredLayer
 
+pytestmark = pytest.mark.slow  # many rules and rows, real stores
+
 PLUGINS = ["fs", "shell", "web"]
 
 

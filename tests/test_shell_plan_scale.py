@@ -122,6 +122,7 @@ def test_rules_for_is_one_object_until_the_rules_change(tmp_path: Path) -> None:
     assert session.rules_for("deny", "Read") is first  # the other lists are not touched
 
 
+@pytest.mark.slow
 @pytest.mark.skipif(backend_for("bubblewrap") != "bubblewrap", reason="needs bubblewrap")
 def test_a_decision_with_the_same_rules_goes_through_none_of_them(tmp_path: Path,
                                                                   monkeypatch: pytest.MonkeyPatch) -> None:
