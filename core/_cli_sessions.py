@@ -44,7 +44,7 @@ def sessions_group() -> None:
 
 
 # "N more" lines count this far and no further (a count of a million rows is no listing's business).
-MORE_CAP = 100_000
+MORE_CAP = 10_000
 
 
 def more_line(more: int, limit: int, what: str) -> str:

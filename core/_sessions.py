@@ -116,7 +116,7 @@ class SessionRecords:
 
         from ._tables import count_upto, scratchpad, sessions
 
-        query = select(sessions).order_by(sessions.c.last_active.desc(), sessions.c.id)
+        query = select(sessions).order_by(sessions.c.last_active.desc())  # its index gives the order
         with self._store.begin(read_only=True) as conn:
             rows = [dict(r._mapping) for r in conn.execute(query.limit(limit) if limit is not None else query)]
             more = count_upto(conn, select(sessions.c.id).offset(len(rows)), more_cap) \
