@@ -8,7 +8,6 @@ import os
 import traceback
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import field
-from importlib.metadata import EntryPoint, distributions, entry_points
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
@@ -21,6 +20,7 @@ from ._hooks import Hooks, Manager, Outcome
 from ._records import FACTORY, record
 from ._version import API_VERSION, api_mismatch
 from ._config import Settings, config_dir, data_dir, describe_errors
+from ._entrypoints import ENTRY_POINT_GROUP, installed_entry_points
 from ._localplugins import Source, given_sources, local_sources
 from ._decisions import ToolNamespace
 from ._tools import Tool
@@ -30,32 +30,8 @@ if TYPE_CHECKING:
 
 __all__ = ["PluginContext", "PluginRecord", "Plugins", "ENTRY_POINT_GROUP"]
 
-ENTRY_POINT_GROUP = "pegboard"
 # The distribution pegboard itself ships in: its plugins are the built-ins.
 BUILTIN_DISTRIBUTION = "pegboard"
-
-
-def installed_entry_points() -> list[EntryPoint]:
-    """``entry_points(group="pegboard")``, parsing only the entry point
-    files that name the group: the standard library parses every installed
-    distribution's file to select one group (about 18M instructions with
-    236 distributions; reading them all is a third of that). As it does, the
-    first distribution of a name on the path wins. tests/test_core_plugins.py
-    holds the two to the same answer."""
-    found: list[EntryPoint] = []
-    seen: set[str] = set()
-    for dist in distributions():
-        name = getattr(dist, "_normalized_name", None)  # how entry_points() tells distributions apart
-        if not isinstance(name, str):
-            return list(entry_points(group=ENTRY_POINT_GROUP))
-        if name in seen:
-            continue
-        seen.add(name)
-        text = dist.read_text("entry_points.txt")
-        # A file without the group's name has no section for it.
-        if text and ENTRY_POINT_GROUP in text:
-            found.extend(dist.entry_points.select(group=ENTRY_POINT_GROUP))
-    return found
 
 
 @record(frozen=True)
