@@ -54,6 +54,15 @@ def _fill_sessions(toolbox: Any, n: int) -> None:
                                           "created_at": 1000.0 + i, "last_active": 2000.0 + i} for i in range(n)])
         conn.execute(scratchpad.insert(), [{"session_id": f"s{i:06d}", "name": "plan", "text": "step " * 20,
                                             "updated_at": 1.0} for i in range(n)])
+    _analyze(store)
+
+
+def _analyze(store: Any) -> None:
+    """Statistics, as a database in use has them (PostgreSQL's autovacuum, SQLite's ANALYZE)."""
+    from sqlalchemy import text
+
+    with store.begin() as conn:
+        conn.execute(text("ANALYZE"))
 
 
 def _fill_decisions(toolbox: Any, n: int) -> None:
@@ -74,8 +83,7 @@ def _fill_decisions(toolbox: Any, n: int) -> None:
         else:
             conn.execute(text(f"INSERT INTO pegboard_audit ({columns}) SELECT {values} "
                               f"FROM generate_series(1, {n}) AS i"))
-    with store.begin() as conn:
-        conn.execute(text("ANALYZE" if store.backend == "sqlite" else "ANALYZE pegboard_audit"))
+    _analyze(store)
 
 
 def _time(fn: Any, repeat: int = 5) -> float:
