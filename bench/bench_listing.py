@@ -96,7 +96,7 @@ def _time(fn: Any, repeat: int = 5) -> float:
 
 
 def measure(tmp: Path, url_for: Any, rounds: int, backend: str) -> list[Any]:
-    from pegboard._cli_audit import _filters, _rows
+    from pegboard._audit import recorded_page
     from pegboard._cli_sessions import MORE_CAP
     from pegboard._sessions import SessionRecords
 
@@ -113,9 +113,8 @@ def measure(tmp: Path, url_for: Any, rounds: int, backend: str) -> list[Any]:
         toolbox = _store(tmp, url_for(f"audit{n}"))
         _fill_decisions(toolbox, n)
         store = toolbox.plugins.stores("pegboard")
-        filters = _filters(None, None, "NeverCalled", None)
-        assert _rows(store, filters, 100, more_cap=MORE_CAP) == ([], 0)
-        empty_filters[n] = lambda store=store, filters=filters: _rows(store, filters, 100, more_cap=MORE_CAP)
+        assert recorded_page(store, tool="NeverCalled", limit=100, more_cap=MORE_CAP) == ([], 0)
+        empty_filters[n] = lambda store=store: recorded_page(store, tool="NeverCalled", limit=100, more_cap=MORE_CAP)
     reported = []
     for what, sizes, fns, unit in (("sessions list's page", SESSIONS, listings, "sessions"),
                                    ("audit list with a filter that matches nothing", DECISIONS, empty_filters,

@@ -34,8 +34,8 @@ sys.path.insert(0, str(HERE))
 from _ratios import ENV, NOISY_SPREAD, Ratio  # noqa: E402
 
 # Cheap and isolated first; the ones that start servers and sandboxes last.
-BENCHES = ["startup", "permissions", "pipeline", "fs", "web", "web_worst", "audit", "listing", "subtasks", "schedule",
-           "shell", "mcp", "mcp_catalogue", "catalogue", "mcp_servers"]
+BENCHES = ["startup", "permissions", "pipeline", "tracing", "fs", "web", "web_worst", "audit", "listing", "subtasks",
+           "schedule", "shell", "mcp", "mcp_catalogue", "catalogue", "mcp_servers"]
 TIMEOUT_S = 1200
 # The items of the issues the benches answer, each with the rows tagged with it (Ratio.item):
 # printed after the table, one block per item, so that an item without a row shows.

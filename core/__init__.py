@@ -14,6 +14,8 @@ from ._version import API_VERSION
 
 if _typing.TYPE_CHECKING:
     from ._catalogue import Catalogue, CatalogueTool
+    from ._streams import CallEvent, CallStream
+    from ._sync import SyncCallStream, SyncSession
     from ._config import ConfigError, Settings
     from ._decisions import (Answer, CompiledRule, Decision, PermissionRequest, Rule, RuleMatcher, RuleSamples,
                              ToolNamespace, Vote)
@@ -27,49 +29,65 @@ if _typing.TYPE_CHECKING:
     from ._session import Grant, Session
     from ._store import PluginStore, StoreError, StoreSchema
     from ._toolbox import Toolbox
-    from ._tools import Content, ImageContent, ResourceContent, TextContent, Tool, ToolContext, ToolResult
+    from ._tools import Absent, Content, ImageContent, ResourceContent, TextContent, Tool, ToolContext, ToolResult
 
 _LAZY = {
-    "Answer": "_decisions",
-    "CallInfo": "_calls",
-    "Catalogue": "_catalogue",
-    "CatalogueTool": "_catalogue",
-    "Check": "_doctor",
-    "CompiledRule": "_decisions",
-    "ConfigError": "_config",
-    "Content": "_tools",
-    "Decision": "_decisions",
-    "Grant": "_session",
-    "ImageContent": "_tools",
-    "InputFieldMatcher": "_matchers",
-    "PermissionRequest": "_decisions",
-    "PluginCheck": "_plugincheck",
-    "PluginContext": "_plugins",
-    "PluginStore": "_store",
-    "Policy": "_policy",
-    "PreCall": "_calls",
-    "ResourceContent": "_tools",
-    "Rule": "_decisions",
-    "RuleMatcher": "_decisions",
-    "RuleSamples": "_decisions",
-    "Session": "_session",
-    "Settings": "_config",
-    "StoreError": "_store",
-    "StoreSchema": "_store",
-    "TextContent": "_tools",
-    "Tool": "_tools",
-    "ToolContext": "_tools",
-    "ToolNamespace": "_decisions",
-    "ToolResult": "_tools",
-    "Toolbox": "_toolbox",
-    "UserScope": "_scope",
-    "check_plugin": "_plugincheck",
-    "Vote": "_decisions",
-    "clamp_policy": "_policy",
-    "policy_for": "_policy",
+    "Absent": "pegboard._tools",
+    "Answer": "pegboard._decisions",
+    "CallInfo": "pegboard._calls",
+    "CallEvent": "pegboard._streams",
+    "CallStream": "pegboard._streams",
+    "Catalogue": "pegboard._catalogue",
+    "CatalogueTool": "pegboard._catalogue",
+    "Check": "pegboard._doctor",
+    "CompiledRule": "pegboard._decisions",
+    "ConfigError": "pegboard._config",
+    "Content": "pegboard._tools",
+    "Decision": "pegboard._decisions",
+    "Grant": "pegboard._session",
+    "ImageContent": "pegboard._tools",
+    "InputFieldMatcher": "pegboard._matchers",
+    "PermissionRequest": "pegboard._decisions",
+    "PluginCheck": "pegboard._plugincheck",
+    "PluginContext": "pegboard._plugins",
+    "PluginStore": "pegboard._store",
+    "Policy": "pegboard._policy",
+    "PreCall": "pegboard._calls",
+    "ResourceContent": "pegboard._tools",
+    "Rule": "pegboard._decisions",
+    "RuleMatcher": "pegboard._decisions",
+    "RuleSamples": "pegboard._decisions",
+    "Session": "pegboard._session",
+    "Settings": "pegboard._config",
+    "SyncCallStream": "pegboard._sync",
+    "SyncSession": "pegboard._sync",
+    "StoreError": "pegboard._store",
+    "StoreSchema": "pegboard._store",
+    "TextContent": "pegboard._tools",
+    "Tool": "pegboard._tools",
+    "ToolContext": "pegboard._tools",
+    "ToolNamespace": "pegboard._decisions",
+    "ToolResult": "pegboard._tools",
+    "Toolbox": "pegboard._toolbox",
+    "UserScope": "pegboard._scope",
+    "check_plugin": "pegboard._plugincheck",
+    "Vote": "pegboard._decisions",
+    "clamp_policy": "pegboard._policy",
+    "policy_for": "pegboard._policy",
 }
 
-__all__ = sorted([*_LAZY, "API_VERSION", "hookimpl", "hookspec"])
+# Written out, not computed: type checkers read only a literal list as the
+# module's explicit exports (mypy --strict in a plugin author's project);
+# tests/test_core_api.py holds it to _LAZY's names and the three above.
+__all__ = [
+    "API_VERSION", "Absent", "Answer", "CallEvent", "CallInfo", "CallStream", "Catalogue", "CatalogueTool",
+    "Check", "CompiledRule", "ConfigError", "Content", "Decision", "Grant", "ImageContent",
+    "InputFieldMatcher", "PermissionRequest", "PluginCheck", "PluginContext", "PluginStore", "Policy",
+    "PreCall", "ResourceContent", "Rule", "RuleMatcher", "RuleSamples", "Session", "Settings", "StoreError",
+    "StoreSchema", "SyncCallStream", "SyncSession", "TextContent", "Tool", "ToolContext", "ToolNamespace",
+    "ToolResult", "Toolbox", "UserScope", "Vote", "check_plugin", "clamp_policy", "hookimpl", "hookspec",
+    "policy_for",
+]
 
 
 def __getattr__(name: str) -> _typing.Any:
@@ -78,7 +96,7 @@ def __getattr__(name: str) -> _typing.Any:
         raise AttributeError(f"module 'pegboard' has no attribute {name!r}")
     import importlib
 
-    value = vars(importlib.import_module(f"pegboard.{module}"))[name]
+    value = vars(importlib.import_module(module))[name]
     globals()[name] = value
     return value
 

@@ -3,8 +3,8 @@
 They belong to the call pipeline rather than to any plugin, but they come
 the way every plugin's tools come: ``CorePlugin`` is a plugin object the
 plugin manager registers under the name ``core`` (``CORE_PLUGIN``), with the
-hooks a third party would implement (``pegboard_register_tools``,
-``pegboard_permission``). It cannot be switched off (``[tools] block``
+hook a third party would implement (``pegboard_register_tools``) and a
+tool's own vote (TaskStop's). It cannot be switched off (``[tools] block``
 blocks its tools one by one), and its tools give way to a plugin's tool of
 the same name (the shell plugin's TaskStop).
 """
@@ -20,8 +20,8 @@ from ._hookspecs import hookimpl
 from ._tools import CORE_PLUGIN, Tool, ToolContext, ToolResult
 
 if TYPE_CHECKING:
+    from ._store import StoreSchema
     from ._builtin_inputs import NoInput, ScratchpadReadInput, TaskOutputInput, TaskStopInput, ToolSearchInput
-    from ._plugins import PluginContext
 
 __all__ = ["CorePlugin", "core_tools"]
 
@@ -178,19 +178,22 @@ def core_tools() -> list[Tool]:
              permission="read", plugin=CORE_PLUGIN),
         # Not read-only: stopping changes what is running, so it runs alone in a batch.
         Tool(name="TaskStop", handler=task_stop, input_model=f"{_INPUTS}:TaskStopInput",
-             permission="read", plugin=CORE_PLUGIN),
+             permission="read", plugin=CORE_PLUGIN, vote=_task_stop_vote),
     ]
 
 
-class CorePlugin:
-    """The core's tools as a plugin, registered under ``CORE_PLUGIN``.
+def _task_stop_vote(request: PermissionRequest) -> Vote:
+    # TaskStop is not read-only, but it only stops this session's own background
+    # work, which the model started; asking a person about it would make the
+    # model unable to take back its own call (the shell plugin's TaskStop is
+    # allowed the same way). Deny rules still apply on top.
+    return Vote.allow("TaskStop stops this session's own background task")
 
-    Its vote: the read-only tools need none (read-only tools run where reads
-    run). TaskStop is not read-only, but it only stops this session's own
-    background work, which the model started; asking a person about it would
-    make the model unable to take back its own call (the shell plugin's
-    TaskStop is allowed the same way). Deny rules still apply on top.
-    """
+
+class CorePlugin:
+    """The core's tools as a plugin, registered under ``CORE_PLUGIN``. The
+    read-only tools need no vote (read-only tools run where reads run);
+    TaskStop carries its own."""
 
     @hookimpl
     def pegboard_register_tools(self, register: Callable[[Tool], None]) -> None:
@@ -198,7 +201,9 @@ class CorePlugin:
             register(tool)
 
     @hookimpl
-    def pegboard_permission(self, request: PermissionRequest, context: PluginContext) -> Vote | None:
-        if request.tool.plugin == context.name and request.tool.name == "TaskStop":
-            return Vote.allow("TaskStop stops this session's own background task")
-        return None
+    def pegboard_store_schema(self) -> StoreSchema:
+        # sessions, the scratchpad, the audit log, pending calls: under the
+        # component name "pegboard" (CORE_COMPONENT), as databases record them
+        from ._tables import core_schema
+
+        return core_schema()

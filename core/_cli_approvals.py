@@ -25,7 +25,10 @@ def approvals_group() -> None:
 @click.option("--session", "session_id", default=None, help="Only this session's.")
 @JSON
 def approvals_list(session_id: str | None, as_json: bool) -> None:
-    """Pending calls not run yet, oldest first: waiting, or answered and not yet run by their host."""
+    """Pending calls not run yet, oldest first: waiting, or answered and not yet run by their host.
+
+    Exit status: 0 the calls listed; 1 the store failed (the reason on stderr, the URL's password
+    hidden); 2 a usage or configuration error."""
     toolbox = _state().toolbox()
     try:
         calls = toolbox.pending_calls(session_id)
@@ -44,11 +47,12 @@ def approvals_list(session_id: str | None, as_json: bool) -> None:
 
 def _answer(pending_id: str, allow: bool, remember: str | None, rule: str | None, message: str | None) -> None:
     from ._decisions import Answer
+    from ._pending import local_user
 
     toolbox = _state().toolbox()
     try:
         call = toolbox.answer_pending(pending_id, Answer(allow=allow, remember=remember,  # type: ignore[arg-type]
-                                                         rule=rule, message=message))
+                                                         rule=rule, message=message, approver=local_user()))
     except KeyError:
         click.echo(f"pegboard: no call {pending_id!r} waits for approval (pegboard approvals list)", err=True)
         sys.exit(1)
@@ -69,7 +73,10 @@ def _answer(pending_id: str, allow: bool, remember: str | None, rule: str | None
               help="Also keep the rule (approve-always) for the session, the project or the user.")
 @click.option("--rule", default=None, help="The rule to keep (default: the first one the call suggests).")
 def approvals_approve(pending_id: str, remember: str | None, rule: str | None) -> None:
-    """Approve a pending call."""
+    """Approve a pending call.
+
+    Exit status: 0 answered; 1 no call of that id waits, it was answered already, or the store
+    failed; 2 a usage or configuration error."""
     _answer(pending_id, True, remember, rule, None)
 
 
@@ -78,5 +85,45 @@ def approvals_approve(pending_id: str, remember: str | None, rule: str | None) -
 @click.argument("pending_id")
 @click.option("--message", default=None, help="What the model is told.")
 def approvals_deny(pending_id: str, message: str | None) -> None:
-    """Deny a pending call."""
+    """Deny a pending call.
+
+    Exit status: 0 answered; 1 no call of that id waits, it was answered already, or the store
+    failed; 2 a usage or configuration error."""
     _answer(pending_id, False, None, None, message)
+
+
+@approvals_group.command("serve")
+@global_options
+@click.option("--port", type=click.IntRange(0, 65535), default=0, show_default=True,
+              help="The port on 127.0.0.1 (0: a free one).")
+@click.option("--open", "open_browser", is_flag=True, help="Open the page in a browser too.")
+def approvals_serve(port: int, open_browser: bool) -> None:
+    """A page on this machine to answer the calls waiting and read the audit log.
+
+    It listens on 127.0.0.1 only and prints its address, which holds a new
+    token: every request without it is refused. Answers are kept with your
+    user name; each call's session's host runs it (docs/approvals.md).
+
+    Exit status: 0 stopped with Ctrl-C; 1 the store failed or the port could
+    not be taken (the reason on stderr); 2 a usage or configuration error."""
+    from ._pending import list_pending
+
+    toolbox = _state().toolbox(listing=True)
+    try:
+        list_pending(toolbox, limit=1)  # the store answers (and is at this code's version) before a page promises
+    except Exception as exc:
+        store_failure(toolbox, exc)
+        return
+    from ._approvals_page import serve
+
+    def say(text: str) -> None:
+        click.echo(text)
+        sys.stdout.flush()
+
+    try:
+        serve(toolbox, port, open_browser=open_browser, say=say)
+    except OSError as exc:
+        click.echo(f"pegboard: {exc}", err=True)
+        sys.exit(1)
+    except KeyboardInterrupt:
+        pass

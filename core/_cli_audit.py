@@ -11,11 +11,12 @@ from typing import Any
 
 import click
 
+from ._audit import newest_id, recorded, recorded_page
 from ._cli_sessions import MORE_CAP, more_line, store_failure, when
 from ._cli_shared import JSON, global_options
 from ._cli_shared import current_state as _state
 
-__all__ = ["audit_group", "newest", "parse_when"]
+__all__ = ["audit_group", "parse_when"]
 
 _RELATIVE = re.compile(r"(\d+(?:\.\d+)?)\s*([smhdw])")
 _UNITS = {"s": 1, "m": 60, "h": 3600, "d": 86400, "w": 7 * 86400}
@@ -35,51 +36,8 @@ def parse_when(text: str, now: float | None = None) -> float:
                                  "2026-11-01 or 2026-11-01T09:30") from None
 
 
-def _filters(session: str | None, since: str | None, tool: str | None, decision: str | None) -> list[Any]:
-    from ._tables import audit
-
-    found = []
-    if session:
-        found.append(audit.c.session_id == session)
-    if since:
-        found.append(audit.c.at >= parse_when(since))
-    if tool:
-        found.append(audit.c.tool == tool)
-    if decision:
-        found.append(audit.c.decision == decision)
-    return found
-
-
-def _rows(store: Any, filters: list[Any], limit: int, after: int | None = None,
-          more_cap: int = 0) -> tuple[list[dict[str, Any]], int]:
-    """The newest ``limit`` rows, newest first (with ``after``: the rows
-    after that id, oldest first), and how many more match (counted up to
-    ``more_cap``). Newest by time: each filter's index (tool, session,
-    decision, each with the time) then gives the rows in order, and a filter
-    that matches nothing finds so at once (``ensure_indexes`` has made any
-    an older database lacks)."""
-    from sqlalchemy import select
-
-    from ._tables import audit, count_upto, ensure_indexes
-
-    ensure_indexes(store, audit)
-    if after is not None:
-        query = select(audit).where(*filters, audit.c.id > after).order_by(audit.c.id).limit(limit)
-    else:
-        query = newest(select(audit), filters).limit(limit)
-    with store.begin(read_only=True) as conn:
-        rows = [dict(r._mapping) for r in conn.execute(query)]
-        more = 0
-        if after is None and more_cap and len(rows) == limit:
-            more = count_upto(conn, newest(select(audit.c.id), filters).offset(limit), more_cap)
-    return rows, more
-
-
-def newest(query: Any, filters: list[Any]) -> Any:
-    """``query`` on the audit table with ``filters``, newest first."""
-    from ._tables import audit
-
-    return query.where(*filters).order_by(audit.c.at.desc(), audit.c.id.desc())
+def _filters(session: str | None, since: str | None, tool: str | None, decision: str | None) -> dict[str, Any]:
+    return {"session": session, "since": parse_when(since) if since else None, "tool": tool, "decision": decision}
 
 
 def _show(row: dict[str, Any]) -> str:
@@ -122,10 +80,13 @@ def audit_group() -> None:
 @JSON
 def audit_list(session: str | None, since: str | None, tool: str | None, decision: str | None, limit: int,
                as_json: bool) -> None:
-    """Recorded decisions, newest first, and how many more match."""
+    """Recorded decisions, newest first, and how many more match.
+
+    Exit status: 0 the decisions listed; 1 the store failed (the reason on stderr, the URL's
+    password hidden); 2 a usage or configuration error."""
     toolbox, store = _audit_store()
     try:
-        rows, more = _rows(store, _filters(session, since, tool, decision), limit, more_cap=MORE_CAP)
+        rows, more = recorded_page(store, **_filters(session, since, tool, decision), limit=limit, more_cap=MORE_CAP)
     except click.BadParameter:
         raise
     except Exception as exc:
@@ -153,7 +114,10 @@ def audit_list(session: str | None, since: str | None, tool: str | None, decisio
 @JSON
 def audit_tail(session: str | None, since: str | None, tool: str | None, decision: str | None, count: int,
                follow: bool, as_json: bool) -> None:
-    """The newest decisions, then each new one as it is recorded (Ctrl-C ends)."""
+    """The newest decisions, then each new one as it is recorded (Ctrl-C ends).
+
+    Exit status: 0 the decisions printed; 1 the store failed (the reason on stderr, the URL's
+    password hidden); 2 a usage or configuration error."""
     toolbox, store = _audit_store()
 
     def emit(row: dict[str, Any]) -> None:
@@ -162,15 +126,16 @@ def audit_tail(session: str | None, since: str | None, tool: str | None, decisio
 
     try:
         filters = _filters(session, since, tool, decision)
-        rows = _rows(store, filters, count)[0][::-1]  # oldest first, as new ones follow
+        rows = recorded(store, **filters, limit=count)
+        # the newest by time: the greatest id is where new ones follow on (clocks of processes may differ)
         last = max((row["id"] for row in rows), default=None)
         if last is None:
-            last = _newest_id(store)
+            last = newest_id(store)
         for row in rows:
             emit(row)
         while follow:
             time.sleep(0.5)
-            for row in _rows(store, filters, 1000, after=last)[0]:
+            for row in recorded(store, **filters, limit=1000, after=last):
                 emit(row)
                 last = row["id"]
     except KeyboardInterrupt:
@@ -181,19 +146,13 @@ def audit_tail(session: str | None, since: str | None, tool: str | None, decisio
         store_failure(toolbox, exc)
 
 
-def _newest_id(store: Any) -> int:
-    from sqlalchemy import func, select
-
-    from ._tables import audit
-
-    with store.begin(read_only=True) as conn:
-        return int(conn.execute(select(func.max(audit.c.id))).scalar() or 0)
-
-
 @audit_group.command("prune")
 @global_options
 def audit_prune() -> None:
-    """Apply [audit] max_age_days and max_rows now (also done as rows are written)."""
+    """Apply [audit] max_age_days and max_rows now (also done as rows are written).
+
+    Exit status: 0 pruned; 1 the store failed (the reason on stderr, the URL's password hidden); 2 a
+    usage or configuration error."""
     from ._audit import prune
 
     toolbox, store = _audit_store()

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import click
 
-from ._cli_shared import JSON, current_state, fail_config, global_options
+from ._cli_shared import JSON, complete_plugin_names, current_state, fail_config, global_options
 
 __all__ = ["plugins_group"]
 
@@ -25,7 +25,10 @@ def plugins_group() -> None:
 def plugins_list(as_json: bool) -> None:
     """Every discovered plugin: where it came from, version, state, the hooks
     it implements, tools, error, broken tools and warnings (a tool refused for
-    its name, a hook never called)."""
+    its name, a hook never called).
+
+    Exit status: 0 the plugins listed, failed ones included (their errors are in the listing); 2 a
+    usage or configuration error."""
     toolbox = current_state().toolbox(inventory=True, listing=True)
     toolbox.check_tools()
     rows = [r.to_json() for r in toolbox.records.values()]
@@ -48,7 +51,7 @@ def plugins_list(as_json: bool) -> None:
 
 
 @plugins_group.command("check")
-@click.argument("name")
+@click.argument("name", shell_complete=complete_plugin_names)
 @global_options
 @JSON
 def plugins_check(name: str, as_json: bool) -> None:
@@ -56,8 +59,10 @@ def plugins_check(name: str, as_json: bool) -> None:
     model imported, every input schema validated, every tool described,
     misspelt hooks and taken tool names reported, its sample rules
     (pegboard_rule_samples) compiled through its matcher and tried on its
-    sample calls, and combine() held to matches(). One line per problem;
-    exit 1 when there is any."""
+    sample calls, and combine() held to matches(). One line per problem.
+
+    Exit status: 0 no problem found; 1 a problem found (one line each); 2 a usage or configuration
+    error."""
     from ._config import ConfigError
     from ._plugincheck import check_plugin
 
@@ -85,11 +90,16 @@ def plugins_new(name: str, parent: Path, tool: str | None) -> None:
     """Start a plugin: a folder pegboard-NAME holding a ready distribution
     (pyproject.toml with the entry point, one tool with its description, a
     config model, tests using pegboard.testing) that passes its own tests
-    and `pegboard plugins check NAME` as made."""
+    and `pegboard plugins check NAME` as made.
+
+    Exit status: 0 the folder made; 2 a usage error, or a NAME or folder that cannot be used (the
+    reason on stderr)."""
+    from ._progress import progress
     from ._scaffold import ScaffoldError, new_plugin
 
     try:
-        folder = new_plugin(name, parent, tool=tool)
+        with progress(f"Making pegboard-{name}") as shown:
+            folder = new_plugin(name, parent, tool=tool, wrote=lambda path: shown.step(f"wrote {path}"))
     except ScaffoldError as exc:
         click.echo(f"pegboard: {exc}", err=True)
         sys.exit(2)

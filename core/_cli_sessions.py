@@ -60,7 +60,10 @@ def more_line(more: int, limit: int, what: str) -> str:
 @JSON
 def sessions_list(limit: int, as_json: bool) -> None:
     """Durable sessions, last used first: their scratchpad and plugins' rows,
-    and how many more there are."""
+    and how many more there are.
+
+    Exit status: 0 the sessions listed; 1 the store failed (the reason on stderr, the URL's password
+    hidden); 2 a usage or configuration error."""
     records = _records()
     try:
         rows, more = records.listing(limit, MORE_CAP)
@@ -92,7 +95,10 @@ def sessions_list(limit: int, as_json: bool) -> None:
 @global_options
 @click.argument("session_ids", nargs=-1, required=True)
 def sessions_delete(session_ids: tuple[str, ...]) -> None:
-    """Delete sessions and everything plugins kept for them."""
+    """Delete sessions and everything plugins kept for them.
+
+    Exit status: 0 every session named was deleted; 1 one was not found or could not be deleted
+    (said on stderr), or the store failed; 2 a usage or configuration error."""
     records = _records()
     try:
         deleted, problems = records.delete(session_ids)
@@ -109,7 +115,10 @@ def sessions_delete(session_ids: tuple[str, ...]) -> None:
 @sessions_group.command("prune")
 @global_options
 def sessions_prune() -> None:
-    """Delete sessions unused for longer than [store] session_max_age_days."""
+    """Delete sessions unused for longer than [store] session_max_age_days.
+
+    Exit status: 0 pruned; 1 a session could not be deleted (said on stderr), or the store failed; 2
+    a usage or configuration error."""
     records = _records()
     age = _state().toolbox().settings.core.store.session_max_age_days
     if not age:

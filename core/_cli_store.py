@@ -143,7 +143,10 @@ def audit_checks(toolbox: Any) -> list[Any]:
 @global_options
 @JSON
 def store_info(as_json: bool) -> None:
-    """The store's URL (password hidden), backend, and each schema's version."""
+    """The store's URL (password hidden), backend, and each schema's version.
+
+    Exit status: 0 the store answered; 1 it could not be reached or read (the error line says why);
+    2 a usage or configuration error."""
     report = store_report(_state().toolbox())
     if as_json:
         click.echo(json.dumps(report, indent=2))
@@ -173,7 +176,10 @@ def migrate(toolbox: Any) -> dict[str, tuple[int | None, int | None]]:
 @store_group.command("migrate")
 @global_options
 def store_migrate() -> None:
-    """Create missing tables and upgrade older schemas, for every component."""
+    """Create missing tables and upgrade older schemas, for every component.
+
+    Exit status: 0 every schema is up to date; 1 the store could not be reached or an upgrade failed
+    (the reason on stderr); 2 a usage or configuration error."""
     from ._store import StoreError
 
     toolbox = _state().toolbox()

@@ -56,7 +56,9 @@ def trust_command(folder: Path | None, revoke: bool, list_: bool, as_json: bool)
     Until a folder is trusted its files may only narrow: deny and ask rules,
     blocked tools and plugins. Trust is kept in your config folder, keyed by
     the folder's real path; folders inside it are not covered.
-    """
+
+    Exit status: 0 done; 1 the trusted-folders file could not be read or written (the reason on
+    stderr); 2 a usage error (a folder that is not a directory, --list with a folder or --revoke)."""
     from ._config import config_dir
     from ._trust import TrustStore, real_root
 

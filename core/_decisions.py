@@ -14,6 +14,7 @@ from ._paths import _resolve_counted, resolve_counted
 from ._records import record
 
 if TYPE_CHECKING:
+    from ._levels import Access
     from ._policy import Policy
     from ._session import Session
     from ._tools import Tool
@@ -426,10 +427,13 @@ class Answer:
     pending: bool = False
     """The person will answer later, from anywhere (``Answer.later()``): the
     call is kept as a pending call and the model is told it waits."""
+    approver: str | None = None
+    """Who answered (a person's name or account), when the host knows: kept
+    with a pending call's answer and written in the audit log's ``host``."""
 
     def __init__(self, allow: bool, remember: Literal["session", "project", "user"] | None = None,
                  rule: str | None = None, message: str | None = None, asked: bool = True,
-                 pending: bool = False) -> None:
+                 pending: bool = False, approver: str | None = None) -> None:
         _set = object.__setattr__
         _set(self, "allow", allow)
         _set(self, "remember", remember)
@@ -437,6 +441,7 @@ class Answer:
         _set(self, "message", message)
         _set(self, "asked", asked)
         _set(self, "pending", pending)
+        _set(self, "approver", approver)
 
     @classmethod
     def later(cls) -> Answer:
@@ -490,6 +495,14 @@ class PermissionRequest:
     def working_dirs(self) -> tuple[Path, ...]:
         """The session's working directories (resolved; the root first)."""
         return self.session.working_dirs
+
+    @property
+    def access(self) -> Access:
+        """What the session may do with this tool (``Session.access_to``):
+        ``"full"``, or for a sub-agent granted ``"read"`` only, only what the
+        tool counts as reading; a tool registered with ``subagents="read"``
+        votes deny on anything else."""
+        return self.session.access_to(self.tool)
 
     def resolve(self, path: str | os.PathLike[str]) -> Path:
         """The real path a name refers to, relative to the session root.

@@ -29,7 +29,7 @@ from pluggy._callers import _multicall  # pluggy's own call; replaced while call
 
 from ._records import record
 
-__all__ = ["Hooks", "Manager", "Outcome"]
+__all__ = ["Hooks", "Manager", "Outcome", "bind_named"]
 
 # Names the module type itself holds (``__dict__``, ``__annotations__``...):
 # for those, pluggy's static look-up may find the type's attribute first.
@@ -249,13 +249,30 @@ class Hooks:
         cached = self._bound.get(name)
         if cached is not None and cached[0] == registered:
             return cached[1]
-        calls = [(impl.plugin_name, _bind(impl, argument, fixed(impl.plugin_name))) for impl in registered[::-1]]
+        calls = [(impl.plugin_name, _bind(impl.function, tuple(impl.argnames), argument, fixed(impl.plugin_name)))
+                 for impl in registered[::-1]]
         self._bound[name] = (registered, calls)
         return calls
 
 
-def _bind(impl: Any, argument: str, fixed: Mapping[str, Any]) -> Callable[[Any], Any]:
-    function, names = impl.function, tuple(impl.argnames)
+def bind_named(function: Callable[..., Any], argument: str,
+               fixed: Mapping[str, Any]) -> Callable[[Any], Any]:
+    """``function`` as a call with ``argument``, the other arguments it names
+    taken from ``fixed``, as pluggy hands a hook implementation the
+    arguments it names (a tool's own voter). A parameter ``fixed`` does not
+    have raises ``TypeError`` naming it."""
+    # pluggy's reading of a signature: the positional parameters without a default
+    names = tuple(param.name for param in inspect.signature(function).parameters.values()
+                  if param.kind in (param.POSITIONAL_ONLY, param.POSITIONAL_OR_KEYWORD) and param.default is param.empty)
+    unknown = [name for name in names if name != argument and name not in fixed]
+    if unknown:
+        raise TypeError(f"{getattr(function, '__qualname__', function)!r} takes {', '.join(unknown)}; "
+                        f"it may name {', '.join([argument, *fixed])}")
+    return _bind(function, names, argument, fixed)
+
+
+def _bind(function: Callable[..., Any], names: tuple[str, ...], argument: str,
+          fixed: Mapping[str, Any]) -> Callable[[Any], Any]:
     if names == (argument,):
         return function
     if argument not in names:

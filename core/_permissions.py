@@ -37,6 +37,7 @@ from typing import TYPE_CHECKING, Any, Literal
 from ._config import RULE_KEYS, ConfigError, Layer, Settings, config_dir, layer_cache_dir, policy_path
 from ._decisions import GROUP_SEPARATOR, Answer, CompiledRule, Decision, PermissionRequest, Rule, ToolNamespace, Vote
 from ._grants import append_grant
+from ._hooks import bind_named
 from ._hooks import call as call_hook
 from ._layercache import mark_rules_checked, read_compiled, rules_checked, write_compiled
 from ._lazyrules import (MIN_RULES, DeferredLayer, Saved, Segment, class_name, fingerprint, rule_lists,
@@ -46,6 +47,7 @@ from ._plugins import _short_error
 from ._policy import Policy, clamp_policy, policy_for
 from ._gitdirs import enclosing_git_dir
 from ._protected import path_matcher, protected_patterns
+from ._tracing import optional_span
 from ._trust import project_grants_file
 
 if TYPE_CHECKING:
@@ -152,12 +154,14 @@ class _ToolEntry:
     deny, ask and allow units, and whether the last policy asked offers it
     (a policy's levels and the tool's required level are fixed for a toolbox)."""
 
-    __slots__ = ("tool", "units", "offered")
+    __slots__ = ("tool", "units", "offered", "voter")
 
     def __init__(self, tool: Any, units: tuple[tuple[CompiledRule | _Group, ...], ...]) -> None:
         self.tool = tool
         self.units = units
         self.offered: tuple[Any, bool] = (None, False)
+        # the tool's own vote bound to its plugin's config and context (None: not bound yet)
+        self.voter: Callable[[PermissionRequest], Any] | None = None
 
 
 class PermissionEngine:
@@ -409,6 +413,20 @@ class PermissionEngine:
         return clamp_policy(requested.name, ceiling) if ceiling is not None else requested
 
     # --- rules -------------------------------------------------------------
+
+    def check_new_rule(self, rule: Rule) -> None:
+        """``ValueError`` with why, for a rule about to be added to a config
+        file (``pegboard permissions add``): it names no tool known here
+        (the nearest is named; a tool of a declared namespace, such as an
+        MCP server's not yet listed, passes), or its plugin's matcher cannot
+        parse it."""
+        if not self._names.knows(rule.tool) and self.namespace_of(rule.tool) is None:
+            unknown: list[tuple[Rule, str | None]] = []
+            self._names.judge(rule, unknown)  # a name off only in case raises here
+            meant = unknown[0][1] if unknown else None
+            raise ValueError(f"no tool is called {rule.tool!r}" + (f"; did you mean {meant!r}?" if meant else
+                                                                   " (`pegboard tools list` shows them)"))
+        self.compile(rule)
 
     def compile(self, rule: Rule, layer: str = "session", saved: Any = None) -> CompiledRule | None:
         """Compile a rule through the plugin that owns its tool.
@@ -735,21 +753,31 @@ class PermissionEngine:
     def _vote_arguments(self, plugin: str) -> dict[str, Any]:
         return {"config": self.toolbox.plugin_config(plugin), "context": self.toolbox.context_for(plugin)}
 
-    def votes(self, request: PermissionRequest) -> list[tuple[str, Vote]]:
-        """Every plugin's vote; a failure to vote counts as a deny."""
+    def _own_voter(self, entry: _ToolEntry) -> Callable[[PermissionRequest], Any]:
+        """The tool's own ``vote``, bound once to its plugin's config and context."""
+        voter = entry.voter
+        if voter is None:
+            voter = entry.voter = self._bind_own_voter(entry.tool)
+        return voter
+
+    def _bind_own_voter(self, tool: Any) -> Callable[[PermissionRequest], Any]:
+        if tool.vote is None:
+            return _abstain
+        try:
+            return bind_named(tool.voter, "request", self._vote_arguments(tool.plugin))
+        except Exception as exc:
+            # Fail closed: a voter that cannot be found or bound denies every call of its tool.
+            why = f"the vote of {tool.name} cannot be used: {_short_error(exc)}"
+            return lambda request: Vote.deny(why)
+
+    def votes(self, request: PermissionRequest, entry: _ToolEntry | None = None) -> list[tuple[str, Vote]]:
+        """The tool's own vote, then every ``pegboard_permission`` vote; a failure to vote counts as a deny."""
         out: list[tuple[str, Vote]] = []
+        own = self._own_voter(entry if entry is not None else self._tool_entry(request.tool))
+        if own is not _abstain:
+            _collect(out, request.tool.plugin, own, request)
         for plugin, voter in self._voters():
-            try:
-                vote = voter(request)
-            except Exception as exc:
-                vote = Vote.deny(f"plugin {plugin!r} failed while deciding: {_short_error(exc)}")
-            if vote is None:
-                continue
-            if not isinstance(vote, Vote) or vote.decision not in ("allow", "ask", "deny"):
-                if inspect.iscoroutine(vote):
-                    vote.close()  # votes are synchronous; never leave it un-awaited
-                vote = Vote.deny(f"plugin {plugin!r} returned {type(vote).__name__}, not a Vote")
-            out.append((plugin, vote))
+            _collect(out, plugin, voter, request)
         return out
 
     def evaluate(self, request: PermissionRequest) -> Decision:
@@ -788,7 +816,7 @@ class PermissionEngine:
             hit = self._match("deny", request) if ruled else None
         if hit is not None:
             return Decision("deny", f"denied by {hit.rule.text}", hit.where)
-        votes = self.votes(request)
+        votes = self.votes(request, entry)
         for plugin, vote in votes:
             if vote.decision == "deny":
                 return Decision("deny", vote.reason, f"plugin {plugin}")
@@ -898,8 +926,11 @@ class PermissionEngine:
         shown = replace(decision, suggestions=decision.suggestions or (request.tool.name,))
         shown = replace(shown, previews=tuple(self._safe_preview(r, request.session) for r in shown.suggestions))
         try:
-            async with request.session.person_lock:
-                answer, host = await hooks.afirst_from("pegboard_ask", request=request, decision=shown)
+            with optional_span(f"approval {request.tool.name}", {"gen_ai.tool.name": request.tool.name}) as waiting:
+                async with request.session.person_lock:
+                    answer, host = await hooks.afirst_from("pegboard_ask", request=request, decision=shown)
+                if waiting is not None:
+                    waiting.set_attribute("pegboard.approval.answer", _answer_kind(answer))
         except Exception as exc:
             return Decision("deny", f"{decision.reason}; asking failed: {_short_error(exc)}", "host")
         if not isinstance(answer, Answer):
@@ -911,8 +942,9 @@ class PermissionEngine:
 
     def _apply_answer(self, decision: Decision, shown: Decision, answer: Answer,
                       request: PermissionRequest, host: str) -> Decision:
-        # For the audit: what the person said, and through which host.
-        request.extra["answer"] = ("declined" if not answer.allow else answer.remember or "once", host)
+        # For the audit: what the person said, through which host, and who they are when known.
+        by = f"{host}, by {answer.approver}" if answer.approver else host
+        request.extra["answer"] = ("declined" if not answer.allow else answer.remember or "once", by[:200])
         if not answer.allow:
             return Decision("deny", answer.message or "the person declined this call",
                             "person" if answer.asked else "host")
@@ -1039,10 +1071,28 @@ class _KnownNames:
         if same is not None:
             raise ValueError(f"no tool is called {rule.tool!r}; tool names are case-sensitive: did you mean "
                              f"{same!r}? (this {rule.behavior} rule would match nothing)")
-        import difflib
+        from ._nearest import nearest
 
-        close = difflib.get_close_matches(rule.tool, sorted(self.names), n=1, cutoff=0.6)
-        unknown.append((rule, close[0] if close else None))
+        unknown.append((rule, nearest(rule.tool, self.names)))
+
+
+def _abstain(request: PermissionRequest) -> None:
+    return None
+
+
+def _collect(out: list[tuple[str, Vote]], plugin: str, voter: Callable[[PermissionRequest], Any],
+             request: PermissionRequest) -> None:
+    try:
+        vote = voter(request)
+    except Exception as exc:
+        vote = Vote.deny(f"plugin {plugin!r} failed while deciding: {_short_error(exc)}")
+    if vote is None:
+        return
+    if not isinstance(vote, Vote) or vote.decision not in ("allow", "ask", "deny"):
+        if inspect.iscoroutine(vote):
+            vote.close()  # votes are synchronous; never leave it un-awaited
+        vote = Vote.deny(f"plugin {plugin!r} returned {type(vote).__name__}, not a Vote")
+    out.append((plugin, vote))
 
 
 def _saved(obj: Any) -> Any:
@@ -1081,3 +1131,14 @@ def _rule_error(text: str, exc: BaseException) -> str:
             message = message[len(quoted) + 2:]
             break
     return f"rule {text!r}: {message}"
+
+
+def _answer_kind(answer: object) -> str:
+    """A host's answer in one word, for the approval span."""
+    if not isinstance(answer, Answer):
+        return "none"
+    if answer.pending:
+        return "later"
+    if not answer.allow:
+        return "deny"
+    return f"allow:{answer.remember}" if answer.remember else "allow"

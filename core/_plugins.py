@@ -23,7 +23,7 @@ from ._config import Settings, config_dir, data_dir, describe_errors
 from ._entrypoints import ENTRY_POINT_GROUP, installed_entry_points
 from ._localplugins import Source, given_sources, local_sources
 from ._decisions import ToolNamespace
-from ._tools import Tool
+from ._tools import CORE_PLUGIN, Tool
 
 if TYPE_CHECKING:
     from ._store import PluginStore, StoreSchema, Stores
@@ -787,16 +787,19 @@ class Plugins:
             return model.model_validate(table)
         except ValidationError as exc:
             raise _PluginConfigError(
-                "; ".join(describe_errors(exc, self.settings.provenance, ("plugins", record.name)))) from None
+                "; ".join(describe_errors(exc, self.settings.provenance, ("plugins", record.name), model))) from None
 
     def _check_unknown_plugin_tables(self) -> None:
         if self.only is not None:
             return
+        from ._nearest import did_you_mean
+
         for name in self.settings.merged.get("plugins", {}):
             if name not in self.records:
+                hint = did_you_mean(name, self.records)
                 self.settings.problems.append(
                     f"{self.settings.source_of('plugins', name)}: [plugins.{name}]: "
-                    f"no installed plugin is called {name!r}")
+                    f"no installed plugin is called {name!r}{'; ' + hint if hint else ''}")
 
     @property
     def stores(self) -> Stores:
@@ -812,14 +815,13 @@ class Plugins:
         return self.stores(component)
 
     def store_schema(self, component: str) -> StoreSchema | None:
-        """The tables ``component`` declares (``pegboard_store_schema``); the
-        core's own for ``"pegboard"``."""
+        """The tables ``component`` declares (``pegboard_store_schema``); for
+        ``"pegboard"``, the core's, which its own plugin (``CORE_PLUGIN``)
+        declares through the same hook under the store's older name for them."""
         from ._store import CORE_COMPONENT, StoreError, StoreSchema
-        if component == CORE_COMPONENT:
-            from ._tables import core_schema
-
-            return core_schema()
-        record = self.records.get(component)
+        if component == CORE_PLUGIN:
+            return None  # the core's tables are the "pegboard" component's
+        record = self.records.get(CORE_PLUGIN if component == CORE_COMPONENT else component)
         if record is None or record.obj is None:
             return None
         try:
@@ -836,14 +838,11 @@ class Plugins:
         """Every loaded component's declared schema, the core's first."""
         from ._store import CORE_COMPONENT
         found = {}
-        for name in [CORE_COMPONENT, *self.records]:
+        for name in [CORE_COMPONENT, *(name for name in self.records if name != CORE_PLUGIN)]:
             schema = self.store_schema(name)
             if schema is not None:
                 found[name] = schema
         return found
-
-    def plugin_object(self, name: str) -> object | None:
-        return self.pm.get_plugin(name)
 
 
 class _PluginConfigError(Exception):

@@ -135,7 +135,7 @@ def _normalise(url: str) -> str:
 
 
 def default_url() -> str:
-    from ._config import data_dir
+    from ._dirs import data_dir
 
     return f"sqlite:///{data_dir() / DEFAULT_FILE}"
 

@@ -120,7 +120,7 @@ def test_plugins_list_shows_the_origin_and_the_hooks(pegboard_env: PegboardEnv, 
     assert "hooks: pegboard_config_model, pegboard_register_tools" in text
     rows = {r["name"]: r for r in json.loads(runner("plugins", "list", "--json").output)}
     assert rows["greet"]["origin"] == "local" and rows["greet"]["file"] == str(path)
-    assert "pegboard_permission" in rows["fs"]["hooks"] and "pegboard_add_hooks" in rows["fs"]["hooks"]
+    assert "pegboard_rule_matcher" in rows["fs"]["hooks"] and "pegboard_add_hooks" in rows["fs"]["hooks"]
 
 
 def test_the_tools_listing_cache_notices_a_new_local_plugin(pegboard_env: PegboardEnv, tmp_path: Path) -> None:

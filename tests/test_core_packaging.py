@@ -70,3 +70,60 @@ def test_wheel_installs_and_lists_tools_and_third_party_plugin(wheel: Path, tmp_
     listed = tools()
     assert listed["Hello"]["enabled"] is False
     assert str(listed["Hello"]["status"]).startswith("disabled by [plugins.hello]")
+
+
+STRICT_PLUGIN = '''\
+"""A plugin written against pegboard's public names only, as a third party writes one."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from pathlib import Path
+
+from pydantic import BaseModel
+
+import pegboard.cli
+from pegboard import PermissionRequest, PluginContext, Tool, ToolContext, ToolResult, Vote, hookimpl
+from pegboard.paths import atomic_write, is_within
+
+
+class NoteInput(BaseModel):
+    text: str
+
+
+async def note(args: NoteInput, ctx: ToolContext) -> ToolResult:
+    target = ctx.root / "notes.txt"
+    if not is_within(target, ctx.root):
+        return ToolResult.error("outside the project")
+    atomic_write(target, args.text.encode())
+    return ToolResult.text(f"noted in {Path(target).name}")
+
+
+def vote(request: PermissionRequest, context: PluginContext) -> Vote | None:
+    return Vote.ask(f"{request.tool.name} writes into {context.name}'s notes")
+
+
+@hookimpl
+def pegboard_register_tools(register: Callable[[Tool], None]) -> None:
+    register(Tool(name="Note", handler=note, input_model=NoteInput, vote=vote))
+
+
+MODE: object = pegboard.cli.MODE
+'''
+
+
+@pytest.mark.slow
+def test_a_plugin_on_the_public_api_passes_mypy_strict_against_the_installed_wheel(wheel: Path,
+                                                                                  tmp_path: Path) -> None:
+    """A plugin author's ``mypy --strict`` sees every public name as exported (a literal ``__all__``)
+    and typed (``py.typed`` in the wheel), in a project where pegboard is installed, not edited."""
+    venv = tmp_path / "venv"
+    subprocess.run([UV, "venv", "--python", sys.executable, str(venv)], check=True, capture_output=True)
+    python = venv / "bin" / "python"
+    subprocess.run([UV, "pip", "install", "--python", str(python), str(wheel), "mypy"], check=True,
+                   capture_output=True)
+    (tmp_path / "strict_plugin.py").write_text(STRICT_PLUGIN, encoding="utf-8")
+    checked = subprocess.run([str(python), "-m", "mypy", "--strict", "--no-incremental", "strict_plugin.py"],
+                             cwd=tmp_path, capture_output=True, text=True)
+    assert checked.returncode == 0, checked.stdout + checked.stderr
+    assert "Success: no issues found in 1 source file" in checked.stdout

@@ -32,7 +32,7 @@ def test_the_core_is_a_plugin_registered_under_its_name(tmp_path: Path) -> None:
     core = toolbox.plugins.pm.get_plugin("core")
     assert core is not None
     hooks = {caller.name for caller in toolbox.plugins.pm.get_hookcallers(core) or ()}
-    assert hooks == {"pegboard_register_tools", "pegboard_permission"}
+    assert hooks == {"pegboard_register_tools", "pegboard_store_schema"}
     record = toolbox.plugins.records["core"]
     assert (record.origin, record.module, record.error, set(record.tools)) == ("core", "pegboard", None,
                                                                               CORE_TOOLS)
@@ -44,7 +44,7 @@ def test_the_core_is_a_plugin_registered_under_its_name(tmp_path: Path) -> None:
     assert context is not None and context.name == "core" and context.package == "pegboard"
 
 
-def test_the_cores_vote_goes_through_pegboard_permission(tmp_path: Path) -> None:
+def test_the_cores_vote_is_its_tools_own(tmp_path: Path) -> None:
     toolbox = Toolbox.load(cwd=tmp_path, plugins=[])
     session = toolbox.session("default")
     decision = asyncio.run(session.decide("TaskStop", {"task_id": "t1"}))
@@ -102,3 +102,39 @@ def test_the_core_cannot_be_switched_off_and_says_so(isolated_env: Path, tmp_pat
     assert "TaskList" in toolbox.tools
     assert any("[plugins.core] enabled: the core's own tools cannot be switched off" in p
                for p in toolbox.settings.problems)
+
+
+def test_the_cores_tables_come_through_its_own_store_schema_hook(tmp_path: Path) -> None:
+    """The core declares sessions, the scratchpad, the audit log and pending calls as a plugin
+    declares its tables, under the component name databases already record ("pegboard")."""
+    toolbox = Toolbox.load(cwd=tmp_path, plugins=[])
+    core = toolbox.plugins.pm.get_plugin("core")
+    declared = core.pegboard_store_schema()
+    schema = toolbox.plugins.store_schema("pegboard")
+    assert schema is not None and schema.version == declared.version
+    assert set(schema.metadata.tables) == set(declared.metadata.tables) and "pegboard_sessions" in schema.metadata.tables
+    assert toolbox.plugins.store_schema("core") is None  # never a second copy under the plugin's name
+    assert list(toolbox.plugins.schemas()) == ["pegboard"]
+
+
+def test_the_cores_command_groups_come_through_pegboard_register_commands(tmp_path: Path) -> None:
+    import click
+    from click.testing import CliRunner
+
+    from pegboard import _hookspecs
+    from pegboard._cli import cli
+    from pegboard._cli_commands import CORE_COMMANDS
+
+    # the implementation takes only what the specification offers, as a plugin's must
+    spec = _hookspecs.pegboard_register_commands.__code__.co_varnames[:2]
+    impl = CORE_COMMANDS.pegboard_register_commands.__code__.co_varnames[1:2]
+    assert set(impl) <= set(spec)
+    group = click.Group()
+    CORE_COMMANDS.pegboard_register_commands(cli=group)
+    assert sorted(group.commands) == ["approvals", "audit", "plugins", "sessions", "store", "trust"]
+    # and they answer when the configuration does not load, which a plugin's commands cannot
+    (tmp_path / "broken.toml").write_text("[permissions\n")
+    for name in ("trust", "store", "audit"):
+        result = CliRunner().invoke(cli, ["--cwd", str(tmp_path), "--config", str(tmp_path / "broken.toml"),
+                                          name, "--help"])
+        assert result.exit_code == 0 and "Usage:" in result.output, (name, result.output)

@@ -109,15 +109,17 @@ def test_an_audit_filter_that_matches_nothing_is_answered_from_an_index(tmp_path
     filter matches nothing: no scan of the whole table."""
     from sqlalchemy import select, text
 
-    from pegboard._cli_audit import _filters, newest
+    from pegboard._audit import _filters, newest_first
     from pegboard._tables import audit, ensure_indexes
 
     store = _store(tmp_path)
     ensure_indexes(store, audit)
     _decisions(store, 20_000, start=1_000.0)
-    values = dict(zip(["session", "since", "tool", "decision"], [None] * 4))
-    values[name] = FILTERS[name][1]
-    query = newest(select(audit), _filters(**values)).limit(100)
+    from pegboard._cli_audit import parse_when
+
+    values: dict[str, Any] = dict(zip(["session", "since", "tool", "decision"], [None] * 4))
+    values[name] = parse_when(FILTERS[name][1]) if name == "since" else FILTERS[name][1]
+    query = newest_first(select(audit), _filters(**values)).limit(100)
     with store.begin() as conn:
         conn.execute(text("ANALYZE pegboard_audit" if store.backend == "postgresql" else "ANALYZE"))
         sql = str(query.compile(conn, compile_kwargs={"literal_binds": True}))

@@ -40,13 +40,10 @@ def __getattr__(name: str) -> Any:
 
 @hookimpl
 def pegboard_register_tools(register: Callable[[Tool], None]) -> None:
-    register(Tool(name="ReportFindings", handler=f"{_P}._handlers:report_findings",
+    register(Tool(vote=_tool_vote, name="ReportFindings", handler=f"{_P}._handlers:report_findings",
                   input_model=f"{_P}._models:ReportFindingsInput", read_only=True, loading="always",
                   permission="read"))
 
 
-@hookimpl
-def pegboard_permission(request: PermissionRequest, context: PluginContext) -> Vote | None:
-    if request.tool.plugin != context.name:
-        return None
+def _tool_vote(request: PermissionRequest) -> Vote | None:
     return Vote.allow("ReportFindings only hands the review's findings to the host")

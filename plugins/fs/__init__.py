@@ -6,7 +6,6 @@ and input models are named as strings and imported on first use.
 
 from __future__ import annotations
 
-import functools
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -83,23 +82,8 @@ def pegboard_register_tools(register: Callable[[Tool], None], config: Any) -> No
             loading=loading,  # type: ignore[arg-type]
             permission=level,  # type: ignore[arg-type]
             metadata={"rule_names": _RULE_NAMES.get(name, ())},
+            vote=f"{_P}._vote:vote",  # imported at the first decision, not with the plugin
         ))
-
-
-@hookimpl
-def pegboard_permission(request: PermissionRequest, context: PluginContext) -> Vote | None:
-    if request.tool.plugin != context.name:
-        return None
-    return _voter()(request)
-
-
-@functools.cache
-def _voter() -> Callable[[PermissionRequest], Vote | None]:
-    # imported on the first vote, not with the plugin; cached, since an
-    # import statement costs a twentieth of a whole decision
-    from ._vote import vote
-
-    return vote
 
 
 @hookimpl

@@ -44,7 +44,9 @@ def checkpoints() -> None:
 @click.option("--session", "session_id", help="session id (default: the most recent session with checkpoints)")
 @JSON
 def list_cmd(session_id: str | None, as_json: bool) -> None:
-    """Show a session's checkpoints, oldest first."""
+    """Show a session's checkpoints, oldest first.
+
+    Exit status: 0 the checkpoints listed; 2 a usage or configuration error."""
     sid, store = _store(session_id)
     cps = store.entries()
     if as_json:
@@ -62,7 +64,10 @@ def list_cmd(session_id: str | None, as_json: bool) -> None:
 @click.option("--session", "session_id", help="session id (default: the most recent session with checkpoints)")
 @click.option("--file", "only", type=click.Path(path_type=Path), help="restore only this file")
 def restore_cmd(checkpoint: int, session_id: str | None, only: Path | None) -> None:
-    """Put files back as they were before CHECKPOINT (later writes are undone too)."""
+    """Put files back as they were before CHECKPOINT (later writes are undone too).
+
+    Exit status: 0 restored (or nothing to restore); 1 the checkpoint or a file could not be
+    restored (the reason on stderr); 2 a usage or configuration error."""
     _, store = _store(session_id)
     try:
         done = store.rewind(checkpoint, only=only.resolve() if only else None)

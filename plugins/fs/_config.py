@@ -23,7 +23,7 @@ class FsConfig(BaseModel):
     )
     max_output_chars: int = Field(default=200_000, ge=1000, description="Read's text output stops here")
     large_output_chars: int = Field(default=2_000_000, ge=1000, description="the same with allow_large")
-    max_image_bytes: int = Field(default=10 * 1024 * 1024, ge=1024)
+    max_image_bytes: int = Field(default=10 * 1024 * 1024, ge=1024, description="images larger than this are refused")
     max_pdf_pages: int = Field(default=20, ge=1, le=100, description="pages per Read of a PDF")
     search_backend: Literal["auto", "rg", "python"] = Field(
         default="auto", description="Grep/Glob engine: ripgrep when installed (auto), or force one"

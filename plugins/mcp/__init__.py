@@ -95,6 +95,7 @@ def _server_tools(spec: ServerSpec, cache: ToolCache, problems: list[str]) -> li
             continue
         seen[name] = cached.name
         tools.append(Tool(
+            vote=_tool_vote,
             name=name,
             handler=f"{HANDLERS}:call_server_tool",
             input_schema=cached.input_schema or {"type": "object"},
@@ -125,12 +126,12 @@ def _sign_in_tools(spec: ServerSpec) -> list[Tool]:
     """In place of a server's tools while it needs the person to sign in."""
     empty = {"type": "object", "properties": {}, "additionalProperties": False}
     return [
-        Tool(name=tool_name(spec.name, "authenticate"), handler=f"{HANDLERS}:authenticate", input_schema=empty,
+        Tool(vote=_tool_vote, name=tool_name(spec.name, "authenticate"), handler=f"{HANDLERS}:authenticate", input_schema=empty,
              description=(f"MCP server {spec.name} needs the user to sign in before its tools can be used. "
                           "Call this to start: it returns a link. Show the link to the user and ask them to open "
                           f"it and sign in, then call mcp__{spec.name}__complete_authentication."),
              loading="always", permission="read", group=spec.name, metadata={"server": spec.name, "sign_in": True}),
-        Tool(name=tool_name(spec.name, "complete_authentication"), handler=f"{HANDLERS}:complete_authentication",
+        Tool(vote=_tool_vote, name=tool_name(spec.name, "complete_authentication"), handler=f"{HANDLERS}:complete_authentication",
              input_schema=empty,
              description=(f"Finish signing in to MCP server {spec.name}, after the user opened the link that "
                           f"mcp__{spec.name}__authenticate gave and signed in. Waits for the sign-in to "
@@ -231,7 +232,7 @@ def pegboard_register_tools(register: Callable[[Tool], None], config: McpConfig,
         # Offered whenever a server is configured, even one that is down or
         # unapproved: the tools say why, which beats a silent absence.
         for name, (handler, model) in RESOURCE_TOOLS.items():
-            register(Tool(name=name, handler=f"{HANDLERS}:{handler}", input_model=f"{MODELS}:{model}",
+            register(Tool(vote=_tool_vote, name=name, handler=f"{HANDLERS}:{handler}", input_model=f"{MODELS}:{model}",
                           read_only=True, loading="deferred", permission="read", subagents=False))
 
 
@@ -246,11 +247,8 @@ def _pending_change(request: PermissionRequest) -> str | None:
     return meta["hash"] if meta.get("hash") != meta.get("approved_hash") else None
 
 
-@hookimpl
-def pegboard_permission(request: PermissionRequest, context: Any) -> Vote | None:
+def _tool_vote(request: PermissionRequest, context: Any) -> Vote | None:
     tool = request.tool
-    if tool.plugin != context.name:
-        return None
     if tool.name in RESOURCE_TOOLS:
         return Vote.allow("reading MCP resources changes nothing")
     if tool.metadata.get("sign_in"):

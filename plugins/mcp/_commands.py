@@ -85,6 +85,8 @@ def server_rows(toolbox: Any, plugin: str) -> list[dict[str, Any]]:
 
 async def _refresh(toolbox: Any, plugin: str, names: list[str]) -> dict[str, tuple[bool, str]]:
     """Start the named servers once, to record their tool lists."""
+    from pegboard.cli import progress
+
     from ._config import own_folder
     from ._pool import ServerPool
 
@@ -92,20 +94,23 @@ async def _refresh(toolbox: Any, plugin: str, names: list[str]) -> dict[str, tup
     specs = [s for s in _specs(toolbox, plugin) if s.name in names]
     pool = ServerPool(specs, data_dir=folder)
     out: dict[str, tuple[bool, str]] = {}
+    what = f"Listing the tools of {len(names)} MCP server{'' if len(names) == 1 else 's'}"
     try:
-        async def one(name: str) -> None:
-            why = pool.why_unavailable(name)
-            if why:
-                out[name] = (False, why)
-                return
-            try:
-                conn = pool.connection(name)
-                await conn.ensure_started()
-                out[name] = (True, f"{len(conn.tools)} tools")
-            except Exception as exc:
-                out[name] = (False, f"failed: {exc}")
+        with progress(what) as shown:
+            async def one(name: str) -> None:
+                why = pool.why_unavailable(name)
+                if why:
+                    out[name] = (False, why)
+                    return
+                try:
+                    conn = pool.connection(name)
+                    await conn.ensure_started()
+                    out[name] = (True, f"{len(conn.tools)} tools")
+                except Exception as exc:
+                    out[name] = (False, f"failed: {exc}")
+                shown.update(f"{what} ({len(out)} done)")
 
-        await asyncio.gather(*(one(n) for n in names))
+            await asyncio.gather(*(one(n) for n in names))
     finally:
         await pool.aclose()
     return out
@@ -133,11 +138,15 @@ async def _login(toolbox: Any, plugin: str, name: str, browser: bool, timeout_s:
 
     data_dir = own_folder(_context(toolbox, plugin))
     signin = SignIn(spec, data_dir, open_url=show, scope=ToolCache(data_dir).sign_in_scope(spec))
+    from pegboard.cli import progress
+
     try:
-        url = await signin.start()
+        with progress(f"Asking {name} how to sign in"):
+            url = await signin.start()
         if url is not None:
             click.echo(f"Waiting for the sign-in (up to {timeout_s:g} s)...", err=True)
-        tools = await signin.finish(timeout_s)
+        with progress(f"Waiting for the sign-in to {name}" if url is not None else f"Signing in to {name}"):
+            tools = await signin.finish(timeout_s)
     except TimeoutError:
         click.echo(f"pegboard: the sign-in to {name} did not complete within {timeout_s:g} s", err=True)
         return 1
@@ -198,7 +207,9 @@ def add_commands(cli: click.Group, plugin: str) -> None:
     @global_options
     @JSON
     def mcp_list(as_json: bool) -> None:
-        """Each server, its source and state."""
+        """Each server, its source and state.
+
+        Exit status: 0 the servers listed; 2 a usage or configuration error."""
         rows = server_rows(_toolbox(), plugin)
         if as_json:
             click.echo(json.dumps(rows, indent=2))
@@ -219,7 +230,10 @@ def add_commands(cli: click.Group, plugin: str) -> None:
     @click.argument("names", nargs=-1, required=True)
     @click.option("--no-refresh", is_flag=True, help="Do not start the server to list its tools.")
     def mcp_approve(names: tuple[str, ...], no_refresh: bool) -> None:
-        """Allow project-defined servers to run (for this project and this definition)."""
+        """Allow project-defined servers to run (for this project and this definition).
+
+        Exit status: 0 approved (a server that failed to list its tools is said, and stays
+        approved); 1 no server has one of the names; 2 a usage or configuration error."""
         from ._store import Approvals
 
         toolbox = _toolbox()
@@ -242,7 +256,10 @@ def add_commands(cli: click.Group, plugin: str) -> None:
     @global_options
     @click.argument("names", nargs=-1)
     def mcp_refresh(names: tuple[str, ...]) -> None:
-        """Start servers once to record their tool lists (all when none named)."""
+        """Start servers once to record their tool lists (all when none named).
+
+        Exit status: 0 every server listed its tools; 1 one failed (each server's line says how it
+        went); 2 a usage or configuration error."""
         toolbox = _toolbox()
         chosen = list(names) or [s.name for s in _specs(toolbox, plugin)]
         failed = False
@@ -259,7 +276,10 @@ def add_commands(cli: click.Group, plugin: str) -> None:
     @click.option("--timeout", "timeout_s", type=float, default=300.0, show_default=True,
                   help="Seconds to wait for the sign-in to complete.")
     def mcp_login(name: str, no_browser: bool, timeout_s: float) -> None:
-        """Sign in to a url server (OAuth): a browser, or a printed link, and a loopback redirect."""
+        """Sign in to a url server (OAuth): a browser, or a printed link, and a loopback redirect.
+
+        Exit status: 0 signed in; 1 the sign-in failed or did not complete in time; 2 no url server
+        has that name, or a usage or configuration error."""
         code = asyncio.run(_login(_toolbox(), plugin, name, not no_browser, timeout_s))
         if code:
             raise SystemExit(code)
@@ -271,7 +291,10 @@ def add_commands(cli: click.Group, plugin: str) -> None:
     @click.option("--arg", "-a", "pairs", multiple=True, metavar="KEY=VALUE", help="A prompt argument.")
     @JSON
     def mcp_prompts(server: str | None, prompt: str | None, pairs: tuple[str, ...], as_json: bool) -> None:
-        """List servers' prompts, or print one prompt rendered with its arguments."""
+        """List servers' prompts, or print one prompt rendered with its arguments.
+
+        Exit status: 0 listed or printed; 1 a server failed or the prompt could not be had (said on
+        stderr); 2 a usage or configuration error (an --arg without =)."""
         arguments = {}
         for pair in pairs:
             key, sep, value = pair.partition("=")
@@ -286,7 +309,10 @@ def add_commands(cli: click.Group, plugin: str) -> None:
     @global_options
     @click.argument("name")
     def mcp_logout(name: str) -> None:
-        """Forget a server's sign-in (its tokens and registration) on this machine."""
+        """Forget a server's sign-in (its tokens and registration) on this machine.
+
+        Exit status: 0 signed out, or not signed in; 1 no url server has that name; 2 a usage or
+        configuration error."""
         from ._config import own_folder
         from ._tokens import TokenFile
 
@@ -323,7 +349,11 @@ def add_commands(cli: click.Group, plugin: str) -> None:
               trusted_network: bool) -> None:
         """Offer pegboard's tools to an MCP client (stdio by default).
 
-        Over --http every request must carry a bearer token; stderr says where it is."""
+        Over --http every request must carry a bearer token; stderr says where it is.
+
+        Exit status: 0 the client went away or the server was stopped; 1 the MCP SDK is not
+        installed, or the server could not start; 2 a usage or configuration error (options that do
+        not go together)."""
         from ._sdk import sdk_problem
 
         if (missing := sdk_problem()) is not None:

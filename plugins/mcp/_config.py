@@ -72,27 +72,38 @@ class OAuthConfig(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
     grant: Literal["authorization_code", "client_credentials", "identity_assertion"] = "authorization_code"
+    """How to get a token: a person signs in in a browser (`authorization_code`), the client's own
+    credentials (`client_credentials`), or an enterprise IdP's ID token exchanged (`identity_assertion`)."""
     client_id: str | None = None
+    """The client's ID at the authorization server; unset: pegboard registers itself."""
     client_secret: str | None = None
-    # client_credentials with private_key_jwt: a PEM file, and its algorithm.
+    """The client's secret (best as `${VARIABLE}`)."""
     private_key_file: str | None = None
+    """`client_credentials` with private_key_jwt: a PEM file holding the client's key."""
     signing_algorithm: str = "RS256"
+    """The algorithm `private_key_file`'s assertions are signed with."""
     token_endpoint_auth_method: Literal["client_secret_basic", "client_secret_post"] = "client_secret_basic"
-    # A client ID metadata document (an https URL), used where the
-    # authorization server supports them, in place of registration.
+    """How `client_secret` is sent to the token endpoint."""
     client_metadata_url: str | None = None
+    """A client ID metadata document (an https URL), used in place of registration where the
+    authorization server supports them."""
     scope: str | None = None
+    """The scope asked for, instead of what the server asks for."""
     # identity_assertion (enterprise-managed authorization, SEP-990): the
     # person's ID token from the enterprise IdP is exchanged there for an
     # ID-JAG (RFC 8693), which the MCP server's authorization server
     # (``issuer``, configured, never learned from the server) takes as a
     # jwt-bearer grant (RFC 7523).
     issuer: str | None = None
+    """`identity_assertion`: the MCP server's authorization server (configured, never learned from the server)."""
     idp_token_endpoint: str | None = None
+    """`identity_assertion`: the enterprise IdP's token endpoint, where the ID token is exchanged."""
     idp_client_id: str | None = None
+    """`identity_assertion`: pegboard's client ID at the enterprise IdP."""
     id_token: str | None = None
-    # The loopback port of the redirect; by default one is picked once per server and kept.
+    """`identity_assertion`: the person's ID token from the enterprise IdP (best as `${VARIABLE}`)."""
     redirect_port: int | None = Field(default=None, ge=1024, le=65535)
+    """The loopback port of the sign-in redirect; unset: one is picked once per server and kept."""
 
     @model_validator(mode="after")
     def _complete(self) -> OAuthConfig:
@@ -122,23 +133,36 @@ class ServerConfig(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
     command: str | None = None
+    """A stdio server: the program to run (give this or `url`)."""
     args: list[str] = []
+    """A stdio server's arguments."""
     env: dict[str, str] = Field(default_factory=dict)
+    """Extra environment variables for a stdio server."""
     cwd: str | None = None
+    """A stdio server's working directory (relative to the project)."""
     url: str | None = None
+    """A Streamable HTTP server's URL (give this or `command`)."""
     headers: dict[str, str] = Field(default_factory=dict)
+    """HTTP headers sent to a url server (best as `${VARIABLE}` for secrets)."""
     oauth: OAuthConfig | None = None
+    """How pegboard signs in to a url server that asks for it."""
     enabled: bool = True
+    """`false` keeps the server's tools out."""
     eager_load_tools: list[str] = []
-    # "auto": deferred but for eager_load_tools; "always": all deferred; "never": all loaded with schemas.
+    """Tools whose schema is sent from the start; the others are deferred (found with ToolSearch)."""
     defer: Literal["auto", "always", "never"] = "auto"
+    """"auto": deferred but for `eager_load_tools`; "always": all deferred; "never": all sent with their schemas."""
     include_tools: list[str] | None = None
+    """Only these tools (names or shell patterns such as `read_*`); unset: all."""
     exclude_tools: list[str] = []
-    # "legacy" keeps to the initialize handshake (2025-11-25 and older), for
-    # servers whose newer-protocol discovery misbehaves.
+    """Tools left out (names or shell patterns)."""
     protocol: Literal["auto", "legacy"] = "auto"
+    """"legacy" keeps to the initialize handshake (2025-11-25 and older), for servers whose
+    newer-protocol discovery misbehaves."""
     startup_timeout_s: float = Field(default=30.0, gt=0)
+    """How long the server may take to start and list its tools."""
     tool_timeout_s: float = Field(default=600.0, gt=0)
+    """How long one call may take."""
 
     @model_validator(mode="after")
     def _one_transport(self) -> ServerConfig:
@@ -167,10 +191,11 @@ class McpConfig(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
     servers: dict[str, ServerConfig] = Field(default_factory=dict)
-    # The project's .mcp.json is the format editors and other agents share.
+    """The MCP servers, by name."""
     read_mcp_json: bool = True
-    # Servers' log messages at this level and above become `mcp.log` events.
+    """Read the project's `.mcp.json` too (the format editors and other agents share)."""
     log_level: Literal["debug", "info", "notice", "warning", "error", "critical", "alert", "emergency"] = "warning"
+    """Servers' log messages at this level and above become `mcp.log` events."""
 
     @field_validator("servers")
     @classmethod

@@ -35,19 +35,16 @@ _ASKS_IN = frozenset({"default", "acceptEdits"})
 def pegboard_register_tools(register: Callable[[Tool], None]) -> None:
     # Both read-only: they change the session's mode, not the world, and
     # plan mode offers only read-only tools (ExitPlanMode must be offered there).
-    register(Tool(name="EnterPlanMode", handler=f"{_P}._handlers:enter_plan_mode",
+    register(Tool(vote=_tool_vote, name="EnterPlanMode", handler=f"{_P}._handlers:enter_plan_mode",
                   input_model=f"{_P}._models:EnterPlanModeInput", read_only=True, loading="deferred",
                   permission="read", subagents=False))
-    register(Tool(name="ExitPlanMode", handler=f"{_P}._handlers:exit_plan_mode",
+    register(Tool(vote=_tool_vote, name="ExitPlanMode", handler=f"{_P}._handlers:exit_plan_mode",
                   input_model=f"{_P}._models:ExitPlanModeInput", read_only=True, loading="deferred",
                   permission="read", subagents=False))
 
 
-@hookimpl
-def pegboard_permission(request: PermissionRequest, context: PluginContext) -> Vote | None:
+def _tool_vote(request: PermissionRequest) -> Vote | None:
     tool = request.tool
-    if tool.plugin != context.name:
-        return None
     if tool.name == "ExitPlanMode":
         return Vote.allow("ExitPlanMode asks the person itself before the mode changes")
     mode = request.policy.name

@@ -69,21 +69,18 @@ def pegboard_config_model() -> type[ScheduleConfig]:
 def pegboard_register_tools(register: Callable[[Tool], None]) -> None:
     # A job belongs to the session that made it: a sub-agent's session ends
     # with its task, so its jobs would fire into nothing.
-    register(Tool(name="ScheduleWakeup", handler=f"{_H}:schedule_wakeup", input_model=f"{_M}:ScheduleWakeupInput",
+    register(Tool(vote=_tool_vote, name="ScheduleWakeup", handler=f"{_H}:schedule_wakeup", input_model=f"{_M}:ScheduleWakeupInput",
                   loading="always", permission="read", subagents=False))
-    register(Tool(name="CronCreate", handler=f"{_H}:cron_create", input_model=f"{_M}:CronCreateInput",
+    register(Tool(vote=_tool_vote, name="CronCreate", handler=f"{_H}:cron_create", input_model=f"{_M}:CronCreateInput",
                   loading="deferred", permission="read", subagents=False))
-    register(Tool(name="CronList", handler=f"{_H}:cron_list", input_model=f"{_M}:CronListInput",
+    register(Tool(vote=_tool_vote, name="CronList", handler=f"{_H}:cron_list", input_model=f"{_M}:CronListInput",
                   loading="deferred", read_only=True, permission="read", subagents=False))
-    register(Tool(name="CronDelete", handler=f"{_H}:cron_delete", input_model=f"{_M}:CronDeleteInput",
+    register(Tool(vote=_tool_vote, name="CronDelete", handler=f"{_H}:cron_delete", input_model=f"{_M}:CronDeleteInput",
                   loading="deferred", permission="read", subagents=False))
 
 
-@hookimpl
-def pegboard_permission(request: PermissionRequest, context: PluginContext) -> Vote | None:
+def _tool_vote(request: PermissionRequest) -> Vote | None:
     tool = request.tool
-    if tool.plugin != context.name:
-        return None
     # A cron job runs its prompt later, unattended: auto mode's classifier
     # looks at it. Each firing's calls are decided anew when it runs.
     if tool.name == "CronCreate" and request.policy.on_ask == "classifier":

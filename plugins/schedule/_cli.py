@@ -57,7 +57,10 @@ def worker(command: str | None, timeout: float, lease: float, poll: float, concu
     Run as many workers as you like, on as many machines, against one store:
     each firing is delivered once. SIGTERM or Ctrl-C stops claiming and
     finishes the deliveries under way (a second one stops at once).
-    """
+
+    Exit status: 0 stopped (with --once: what was due was delivered); 1 the store failed; 2 the
+    worker could not be set up (the reason on stderr), or a usage or configuration error; 130
+    stopped by a second signal, deliveries under way abandoned."""
     import asyncio
     import contextlib
     import signal
@@ -125,7 +128,10 @@ def _print_outcome(outcome: Delivered) -> None:
 @global_options
 @JSON
 def schedule_list(as_json: bool) -> None:
-    """Every job in the store, by its next firing, and the workers."""
+    """Every job in the store, by its next firing, and the workers.
+
+    Exit status: 0 the jobs listed; 1 the store failed (the reason on stderr, the URL's password
+    hidden); 2 a usage or configuration error."""
     from ._display import local_time, span
     from ._jobs import list_jobs
     from ._status import describe_workers, read_status, status_json
@@ -166,7 +172,10 @@ def schedule_list(as_json: bool) -> None:
 @global_options
 @click.argument("ids", nargs=-1, required=True)
 def schedule_delete(ids: tuple[str, ...]) -> None:
-    """Delete jobs by id (any session's): they never fire again."""
+    """Delete jobs by id (any session's): they never fire again.
+
+    Exit status: 0 every job named was deleted; 1 one was not found, or the store failed; 2 a usage
+    or configuration error."""
     from ._jobs import delete_job
 
     context, _zone = _context()

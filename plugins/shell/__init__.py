@@ -6,7 +6,6 @@ the classifier and the runner are imported only by the hooks that need them.
 
 from __future__ import annotations
 
-import functools
 from typing import TYPE_CHECKING, Any
 
 from pegboard import Tool, hookimpl
@@ -26,7 +25,13 @@ PEGBOARD_API = "1.0"
 PEGBOARD_TOOL_NAMES = ("Bash", "Monitor", "TaskStop", "EnterWorktree", "ExitWorktree")
 
 _P = "pegboard.plugins.shell"
-_ALLOWED = frozenset({"TaskStop", "EnterWorktree", "ExitWorktree"})
+# What `pegboard tools list` decides, mode by mode, to show what Bash may do
+# (docs/plugins/shell.md's table "Bash in each mode" has the same three kinds).
+_WHAT_BASH_MAY_DO = (
+    ("read-only commands (ls)", {"command": "ls"}),
+    ("file commands (mkdir new)", {"command": "mkdir new"}),
+    ("other commands (rm -rf build)", {"command": "rm -rf build"}),
+)
 
 
 @hookimpl
@@ -42,39 +47,30 @@ def pegboard_register_tools(register: Callable[[Tool], None], config: Any) -> No
     # With a working sandbox, any command can be confined to reading: Bash
     # belongs at the read level. Without one it can do anything the user can.
     level = "read" if can_confine(cfg.sandbox) else "unrestricted"
+    # the classifier and tree-sitter are imported at the first Bash decision, not with the plugin
+    bash_vote = f"{_P}._permission:bash_vote"
     register(Tool(name="Bash", handler=f"{_P}._bash:bash", input_model=f"{_P}._models:BashInput",
-                  loading="always", permission=level))  # type: ignore[arg-type]
+                  loading="always", permission=level, vote=bash_vote,  # type: ignore[arg-type]
+                  permission_examples=_WHAT_BASH_MAY_DO))
     register(Tool(name="Monitor", handler=f"{_P}._bash:monitor", input_model=f"{_P}._models:MonitorInput",
-                  loading="deferred", permission=level,  # type: ignore[arg-type]
+                  loading="deferred", permission=level, vote=bash_vote,  # type: ignore[arg-type]
                   metadata={"requires": "Bash", "rule_names": ("Bash",)}))
     register(Tool(name="TaskStop", handler=f"{_P}._bash:task_stop", input_model=f"{_P}._models:TaskStopInput",
-                  loading="deferred", permission="read", metadata={"requires": "Bash"}))
+                  loading="deferred", permission="read", metadata={"requires": "Bash"}, vote=_always_allowed))
     register(Tool(name="EnterWorktree", handler=f"{_P}._worktree:enter_worktree",
-                  input_model=f"{_P}._models:EnterWorktreeInput", loading="deferred", permission="workspace"))
+                  input_model=f"{_P}._models:EnterWorktreeInput", loading="deferred", permission="workspace",
+                  vote=_always_allowed))
     register(Tool(name="ExitWorktree", handler=f"{_P}._worktree:exit_worktree",
-                  input_model=f"{_P}._models:ExitWorktreeInput", loading="deferred", permission="workspace"))
+                  input_model=f"{_P}._models:ExitWorktreeInput", loading="deferred", permission="workspace",
+                  vote=_always_allowed))
 
 
-@hookimpl
-def pegboard_permission(request: PermissionRequest, config: ShellConfig | None,
-                        context: PluginContext) -> Vote | None:
-    if request.tool.plugin != context.name:
-        return None
-    if request.tool.name in _ALLOWED:
-        from pegboard import Vote
+def _always_allowed(request: PermissionRequest) -> Vote:
+    # TaskStop stops the session's own background work; the worktree tools move
+    # the session between its own checkouts (deny rules still apply on top)
+    from pegboard import Vote
 
-        return Vote.allow(f"{request.tool.name} is always allowed")
-    return _voter()(request, config if isinstance(config, ShellConfig) else ShellConfig(), context.settings.layers)
-
-
-@functools.cache
-def _voter() -> Callable[[PermissionRequest, ShellConfig, Iterable[Any]], Vote]:
-    # imported on the first vote, not with the plugin (the classifier and
-    # tree-sitter are heavy); cached, since an import statement costs a
-    # few thousand instructions of every Bash decision
-    from ._permission import vote
-
-    return vote
+    return Vote.allow(f"{request.tool.name} is always allowed")
 
 
 @hookimpl

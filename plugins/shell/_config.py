@@ -44,7 +44,8 @@ class ShellConfig(BaseModel):
         False, description="let sandboxed commands reach the network")
     allow_unix_sockets: Annotated[bool, UserScope("it opens the sandbox to local sockets")] = Field(
         False, description="let sandboxed commands open AF_UNIX sockets (docker.sock, D-Bus, ssh/gpg agents)")
-    max_output_chars: int = Field(30_000, ge=1_000, le=1_000_000)
+    max_output_chars: int = Field(30_000, ge=1_000, le=1_000_000,
+                                  description="past this, a command's output is spilled to a file the model reads in pieces")
     pass_env: Annotated[list[str], UserScope("it passes your environment's variables to commands")] = Field(
         default=[], description="extra variables passed from pegboard's env")
     env: Annotated[dict[str, str], UserScope("variables change what programs run")] = Field(

@@ -55,7 +55,7 @@ from ._parse import all_command_words, parse_command
 from ._sandbox import Backend, Box, backend_for, private_tmp, protects_inside
 
 if TYPE_CHECKING:
-    from pegboard import PermissionRequest, Policy, Rule, Session
+    from pegboard import PermissionRequest, PluginContext, Policy, Rule, Session
 
     from ._config import ShellConfig
 
@@ -204,6 +204,13 @@ def _hidden_set(state: dict[str, Any], hidden: tuple[Path, ...]) -> frozenset[Pa
 
 
 # --- the vote -----------------------------------------------------------------
+
+
+def bash_vote(request: PermissionRequest, config: ShellConfig | None, context: PluginContext) -> Vote:
+    """Bash's and Monitor's own vote (``Tool.vote``): ``vote`` with the plugin's config and the settings' layers."""
+    from ._config import ShellConfig  # a type-only name at the top of this module
+
+    return vote(request, config if isinstance(config, ShellConfig) else ShellConfig(), context.settings.layers)
 
 
 def vote(request: PermissionRequest, config: ShellConfig, layers: Iterable[Any] = ()) -> Vote:

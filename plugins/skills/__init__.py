@@ -95,24 +95,24 @@ def pegboard_register_tools(register: Callable[[Tool], None], config: SkillsConf
         if count:
             context.report_ignored(folder, f"{count} project skill{'s' if count > 1 else ''}")
     h, m = f"{_MOD}._handlers", f"{_MOD}._models"
-    register(Tool(name="Skill", handler=f"{h}:skill", input_model=f"{m}:SkillInput",
+    register(Tool(vote=_tool_vote, name="Skill", handler=f"{h}:skill", input_model=f"{m}:SkillInput",
                   # Not read-only: it changes what the session allows.
                   read_only=False, loading="always", permission="read"))
-    register(Tool(name="SkillRead", handler=f"{h}:skill_read", input_model=f"{m}:SkillReadInput",
+    register(Tool(vote=_tool_vote, name="SkillRead", handler=f"{h}:skill_read", input_model=f"{m}:SkillReadInput",
                   read_only=True, loading="deferred", permission="read"))
-    register(Tool(name="SkillSearch", handler=f"{h}:skill_search", input_model=f"{m}:SkillSearchInput",
+    register(Tool(vote=_tool_vote, name="SkillSearch", handler=f"{h}:skill_search", input_model=f"{m}:SkillSearchInput",
                   read_only=True, loading="deferred", permission="read"))
     if config.agent_managed:
         # The store is pegboard's own folder, not the working tree, hence
         # "read" like the other skill tools; subagents=False because a worker
         # handed one task has no business changing the person's skills.
-        register(Tool(name="SkillWrite", handler=f"{h}:skill_write", input_model=f"{m}:SkillWriteInput",
+        register(Tool(vote=_tool_vote, name="SkillWrite", handler=f"{h}:skill_write", input_model=f"{m}:SkillWriteInput",
                       loading="deferred", permission="read", subagents=False))
-        register(Tool(name="SkillDelete", handler=f"{h}:skill_delete", input_model=f"{m}:SkillDeleteInput",
+        register(Tool(vote=_tool_vote, name="SkillDelete", handler=f"{h}:skill_delete", input_model=f"{m}:SkillDeleteInput",
                       loading="deferred", permission="read", subagents=False))
     if config.scripts:
         s = f"{_MOD}._scripts"
-        register(Tool(name="run_skill_script", handler=f"{s}:run_skill_script",
+        register(Tool(vote=_tool_vote, name="run_skill_script", handler=f"{s}:run_skill_script",
                       input_model=f"{s}:RunSkillScriptInput", loading="always", permission="unrestricted",
                       timeout_s=config.script_timeout_s + 30))
 
@@ -131,11 +131,8 @@ def pegboard_tool_description(tool: Tool, context: PluginContext) -> str | None:
     return describe_skill_tool(context)
 
 
-@hookimpl
-def pegboard_permission(request: PermissionRequest, context: PluginContext) -> Vote | None:
+def _tool_vote(request: PermissionRequest) -> Vote | None:
     tool = request.tool
-    if tool.plugin != context.name:
-        return None
     if tool.name == "run_skill_script":
         skill = str(request.input.get("skill", ""))
         relpath = str(request.input.get("relpath", ""))

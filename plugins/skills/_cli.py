@@ -32,7 +32,9 @@ def skills_group() -> None:
 @skills_group.command("list")
 @click.option("--json", "as_json", is_flag=True, help="Print JSON.")
 def skills_list(as_json: bool) -> None:
-    """Every skill in effect, the ones a higher source shadows, and the ones that do not load."""
+    """Every skill in effect, the ones a higher source shadows, and the ones that do not load.
+
+    Exit status: 0 the skills listed; 2 a usage or configuration error."""
     catalog = _catalog()
     if as_json:
         click.echo(json.dumps(catalog.to_json(), indent=2))

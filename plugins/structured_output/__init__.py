@@ -15,7 +15,7 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, Any
 
-from pegboard import Tool, Vote, hookimpl
+from pegboard import Absent, Tool, Vote, hookimpl
 
 if TYPE_CHECKING:
     from pegboard import PermissionRequest, PluginContext, Session
@@ -34,8 +34,11 @@ _PLACEHOLDER_SCHEMA: Mapping[str, Any] = {
 }
 
 
-def _has_answer_schema(session: Session) -> bool:
-    return session.output_schema is not None
+def _has_answer_schema(session: Session) -> bool | Absent:
+    return session.output_schema is not None or _NO_SCHEMA
+
+
+_NO_SCHEMA = Absent("the host gave this session no answer schema: Toolbox.session(output_schema=...) gives one")
 
 
 def _answer_schema(session: Session) -> Mapping[str, Any]:
@@ -44,13 +47,10 @@ def _answer_schema(session: Session) -> Mapping[str, Any]:
 
 @hookimpl
 def pegboard_register_tools(register: Callable[[Tool], None]) -> None:
-    register(Tool(name="StructuredOutput", handler="pegboard.plugins.structured_output._handlers:structured_output",
+    register(Tool(vote=_tool_vote, name="StructuredOutput", handler="pegboard.plugins.structured_output._handlers:structured_output",
                   input_schema=_PLACEHOLDER_SCHEMA, read_only=True, loading="always", permission="read",
                   offered_when=_has_answer_schema, session_schema=_answer_schema))
 
 
-@hookimpl
-def pegboard_permission(request: PermissionRequest, context: PluginContext) -> Vote | None:
-    if request.tool.plugin != context.name:
-        return None
+def _tool_vote(request: PermissionRequest) -> Vote | None:
     return Vote.allow("StructuredOutput only hands the model's answer to the host")

@@ -17,7 +17,7 @@ import fnmatch
 from collections.abc import Callable, Iterable
 from typing import TYPE_CHECKING, Any
 
-from pegboard import PermissionRequest, PluginContext, Rule, Tool, Vote, hookimpl
+from pegboard import Absent, PermissionRequest, PluginContext, Rule, Tool, Vote, hookimpl
 
 from . import _hookspecs
 from ._config import SubtasksConfig
@@ -54,8 +54,11 @@ _M = f"{_P}._models"
 _CLASSIFIED = frozenset({"Agent", "SendMessage", "SubagentHandback"})
 
 
-def _a_subagent_in_auto(session: Session) -> bool:
-    return session.parent is not None and session.mode == "auto"
+def _a_subagent_in_auto(session: Session) -> bool | Absent:
+    return session.parent is not None and session.mode == "auto" or _NOT_A_CHILD_IN_AUTO
+
+
+_NOT_A_CHILD_IN_AUTO = Absent("it is offered only to a sub-agent running in auto mode, which hands its report in")
 
 
 @hookimpl
@@ -80,19 +83,19 @@ def pegboard_register_tools(register: Callable[[Tool], None], config: SubtasksCo
             count = sum(1 for p in source.folder.glob("*.md"))
             if count:
                 context.report_ignored(source.folder, f"{count} project agent{'s' if count > 1 else ''}")
-    register(Tool(name="Agent", handler=f"{_H}:agent", input_model=f"{_M}:AgentInput", loading="always",
+    register(Tool(vote=_tool_vote, name="Agent", handler=f"{_H}:agent", input_model=f"{_M}:AgentInput", loading="always",
                   permission="read"))
     # They act on the agents Agent started: they go wherever Agent goes.
     goes_with = {"requires": "Agent"}
-    register(Tool(name="SendMessage", handler=f"{_H}:send_message", input_model=f"{_M}:SendMessageInput",
+    register(Tool(vote=_tool_vote, name="SendMessage", handler=f"{_H}:send_message", input_model=f"{_M}:SendMessageInput",
                   loading="deferred", permission="read", metadata=goes_with))
-    register(Tool(name="ListAgents", handler=f"{_H}:list_agents", input_model=f"{_M}:ListAgentsInput",
+    register(Tool(vote=_tool_vote, name="ListAgents", handler=f"{_H}:list_agents", input_model=f"{_M}:ListAgentsInput",
                   read_only=True, loading="always", permission="read", metadata=goes_with))
-    register(Tool(name="DeleteAgent", handler=f"{_H}:delete_agent", input_model=f"{_M}:DeleteAgentInput",
+    register(Tool(vote=_tool_vote, name="DeleteAgent", handler=f"{_H}:delete_agent", input_model=f"{_M}:DeleteAgentInput",
                   loading="deferred", permission="read", metadata=goes_with))
     # The child's side: its report handed in, ending its run. Only in auto
     # mode, where nobody watches the child's turns to see it is done.
-    register(Tool(name="SubagentHandback", handler=f"{_H}:subagent_handback",
+    register(Tool(vote=_tool_vote, name="SubagentHandback", handler=f"{_H}:subagent_handback",
                   input_model=f"{_M}:SubagentHandbackInput", loading="always", permission="read",
                   offered_when=_a_subagent_in_auto))
 
@@ -106,11 +109,8 @@ def pegboard_tool_description(tool: Tool, context: PluginContext) -> str | None:
     return describe_agent_tool(context)
 
 
-@hookimpl
-def pegboard_permission(request: PermissionRequest, context: PluginContext) -> Vote | None:
+def _tool_vote(request: PermissionRequest) -> Vote | None:
     tool = request.tool
-    if tool.plugin != context.name:
-        return None
     # The child's own calls are each decided on their own, under its clamped
     # policy: starting or messaging an agent grants it nothing.
     if tool.name in _CLASSIFIED and request.policy.on_ask == "classifier":

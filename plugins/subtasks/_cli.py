@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING, Any
 
 import click
 
-from pegboard.cli import JSON, MODE, current_state, global_options, terminal_host
+from pegboard.cli import JSON, MODE, current_state, global_options, progress, terminal_host
 
 if TYPE_CHECKING:
     from pegboard import Toolbox
@@ -44,7 +44,9 @@ def _definitions() -> object:
 @global_options
 @JSON
 def agents_list(as_json: bool) -> None:
-    """Every agent type, where it comes from, and those shadowed, broken or not read."""
+    """Every agent type, where it comes from, and those shadowed, broken or not read.
+
+    Exit status: 0 the agent types listed; 2 a usage or configuration error."""
     from ._definitions import Definitions
 
     found = _definitions()
@@ -89,7 +91,10 @@ def agent_run(prompt: str, agent_type: str | None, session_id: str | None, schem
 
     Its calls are decided like any other; at a terminal, asks go to you.
     With --json-schema, stdout is the agent's validated answer as JSON (its
-    report goes to stderr), and a run that ends without one exits 1."""
+    report goes to stderr).
+
+    Exit status: 0 the agent finished (with --json-schema: and handed in its answer); 1 the run
+    failed, or with --json-schema ended without an answer; 2 a usage or configuration error."""
     import asyncio
 
     toolbox = current_state().toolbox(host=terminal_host())
@@ -103,8 +108,9 @@ def agent_run(prompt: str, agent_type: str | None, session_id: str | None, schem
         async with toolbox.session(mode, session_id=session_id) as session:
             if schema is not None:
                 session.plugin_state(PLUGIN)[CHILD_OUTPUT_SCHEMA] = schema
-            result = await session.call("Agent", {"description": label, "prompt": prompt,
-                                                  "subagent_type": agent_type, "run_in_background": False})
+            with progress(f"Running agent {agent_type or 'general-purpose'}: {label}"):
+                result = await session.call("Agent", {"description": label, "prompt": prompt,
+                                                      "subagent_type": agent_type, "run_in_background": False})
             answer.extend(child.session.structured_output for child in family(session).live.values()
                           if child.session.structured_output is not None)
             return result

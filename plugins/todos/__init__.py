@@ -23,7 +23,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import TYPE_CHECKING, get_args
 
-from pegboard import Tool, Vote, hookimpl
+from pegboard import Absent, Tool, Vote, hookimpl
 
 from ._config import Style, TodosConfig
 
@@ -62,9 +62,11 @@ def session_style(session: Session, default: Style = "tasks") -> Style:
     return chosen
 
 
-def _offered_in(style: Style, default: Style) -> Callable[[Session], bool]:
-    def offered(session: Session) -> bool:
-        return session_style(session, default) == style
+def _offered_in(style: Style, default: Style) -> Callable[[Session], bool | Absent]:
+    def offered(session: Session) -> bool | Absent:
+        chosen = session_style(session, default)
+        return chosen == style or Absent(f"this session has the {chosen!r} style of task tools: [plugins.todos] "
+                                         "style, or the host's use_style, chooses")
     return offered
 
 
@@ -80,22 +82,19 @@ def pegboard_register_tools(register: Callable[[Tool], None], config: TodosConfi
     # registered, so a host may pick either per session; each session is
     # offered one.
     todowrite, tasks = _offered_in("todowrite", config.style), _offered_in("tasks", config.style)
-    register(Tool(name="TodoWrite", handler=f"{_H}:todo_write", input_model=f"{_M}:TodoWriteInput",
+    register(Tool(vote=_tool_vote, name="TodoWrite", handler=f"{_H}:todo_write", input_model=f"{_M}:TodoWriteInput",
                   loading="always", permission="read", subagents=False, offered_when=todowrite))
-    register(Tool(name="TaskCreate", handler=f"{_H}:task_create", input_model=f"{_M}:TaskCreateInput",
+    register(Tool(vote=_tool_vote, name="TaskCreate", handler=f"{_H}:task_create", input_model=f"{_M}:TaskCreateInput",
                   loading="deferred", permission="read", subagents=False, offered_when=tasks))
-    register(Tool(name="TaskGet", handler=f"{_H}:task_get", input_model=f"{_M}:TaskGetInput",
+    register(Tool(vote=_tool_vote, name="TaskGet", handler=f"{_H}:task_get", input_model=f"{_M}:TaskGetInput",
                   loading="deferred", read_only=True, permission="read", subagents=False, offered_when=tasks))
-    register(Tool(name="TaskUpdate", handler=f"{_H}:task_update", input_model=f"{_M}:TaskUpdateInput",
+    register(Tool(vote=_tool_vote, name="TaskUpdate", handler=f"{_H}:task_update", input_model=f"{_M}:TaskUpdateInput",
                   loading="deferred", permission="read", subagents=False, offered_when=tasks))
-    register(Tool(name="TaskList", handler=f"{_H}:task_list", input_model=f"{_M}:TaskListInput",
+    register(Tool(vote=_tool_vote, name="TaskList", handler=f"{_H}:task_list", input_model=f"{_M}:TaskListInput",
                   loading="deferred", read_only=True, permission="read", subagents=False, offered_when=tasks))
 
 
-@hookimpl
-def pegboard_permission(request: PermissionRequest, context: PluginContext) -> Vote | None:
-    if request.tool.plugin != context.name:
-        return None
+def _tool_vote(request: PermissionRequest) -> Vote | None:
     return Vote.allow(f"{request.tool.name} only keeps the session's own task list")
 
 

@@ -26,13 +26,14 @@ class WebConfig(BaseModel):
     window_chars: int = Field(40_000, ge=1000, le=2_000_000, description="characters of page text per call")
     max_redirects: int = Field(5, ge=0, le=20, description="same-host redirect hops followed")
     cache_ttl_s: float = Field(900.0, ge=0, description="how long fetched pages are reused (0 turns caching off)")
-    cache_max_entries: int = Field(64, ge=1, le=10_000)
-    user_agent: str = Field("pegboard-webfetch/0.1", min_length=1, max_length=200)
+    cache_max_entries: int = Field(64, ge=1, le=10_000, description="pages kept in the cache, least recently used out first")
+    user_agent: str = Field("pegboard-webfetch/0.1", min_length=1, max_length=200,
+                            description="the User-Agent sent with every fetch")
     search_api_key: SecretStr | None = Field(None, description="Tavily key; PEGBOARD_WEB_SEARCH_API_KEY wins")
     search_base_url: Annotated[str, UserScope("it chooses where searches and your API key are sent")] = Field(
         "https://api.tavily.com", description="Tavily-compatible endpoint base")
-    search_max_results: int = Field(8, ge=1, le=20)
-    search_timeout_s: float = Field(30.0, gt=0, le=300)
+    search_max_results: int = Field(8, ge=1, le=20, description="results WebSearch asks for")
+    search_timeout_s: float = Field(30.0, gt=0, le=300, description="how long one search may take")
 
     @field_validator("search_base_url")
     @classmethod

@@ -34,11 +34,9 @@ def pegboard_register_tools(register) -> None:  # type: ignore[no-untyped-def]
         input_model="pegboard_hello._tool:HelloInput",
         read_only=True,
         permission="read",
+        vote=vote,
     ))
 
 
-@hookimpl
-def pegboard_permission(request):  # type: ignore[no-untyped-def]
-    if request.tool.name == "Hello":
-        return Vote.allow("greeting is harmless")
-    return None
+def vote(request) -> Vote:  # type: ignore[no-untyped-def]
+    return Vote.allow("greeting is harmless")
