@@ -20,7 +20,7 @@ from ._hooks import Hooks, Manager, Outcome
 from ._records import FACTORY, record
 from ._version import API_VERSION, api_mismatch
 from ._config import Settings, config_dir, data_dir, describe_errors
-from ._entrypoints import ENTRY_POINT_GROUP, installed_entry_points
+from ._entrypoints import ENTRY_POINT_GROUP, installed_plugins
 from ._localplugins import Source, given_sources, local_sources
 from ._decisions import ToolNamespace
 from ._tools import CORE_PLUGIN, Tool
@@ -479,21 +479,9 @@ class Plugins:
         given in code, which load whatever ``only`` says and take the place
         of an installed plugin of the same name."""
         found: dict[str, Source] = {}
-        # A distribution's name and version, read once for all its entry
-        # points: each ``dist.metadata`` (and ``dist.version``) reads and
-        # parses its METADATA file again, fourteen parses for the built-ins.
-        names: dict[int, tuple[str | None, str | None]] = {}
-        for ep in sorted(installed_entry_points(), key=lambda ep: ep.name):
+        for ep in sorted(installed_plugins(), key=lambda ep: ep.name):
             if ep.name not in found:
-                dist = ep.dist
-                if dist is None:
-                    name, version = None, None
-                elif id(dist) in names:
-                    name, version = names[id(dist)]
-                else:
-                    metadata = dist.metadata
-                    name, version = names[id(dist)] = metadata["Name"], metadata["Version"]
-                found[ep.name] = Source(ep.name, ep.value.partition(":")[0], ep.load, name, version)
+                found[ep.name] = Source(ep.name, ep.value.partition(":")[0], ep.load, ep.distribution, ep.version)
         for source in local_sources(config_dir(), self.settings):
             if source.name in found:
                 self.settings.problems.append(

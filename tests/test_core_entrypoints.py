@@ -58,12 +58,45 @@ def test_the_first_load_takes_the_command_s_scan_and_later_ones_read_again(
 
     entrypoints.prepare_command()
     entrypoints.quiet_pydantic_plugins()
-    expected = sorted(ep.name for ep in entry_points(group="pegboard"))
+    expected = sorted((ep.name, ep.value, ep.dist.name if ep.dist else None)
+                      for ep in entry_points(group="pegboard"))
     scans = []
     real = entrypoints._scan
     monkeypatch.setattr(entrypoints, "_scan", lambda: scans.append(1) or real())
-    assert sorted(ep.name for ep in entrypoints.installed_entry_points()) == expected and scans == []
-    assert sorted(ep.name for ep in entrypoints.installed_entry_points()) == expected and scans == [1]
+
+    def found() -> list[tuple[str, str, str | None]]:
+        return sorted((i.name, i.value, i.distribution) for i in entrypoints.installed_plugins())
+
+    assert found() == expected and scans == []
+    assert found() == expected and scans == [1]
+
+
+def test_the_next_command_takes_what_was_kept_until_a_sys_path_folder_changes(
+        loader: object, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    scans = []
+    real = entrypoints._scan
+    monkeypatch.setattr(entrypoints, "_scan", lambda: scans.append(1) or real())
+    site = tmp_path / "site"
+    site.mkdir()
+    monkeypatch.setattr(sys, "path", [str(site), *sys.path])
+
+    def command() -> list[str]:
+        entrypoints.prepare_command()
+        entrypoints.quiet_pydantic_plugins()
+        return sorted(i.name for i in entrypoints.installed_plugins())
+
+    first = command()
+    assert scans == [1] and "fs" in first
+    from pegboard.paths import config_dir
+
+    kept = list((config_dir() / "cache").glob("entrypoints-*.json"))
+    assert len(kept) == 1 and kept[0].stat().st_mode & 0o777 == 0o600
+    assert command() == first and scans == [1]  # kept: nothing read
+    _distribution(site, "latecomer", "[pegboard]\nlate = latecomer_mod\n", "")  # an install changes the folder
+    assert command() == sorted([*first, "late"]) and scans == [1, 1]
+    if os.geteuid() == 0:  # a kept file someone else owns is not read (it names modules to import)
+        os.chown(kept[0], 65534, 65534)
+        assert command() == sorted([*first, "late"]) and scans == [1, 1, 1]
 
 
 def _distribution(site: Path, name: str, entry_points: str, module: str) -> None:
