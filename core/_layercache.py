@@ -20,6 +20,10 @@ Two entries per config file, in ``<config dir>/cache/``:
   nothing kept is used. Only plain data can be kept (marshal refuses
   anything else), and what a plugin kept reaches only that plugin's own
   code, which checks anything the disk decides (a path's real name).
+* ``protected-*``: the protected-path patterns in force as the regular
+  expressions pathspec makes of them, under the patterns and pathspec's own
+  files (``_protected``): the first write decided in a process then imports
+  no pathspec.
 
 Only the person's own files are remembered (a file of theirs they could
 rewrite anyway), never the system policy nor a file someone else owns: an
@@ -42,7 +46,7 @@ from pathlib import Path
 from typing import Any
 
 __all__ = ["TOML_MIN_BYTES", "describe_file_type", "mark_rules_checked", "package_files", "read_compiled",
-           "read_regular_file", "read_toml", "rules_checked", "stamp", "write_compiled"]
+           "read_plain", "read_regular_file", "read_toml", "rules_checked", "stamp", "write_compiled", "write_plain"]
 
 FORMAT = 1
 # tomllib parses about 3.5 MB/s here: below this a file parses faster than an entry is checked.
@@ -179,6 +183,20 @@ def write_compiled(cache_dir: Path, path: Path, key: bytes, behavior: str, tool:
     except ValueError:  # an object marshal cannot hold: not plain data
         return False
     return _write(_slot(cache_dir, "compiled", path, f"{behavior}\0{tool}"), encoded)
+
+
+def read_plain(cache_dir: Path, name: str) -> dict[str, Any] | None:
+    """What ``write_plain`` kept under ``name`` (None: nothing, or nothing that reads back cleanly)."""
+    return _read_entry(cache_dir / f"{name}.marshal")
+
+
+def write_plain(cache_dir: Path, name: str, data: dict[str, Any]) -> bool:
+    """Keep ``data`` (plain data) under ``name``; False when it is not plain data or cannot be written."""
+    try:
+        encoded = marshal.dumps({**_header(), **data})
+    except ValueError:
+        return False
+    return _write(cache_dir / f"{name}.marshal", encoded)
 
 
 def stamp(path: str | Path) -> list[int] | None:

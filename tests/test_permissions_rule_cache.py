@@ -314,3 +314,31 @@ def test_plugins_check_holds_save_to_the_same_answers(root: Path, tmp_path: Path
                for p in wrong.problems), wrong.problems
     unplain = check_plugin("echo", "echounplain", cwd=root)
     assert any("save() gave what is not plain data" in p for p in unplain.problems), unplain.problems
+
+
+def test_the_protected_patterns_are_kept_and_protect_the_same(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The protected paths as regular expressions kept beside the layer
+    cache: the next process's first write decision takes them without
+    pathspec, decides the same, and other patterns are worked out afresh."""
+    from pegboard import _protected
+
+    root = tmp_path / "proj"
+    (root / "src").mkdir(parents=True)
+    trust(root)
+
+    def decisions(protected: list[str]) -> list[str]:
+        cfg = tmp_path / "c.toml"
+        cfg.write_text(f"[permissions]\nprotected_paths = {json.dumps(protected)}\n")
+        toolbox = Toolbox.load(cwd=root, plugins=["fs"], config=cfg)
+        session = toolbox.session("acceptEdits")
+        return [toolbox.permissions.evaluate(PermissionRequest(
+            tool=toolbox.tools["Write"], input={"file_path": str(root / rel), "content": "x"}, session=session,
+            policy=session.policy)).decision for rel in (".git/config", "secrets/a", "src/x.py", "notes/b")]
+
+    found: list[object] = []
+    real = _protected._kept
+    monkeypatch.setattr(_protected, "_kept", lambda patterns: found.append(real(patterns)) or found[-1])
+    first = decisions(["secrets/**"])
+    assert first == ["ask", "ask", "allow", "allow"] and found == [None]  # worked out, and kept
+    assert decisions(["secrets/**"]) == first and found[-1] is not None  # taken as kept
+    assert decisions(["secrets/**", "notes/**"]) == ["ask", "ask", "allow", "ask"] and found[-1] is None
