@@ -38,6 +38,8 @@ class Ratio:
     high: float | None = None
     unit: str = "x"
     note: str = ""
+    # The issue item the row answers ("35.1": issue 35, item 1), for bench/run.py's table per item.
+    item: str = ""
 
     @property
     def met(self) -> bool:

@@ -101,9 +101,9 @@ async def main(rounds: int) -> None:
         print(f"first MCP call by servers configured ({rounds} rounds): {table}")
         report(
             from_rounds(f"first MCP call, {TARGET_AT} servers configured / 1", ratios[TARGET_AT], 2.0,
-                        note=table),
+                        note=f"by servers configured: {table}", item="35.2"),
             from_rounds(f"first MCP call, {SIZES[-1]} servers configured / 1", ratios[SIZES[-1]], 0.0,
-                        bound="info"),
+                        bound="info", item="35.2"),
         )
     finally:
         shutil.rmtree(work, ignore_errors=True)

@@ -178,6 +178,8 @@ async def main(runs: int, size_kb: int) -> None:
         print(f"{name:<10} {med * 1000:>10.1f} {min(samples) * 1000:>8.1f} {med / floor:>8.2f}")
     for name in ("reads", "mixed_reads", "mixed", "webfetch"):
         print(f"batch: {name:<12} {statistics.median(batch[name]) * 1000:8.1f} ms (median)")
+    print(f"first result through a session: page text inline {batch['first_inline'][0]:.2f} of the result limit"
+          f"{' (spilled to a file)' if batch['first_spilled'][0] else ''}")
     report(
         from_rounds(f"WebFetch of a {len(body) // 1024} KB page / plain GET",
                     [w / h for w, h in zip(times["webfetch"], times["httpx"])], 20.0),
@@ -185,6 +187,9 @@ async def main(runs: int, size_kb: int) -> None:
                     [m / r for m, r in zip(batch["mixed_reads"], batch["reads"])], 1.5),
         from_rounds("batch of a WebFetch and 9 Reads / the two one after another",
                     [m / (w + r) for m, w, r in zip(batch["mixed"], batch["webfetch"], batch["reads"])], 1.0),
+        from_rounds(f"first WebFetch result of the {len(body) // 1024} KB page, page text inline / the session's "
+                    "result limit", batch["first_inline"], 0.8, bound="at least", item="35.4",
+                    note="spilled to a file" if batch["first_spilled"][0] else "inline, not spilled"),
     )
 
 
@@ -228,8 +233,17 @@ async def batch_rounds(url: str, runs: int) -> dict[str, list[float]]:
             read_ends = [t for cid, t in finished.items() if cid.startswith("read-")]
             return end - start, (max(read_ends) - start) if read_ends else 0.0
 
+        # The first result of the long page, as the model gets it through the session: inline,
+        # the window most of the session's result limit (not 2,000 characters and a file).
+        first = await session.call("WebFetch", {"url": url, "prompt": "what is on the page?"})
+        first_text = first.text_content()
+        limit = toolbox.settings.core.results.max_chars
+        spilled = "saved in" in first_text or "over the" in first_text
+        inline = len(first_text.split("----- page text -----\n", 1)[-1].split("\n----- end of page text -----")[0]) \
+            if not spilled else min(len(first_text), 2_000)
         await run([fetch, *reads])  # warm-up
-        out: dict[str, list[float]] = {"reads": [], "webfetch": [], "mixed": [], "mixed_reads": []}
+        out: dict[str, list[float]] = {"reads": [], "webfetch": [], "mixed": [], "mixed_reads": [],
+                                       "first_inline": [inline / limit], "first_spilled": [float(spilled)]}
         for _ in range(runs):
             out["reads"].append((await run(reads))[0])
             out["webfetch"].append((await run([fetch]))[0])

@@ -34,9 +34,21 @@ sys.path.insert(0, str(HERE))
 from _ratios import ENV, NOISY_SPREAD, Ratio  # noqa: E402
 
 # Cheap and isolated first; the ones that start servers and sandboxes last.
-BENCHES = ["startup", "permissions", "pipeline", "tracing", "fs", "web", "web_worst", "audit", "subtasks", "schedule", "shell",
-           "mcp", "mcp_catalogue", "catalogue", "mcp_servers"]
+BENCHES = ["startup", "permissions", "pipeline", "tracing", "fs", "web", "web_worst", "audit", "listing", "subtasks",
+           "schedule", "shell", "mcp", "mcp_catalogue", "catalogue", "mcp_servers"]
 TIMEOUT_S = 1200
+# The items of the issues the benches answer, each with the rows tagged with it (Ratio.item):
+# printed after the table, one block per item, so that an item without a row shows.
+ITEMS = {
+    "35.1": "a sandboxed Bash decision, flat in Read deny rules",
+    "35.2": "the first MCP call, whatever the number of servers",
+    "35.3": "the first catalogue with many tools",
+    "35.4": "a long WebFetch page's first result inline",
+    "35.5": "a new process's first decision with many rules",
+    "35.6": "sessions list and audit list page; an empty audit filter uses an index",
+    "35.7": "start-up against import plus one pydantic model",
+    "35.8": "batches of cheap calls never slower than one after another",
+}
 ISOLATED_DIRS = ("XDG_CONFIG_HOME", "XDG_DATA_HOME", "XDG_CACHE_HOME", "XDG_STATE_HOME")
 
 
@@ -88,6 +100,20 @@ def table(rows: list[tuple[str, Ratio]]) -> str:
     return "\n".join(lines)
 
 
+def by_item(rows: list[tuple[str, Ratio]], chosen: list[str]) -> str:
+    """The rows of each issue item (``ITEMS``), with its curve's table where a row carries one."""
+    lines = []
+    for item, title in ITEMS.items():
+        tagged = [(bench, r) for bench, r in rows if r.item == item]
+        lines.append(f"issue {item.replace('.', ', item ')}: {title}")
+        if not tagged:
+            lines.append("    no row (its bench was not run)" if len(chosen) < len(BENCHES) else "    NO ROW")
+        for bench, r in tagged:
+            lines.append(f"    {r.line()}  [bench_{bench}]")
+            lines += [f"      {text}" for text in r.note.splitlines() if text.strip()]
+    return "\n".join(lines)
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--only", help="comma-separated benches to run (default: all)")
@@ -114,6 +140,8 @@ def main() -> int:
             problems.append(f"bench_{name}: {problem}")
     print()
     print(table(rows))
+    print()
+    print(by_item(rows, chosen))
     quiet_misses = [r for _, r in rows if not r.met and not r.noisy]
     noisy_misses = [r for _, r in rows if not r.met and r.noisy]
     print()

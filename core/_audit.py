@@ -33,7 +33,8 @@ if TYPE_CHECKING:
     from ._session import Session
     from ._store import ComponentStore
 
-__all__ = ["AuditLog", "newest_id", "preview", "recorded", "redact", "source_kind", "writer_for"]
+__all__ = ["AuditLog", "newest_first", "newest_id", "preview", "recorded", "recorded_page", "redact", "source_kind",
+           "writer_for"]
 
 FLUSH_INTERVAL_S = 0.2
 BATCH_ROWS = 500
@@ -360,20 +361,56 @@ def recorded(store: ComponentStore, *, session: str | None = None, since: float 
     with ``after``, the first ``limit`` with a greater id)."""
     from sqlalchemy import select
 
-    from ._tables import audit
+    from ._tables import audit, ensure_indexes
 
-    filters = [column == value for column, value in ((audit.c.session_id, session), (audit.c.tool, tool),
-                                                     (audit.c.decision, decision)) if value]
-    if since is not None:
-        filters.append(audit.c.at >= since)
-    query = select(audit).where(*filters)
+    ensure_indexes(store, audit)
+    filters = _filters(session, since, tool, decision)
     if after is not None:
-        query = query.where(audit.c.id > after).order_by(audit.c.id).limit(limit)
+        query = select(audit).where(*filters, audit.c.id > after).order_by(audit.c.id).limit(limit)
     else:
-        query = query.order_by(audit.c.id.desc()).limit(limit)
+        query = newest_first(select(audit), filters).limit(limit)
     with store.begin(read_only=True) as conn:
         rows = [dict(r._mapping) for r in conn.execute(query)]
     return rows if after is not None else rows[::-1]
+
+
+def recorded_page(store: ComponentStore, *, session: str | None = None, since: float | None = None,
+                  tool: str | None = None, decision: str | None = None, limit: int = 100,
+                  more_cap: int = 10_000) -> tuple[list[dict[str, Any]], int]:
+    """The newest ``limit`` decisions that match, newest first, and how many
+    more match (counted no further than ``more_cap``)."""
+    from sqlalchemy import select
+
+    from ._tables import audit, count_upto, ensure_indexes
+
+    ensure_indexes(store, audit)
+    filters = _filters(session, since, tool, decision)
+    with store.begin(read_only=True) as conn:
+        rows = [dict(r._mapping) for r in conn.execute(newest_first(select(audit), filters).limit(limit))]
+        more = count_upto(conn, newest_first(select(audit.c.id), filters).offset(limit), more_cap) \
+            if len(rows) == limit and more_cap else 0
+    return rows, more
+
+
+def _filters(session: str | None, since: float | None, tool: str | None, decision: str | None) -> list[Any]:
+    from ._tables import audit
+
+    filters: list[Any] = [column == value for column, value in ((audit.c.session_id, session), (audit.c.tool, tool),
+                                                                (audit.c.decision, decision)) if value]
+    if since is not None:
+        filters.append(audit.c.at >= since)
+    return filters
+
+
+def newest_first(query: Any, filters: list[Any]) -> Any:
+    """``query`` on the audit table with ``filters``, newest first: by time,
+    so that each filter's index (the session, the tool, the decision, each
+    with the time; the time alone) gives the rows in order, and a filter
+    that matches nothing finds so at once (``ensure_indexes`` makes any an
+    older database lacks)."""
+    from ._tables import audit
+
+    return query.where(*filters).order_by(audit.c.at.desc(), audit.c.id.desc())
 
 
 def newest_id(store: ComponentStore) -> int:

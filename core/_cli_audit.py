@@ -11,8 +11,8 @@ from typing import Any
 
 import click
 
-from ._audit import newest_id, recorded
-from ._cli_sessions import store_failure, when
+from ._audit import newest_id, recorded, recorded_page
+from ._cli_sessions import MORE_CAP, more_line, store_failure, when
 from ._cli_shared import JSON, global_options
 from ._cli_shared import current_state as _state
 
@@ -75,17 +75,18 @@ def audit_group() -> None:
 @audit_group.command("list")
 @global_options
 @_with_filters
-@click.option("--limit", default=100, show_default=True, help="At most this many (the newest).")
+@click.option("--limit", default=100, show_default=True, type=click.IntRange(min=1),
+              help="At most this many (the newest).")
 @JSON
 def audit_list(session: str | None, since: str | None, tool: str | None, decision: str | None, limit: int,
                as_json: bool) -> None:
-    """Recorded decisions, oldest first.
+    """Recorded decisions, newest first, and how many more match.
 
     Exit status: 0 the decisions listed; 1 the store failed (the reason on stderr, the URL's
     password hidden); 2 a usage or configuration error."""
     toolbox, store = _audit_store()
     try:
-        rows = recorded(store, **_filters(session, since, tool, decision), limit=limit)
+        rows, more = recorded_page(store, **_filters(session, since, tool, decision), limit=limit, more_cap=MORE_CAP)
     except click.BadParameter:
         raise
     except Exception as exc:
@@ -93,12 +94,16 @@ def audit_list(session: str | None, since: str | None, tool: str | None, decisio
         return
     if as_json:
         click.echo(json.dumps(rows, indent=2))
+        if more:  # stdout stays the rows
+            click.echo(more_line(more, limit, "decisions"), err=True)
         return
     if not rows:
         on = toolbox.settings.core.audit.enabled
         click.echo("no decisions recorded" + ("" if on else " ([audit] enabled is false)"))
     for row in rows:
         click.echo(_show(row))
+    if more:
+        click.echo(more_line(more, limit, "decisions"))
 
 
 @audit_group.command("tail")
@@ -122,7 +127,10 @@ def audit_tail(session: str | None, since: str | None, tool: str | None, decisio
     try:
         filters = _filters(session, since, tool, decision)
         rows = recorded(store, **filters, limit=count)
-        last = rows[-1]["id"] if rows else newest_id(store)
+        # the newest by time: the greatest id is where new ones follow on (clocks of processes may differ)
+        last = max((row["id"] for row in rows), default=None)
+        if last is None:
+            last = newest_id(store)
         for row in rows:
             emit(row)
         while follow:

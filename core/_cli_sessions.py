@@ -12,7 +12,7 @@ import click
 from ._cli_shared import JSON, global_options
 from ._cli_shared import current_state as _state
 
-__all__ = ["sessions_group", "store_failure"]
+__all__ = ["MORE_CAP", "more_line", "sessions_group", "store_failure"]
 
 
 def _records() -> Any:
@@ -43,22 +43,37 @@ def sessions_group() -> None:
     """Durable sessions (those given an id) and what they keep in the store."""
 
 
+# "N more" lines count this far and no further (a count of a million rows is no listing's business).
+MORE_CAP = 10_000
+
+
+def more_line(more: int, limit: int, what: str) -> str:
+    """``"... and 1,234 more sessions (--limit 1334 shows them)"``."""
+    many = f"more than {MORE_CAP:,}" if more >= MORE_CAP else f"{more:,}"
+    return f"... and {many} more {what} (--limit {limit + min(more, MORE_CAP):,} shows {'them' if more > 1 else 'it'})"
+
+
 @sessions_group.command("list")
 @global_options
+@click.option("--limit", default=50, show_default=True, type=click.IntRange(min=1),
+              help="At most this many (the most recently used).")
 @JSON
-def sessions_list(as_json: bool) -> None:
-    """Every durable session, last used first: its scratchpad and plugins' rows.
+def sessions_list(limit: int, as_json: bool) -> None:
+    """Durable sessions, last used first: their scratchpad and plugins' rows,
+    and how many more there are.
 
     Exit status: 0 the sessions listed; 1 the store failed (the reason on stderr, the URL's password
     hidden); 2 a usage or configuration error."""
     records = _records()
     try:
-        rows = records.listing()
+        rows, more = records.listing(limit, MORE_CAP)
     except Exception as exc:
         _fail(records, exc)
         return
     if as_json:
         click.echo(json.dumps(rows, indent=2))
+        if more:  # stdout stays the rows
+            click.echo(more_line(more, limit, "sessions"), err=True)
         return
     if not rows:
         click.echo("no durable sessions (a session given an id, e.g. `pegboard call --session ID`, is kept)")
@@ -72,6 +87,8 @@ def sessions_list(as_json: bool) -> None:
         click.echo(f"{row['id']:<24} {when(row['last_active'])}  {when(row['created_at'])}  "
                    f"{', '.join(holds) or 'nothing yet'}{parent}")
         click.echo(f"{'':<24} root {row['root']}")
+    if more:
+        click.echo(more_line(more, limit, "sessions"))
 
 
 @sessions_group.command("delete")

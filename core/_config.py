@@ -18,6 +18,10 @@ from typing import Annotated, Any
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
+from ._entrypoints import quiet_pydantic_plugins
+
+quiet_pydantic_plugins()  # before the first model: the pegboard command reads the entry points once
+
 from ._dirs import config_dir, data_dir, policy_path
 from ._scope import (
     Ignored,

@@ -6,7 +6,7 @@ import os
 import stat
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import field
-from functools import cached_property
+from functools import cached_property, lru_cache
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal, Protocol
 
@@ -208,7 +208,9 @@ class Rule:
         return cls(name, spec, behavior, source, base_dir)
 
 
+@lru_cache(maxsize=1024)
 def _is_tool_name(name: str) -> bool:
+    # remembered: a large config file names a few tools thousands of times
     return bool(name) and all(c.isalnum() or c in "_-." for c in name)
 
 
@@ -324,6 +326,27 @@ class RuleMatcher(Protocol):
       path the rule names (everything below it included), or None for a
       pattern. The shell's sandbox hides or guards such paths, so a deny
       rule on a file holds for commands too.
+    - ``save() -> plain data``: the rule cache protocol. What this matcher
+      worked out from its rule, as plain data (str, bytes, int, float,
+      bool, None, and lists, tuples and dicts of them): a large config
+      file's compiled rules are kept beside its cached parse, and the next
+      process hands each rule's back to ``pegboard_rule_matcher`` as its
+      ``saved`` argument, so that it builds the matcher without parsing the
+      specifier again. The object ``combine`` returns may have ``save()``
+      too; the next process then calls ``combine(matchers, saved=...)``
+      with it, for the same rules in the same order (so a combined object
+      with ``save()`` promises a ``combine`` that takes ``saved``), and the
+      group is built from it instead of being worked out again (regular
+      expressions' sources, index maps). What is kept is keyed on the
+      rules' text, file and layer and on every plugin's version and source
+      files, so a changed rule or plugin never meets what was kept for
+      another; but nothing on disk is in the key: whatever a path's real
+      name decided, check it again (the fs plugin resolves each rule's
+      folder anew and compares). A ``save()`` that raises or returns what
+      is not plain data keeps nothing; ``saved`` that does not fit should
+      raise ``ValueError`` (the rule or group is then built afresh).
+      ``pegboard plugins check`` builds every sample rule and group again
+      from what it saves and holds them to the same answers.
 
     A matcher that raises in ``matches`` fails closed: a deny or ask rule
     then applies to the call, an allow rule does not.
@@ -578,9 +601,13 @@ class PermissionRequest:
         would print."""
         return self.session.rule_for(behavior, tool, input)
 
-    def rules_for(self, behavior: DecisionKind, tool: str) -> list[CompiledRule]:
+    def rules_for(self, behavior: DecisionKind, tool: str) -> tuple[CompiledRule, ...]:
         """Every ``behavior`` rule written for ``tool`` by name, the config
-        layers' and this session's grants (not rules for an alias of it)."""
+        layers' and this session's grants (not rules for an alias of it).
+        While they are unchanged and the session holds no grant for
+        ``tool``, the same tuple object is returned: what a plugin derives
+        from the rules (the shell's sandbox plan) it may keep until it is
+        handed another object, so that a decision costs nothing per rule."""
         return self.session.rules_for(behavior, tool)
 
     def path_vote(self, path: str | os.PathLike[str], *, write: bool) -> Vote:

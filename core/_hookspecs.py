@@ -122,12 +122,19 @@ def pegboard_permission(request: PermissionRequest, config: Any, context: Plugin
 
 
 @hookspec(firstresult=True)
-def pegboard_rule_matcher(rule: Rule, context: PluginContext) -> RuleMatcher | None:
+def pegboard_rule_matcher(rule: Rule, context: PluginContext, saved: Any) -> RuleMatcher | None:
     """Compile a permission rule's specifier for a tool this plugin owns.
 
     Return an object with ``matches(request) -> bool``, None when the rule
     is not for this plugin, or raise ``ValueError`` with a message when the
     specifier does not parse (the operator sees it with the file and rule).
+
+    ``saved`` (take it only if your matcher has ``save()``: the rule cache
+    protocol, ``RuleMatcher``): what your matcher's ``save()`` returned for
+    this same rule in an earlier process, or None. Build the matcher from
+    it instead of parsing the specifier again; anything the disk decided
+    (a path's real name) check again. Raise ``ValueError`` when it does not
+    fit, and the rule is compiled without it.
     """
 
 

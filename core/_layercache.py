@@ -12,6 +12,18 @@ Two entries per config file, in ``<config dir>/cache/``:
   versions and source files of pegboard and of every plugin (see
   ``PermissionEngine``): a changed rule, a new plugin version or a plugin
   that compiles rules differently means the rules are checked again at load.
+* ``compiled-*``: per file, behavior and tool, what the plugins' matchers
+  kept of those rules when a process compiled them (the rule cache
+  protocol: a matcher's or combined group's ``save()``, plain data), under
+  the same digest: the next process builds its matchers from it instead of
+  parsing every rule again. A changed rule or plugin is another digest, so
+  nothing kept is used. Only plain data can be kept (marshal refuses
+  anything else), and what a plugin kept reaches only that plugin's own
+  code, which checks anything the disk decides (a path's real name).
+* ``protected-*``: the protected-path patterns in force as the regular
+  expressions pathspec makes of them, under the patterns and pathspec's own
+  files (``_protected``): the first write decided in a process then imports
+  no pathspec.
 
 Only the person's own files are remembered (a file of theirs they could
 rewrite anyway), never the system policy nor a file someone else owns: an
@@ -33,8 +45,8 @@ import sys
 from pathlib import Path
 from typing import Any
 
-__all__ = ["TOML_MIN_BYTES", "describe_file_type", "mark_rules_checked", "package_files", "read_regular_file",
-           "read_toml", "rules_checked", "stamp"]
+__all__ = ["TOML_MIN_BYTES", "describe_file_type", "mark_rules_checked", "package_files", "read_compiled",
+           "read_plain", "read_regular_file", "read_toml", "rules_checked", "stamp", "write_compiled", "write_plain"]
 
 FORMAT = 1
 # tomllib parses about 3.5 MB/s here: below this a file parses faster than an entry is checked.
@@ -140,6 +152,53 @@ def mark_rules_checked(cache_dir: Path, path: Path, key: bytes) -> None:
     _write(slot, marshal.dumps({**_header(), "keys": [key, *kept][:KEPT_RULE_SETS]}))
 
 
+def read_compiled(cache_dir: Path, path: Path, key: bytes, behavior: str,
+                  tool: str) -> tuple[list[Any] | None, list[tuple[str, tuple[int, ...], Any]]] | None:
+    """What was kept of the ``behavior`` rules for ``tool`` of the rule set
+    ``key`` of the file ``path`` (``write_compiled``): per rule, what its
+    matcher saved (or None), and the combined groups as (matcher class,
+    positions, what the group saved); None when nothing usable was kept."""
+    entry = _read_entry(_slot(cache_dir, "compiled", path, f"{behavior}\0{tool}"))
+    if entry is None or entry.get("key") != key:
+        return None
+    rules, groups = entry.get("rules"), entry.get("groups")
+    if (rules is not None and not isinstance(rules, list)) or not isinstance(groups, list):
+        return None
+    out: list[tuple[str, tuple[int, ...], Any]] = []
+    for group in groups:
+        if not (isinstance(group, list) and len(group) == 3 and isinstance(group[0], str)
+                and isinstance(group[1], list) and all(type(i) is int for i in group[1])):
+            return None
+        out.append((group[0], tuple(group[1]), group[2]))
+    return rules, out
+
+
+def write_compiled(cache_dir: Path, path: Path, key: bytes, behavior: str, tool: str, rules: list[Any] | None,
+                   groups: list[tuple[str, tuple[int, ...], Any]]) -> bool:
+    """Keep what ``read_compiled`` gives back; False when it is not plain
+    data (nothing is written then) or cannot be written."""
+    try:
+        encoded = marshal.dumps({**_header(), "key": key, "rules": rules,
+                                 "groups": [[name, list(positions), data] for name, positions, data in groups]})
+    except ValueError:  # an object marshal cannot hold: not plain data
+        return False
+    return _write(_slot(cache_dir, "compiled", path, f"{behavior}\0{tool}"), encoded)
+
+
+def read_plain(cache_dir: Path, name: str) -> dict[str, Any] | None:
+    """What ``write_plain`` kept under ``name`` (None: nothing, or nothing that reads back cleanly)."""
+    return _read_entry(cache_dir / f"{name}.marshal")
+
+
+def write_plain(cache_dir: Path, name: str, data: dict[str, Any]) -> bool:
+    """Keep ``data`` (plain data) under ``name``; False when it is not plain data or cannot be written."""
+    try:
+        encoded = marshal.dumps({**_header(), **data})
+    except ValueError:
+        return False
+    return _write(cache_dir / f"{name}.marshal", encoded)
+
+
 def stamp(path: str | Path) -> list[int] | None:
     """A file's modification time and size, for a cache key (None: not there)."""
     try:
@@ -167,8 +226,8 @@ def _header() -> dict[str, Any]:
     return {"format": FORMAT, "python": sys.version}
 
 
-def _slot(cache_dir: Path, kind: str, path: Path) -> Path:
-    name = hashlib.sha256(os.fsencode(os.path.abspath(path))).hexdigest()[:32]
+def _slot(cache_dir: Path, kind: str, path: Path, part: str = "") -> Path:
+    name = hashlib.sha256(os.fsencode(os.path.abspath(path)) + (b"\0" + part.encode() if part else b"")).hexdigest()[:32]
     return cache_dir / f"{kind}-{name}.marshal"
 
 
@@ -183,7 +242,7 @@ def _read_entry(slot: Path) -> dict[str, Any] | None:
     return entry
 
 
-def _write(slot: Path, encoded: bytes) -> None:
+def _write(slot: Path, encoded: bytes) -> bool:
     from ._atomic import atomic_write
     from ._paths import resolve_path
 
@@ -191,4 +250,5 @@ def _write(slot: Path, encoded: bytes) -> None:
         slot.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
         atomic_write(resolve_path(slot, slot.parent), encoded, default_mode=0o600)
     except (OSError, ValueError):
-        pass  # a cache that cannot be written only costs speed
+        return False  # a cache that cannot be written only costs speed
+    return True

@@ -34,7 +34,8 @@ from ._layercache import package_files, stamp
 if TYPE_CHECKING:
     from ._toolbox import Toolbox
 
-__all__ = ["DeferredLayer", "Segment", "fingerprint", "rule_lists", "rule_set_key", "tool_of"]
+__all__ = ["DeferredLayer", "Saved", "Segment", "class_name", "fingerprint", "rule_lists", "rule_set_key",
+           "tool_of"]
 
 FORMAT = 1
 # A layer with fewer rules is compiled at load: cheaper than the key is to work out.
@@ -44,25 +45,62 @@ MIN_RULES = 200
 class Segment:
     """The rules of one deferred layer for one behavior and tool, in file order."""
 
-    __slots__ = ("layer", "behavior", "tool", "texts", "positions", "compiled")
+    __slots__ = ("layer", "behavior", "tool", "texts", "positions", "compiled", "key", "saved", "groups")
 
-    def __init__(self, layer: Layer, behavior: str, tool: str) -> None:
+    def __init__(self, layer: Layer, behavior: str, tool: str, key: bytes | None = None) -> None:
         self.layer, self.behavior, self.tool = layer, behavior, tool
         self.texts: list[str] = []
         self.positions: list[int] = []
         # Once compiled: one entry per text (None: inactive, or an allow rule that failed).
         self.compiled: list[CompiledRule | None] | None = None
+        # The layer's rule-set digest (rule_set_key): what its compiled rules are kept under.
+        self.key = key
+        # What a process before this one kept of these rules (``Saved``), once read; None: nothing.
+        self.saved: Saved | None = None
+        # The combined groups made of these rules in this process: (matcher class, positions) -> combined.
+        self.groups: dict[tuple[type, tuple[int, ...]], Any] = {}
+
+    def saved_rule(self, index: int) -> Any:
+        """What was kept of the rule at ``index`` (None: nothing)."""
+        rules = self.saved.rules if self.saved is not None else None
+        return rules[index] if rules is not None and index < len(rules) else None
+
+    def saved_group(self, kind: type, positions: tuple[int, ...]) -> Any:
+        """What was kept of the group of these rules' matchers of class
+        ``kind`` at ``positions`` (None: nothing)."""
+        if self.saved is None:
+            return None
+        return self.saved.groups.get((class_name(kind), positions))
+
+
+class Saved:
+    """A segment's compiled rules as an earlier process kept them
+    (``_layercache.read_compiled``): per rule, what its matcher's ``save()``
+    returned (None for one without), and per combined group, keyed by its
+    matchers' class and positions, what the combined object's ``save()``
+    returned."""
+
+    __slots__ = ("rules", "groups")
+
+    def __init__(self, rules: list[Any], groups: dict[tuple[str, tuple[int, ...]], Any]) -> None:
+        self.rules, self.groups = rules, groups
+
+
+def class_name(kind: type) -> str:
+    """A matcher class as the kept groups name it."""
+    return f"{kind.__module__}:{kind.__qualname__}"
 
 
 class DeferredLayer:
     """A config layer whose rules passed their checks before: grouped on first need."""
 
-    __slots__ = ("layer", "lists", "segments", "judged")
+    __slots__ = ("layer", "lists", "segments", "judged", "key")
 
-    def __init__(self, layer: Layer, lists: list[tuple[str, list[str]]]) -> None:
+    def __init__(self, layer: Layer, lists: list[tuple[str, list[str]]], key: bytes | None = None) -> None:
         self.layer, self.lists = layer, lists
         self.segments: list[Segment] = []
         self.judged = False  # its rules' tool names checked (``PermissionEngine.unknown``)
+        self.key = key  # its rule-set digest (rule_set_key)
 
     def group(self) -> list[Segment]:
         """The layer's rules as segments, one per behavior and tool."""
@@ -73,7 +111,7 @@ class DeferredLayer:
                     tool = tool_of(text)
                     segment = found.get(tool)
                     if segment is None:
-                        segment = found[tool] = Segment(self.layer, behavior, tool)
+                        segment = found[tool] = Segment(self.layer, behavior, tool, self.key)
                     segment.texts.append(text)
                     segment.positions.append(position)
                 self.segments += found.values()

@@ -28,7 +28,7 @@ from __future__ import annotations
 
 import inspect
 import os
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import replace
 from functools import cached_property
 from typing import TYPE_CHECKING, Any, Literal
@@ -38,8 +38,9 @@ from ._decisions import GROUP_SEPARATOR, Answer, CompiledRule, Decision, Permiss
 from ._grants import append_grant
 from ._hooks import bind_named
 from ._hooks import call as call_hook
-from ._layercache import mark_rules_checked, rules_checked
-from ._lazyrules import MIN_RULES, DeferredLayer, Segment, fingerprint, rule_lists, rule_set_key
+from ._layercache import mark_rules_checked, read_compiled, rules_checked, write_compiled
+from ._lazyrules import (MIN_RULES, DeferredLayer, Saved, Segment, class_name, fingerprint, rule_lists,
+                         rule_set_key)
 from ._matchers import NameMatcher
 from ._errors import short_error
 from ._policy import Policy, clamp_policy, policy_for
@@ -103,22 +104,47 @@ class _Group:
         self.combined = combined
 
 
-def _plan(rules: list[CompiledRule]) -> list[CompiledRule | _Group]:
+def _plan(rules: list[CompiledRule], segments: Iterable[Segment] = ()) -> list[CompiledRule | _Group]:
+    """Rules of one behavior and name as the engine tries them: those whose
+    matchers share a class with ``combine`` as one group, the rest one by
+    one. The rules of a deferred layer's ``segments`` are grouped apart
+    from the others, so that what a group kept of them in an earlier
+    process (``Segment.saved_group``) describes exactly its matchers."""
+    origin = {id(c): (segment, position) for segment in segments
+              for position, c in enumerate(segment.compiled or ()) if c is not None}
     units: list[CompiledRule | _Group] = []
-    by_type: dict[type, list[CompiledRule]] = {}
+    by_group: dict[tuple[type, Segment | None], list[CompiledRule]] = {}
     for compiled in rules:
-        if callable(getattr(type(compiled.matcher), "combine", None)):
-            by_type.setdefault(type(compiled.matcher), []).append(compiled)
+        kind = type(compiled.matcher)
+        if callable(getattr(kind, "combine", None)):
+            found = origin.get(id(compiled))
+            by_group.setdefault((kind, found[0] if found is not None else None), []).append(compiled)
         else:
             units.append(compiled)
-    for kind, group in by_type.items():
+    for (kind, segment), group in by_group.items():
         if len(group) == 1:
             units.append(group[0])
             continue
-        try:
-            units.append(_Group(group, kind.combine([c.matcher for c in group])))  # type: ignore[attr-defined]
-        except Exception:
-            units.extend(group)  # a plugin's combine failed: one at a time is slower, not wrong
+        matchers = [c.matcher for c in group]
+        combined = None
+        positions: tuple[int, ...] = ()
+        if segment is not None:
+            positions = tuple(origin[id(c)][1] for c in group)
+            saved = segment.saved_group(kind, positions)
+            if saved is not None:
+                try:
+                    combined = kind.combine(matchers, saved=saved)  # type: ignore[attr-defined]
+                except Exception:
+                    combined = None  # what was kept does not fit: combined afresh
+        if combined is None:
+            try:
+                combined = kind.combine(matchers)  # type: ignore[attr-defined]
+            except Exception:
+                units.extend(group)  # a plugin's combine failed: one at a time is slower, not wrong
+                continue
+        if segment is not None:
+            segment.groups[(kind, positions)] = combined
+        units.append(_Group(group, combined))
     return units
 
 
@@ -147,6 +173,8 @@ class PermissionEngine:
         # The index as matched: per behavior and tool, rules with combinable
         # matchers grouped (built on first use, dropped when a rule is added).
         self._plans: dict[str, dict[str, list[CompiledRule | _Group]]] = {"allow": {}, "ask": {}, "deny": {}}
+        # rules_for's answers without grants, per (behavior, tool name): dropped when a rule is added
+        self._rules_by_name: dict[tuple[str, str], tuple[CompiledRule, ...]] = {}
         # Per tool name: (the tool, its deny, ask and allow units under every
         # name that covers it, in _match's order), for sessions without
         # grants; made from _plans, and dropped with it (see _tool_units).
@@ -159,6 +187,8 @@ class PermissionEngine:
         # checks at an earlier load and are compiled when first used (_lazyrules).
         self._order: list[CompiledRule | DeferredLayer] = []
         self._uncompiled: set[tuple[str, str]] = set()  # (behavior, tool) in the index with deferred rules
+        # The deferred segments a (behavior, name)'s rules came from, once compiled (for _plan).
+        self._segments: dict[tuple[str, str], list[Segment]] = {}
         # Remembered rules that failed when they were finally compiled (fail closed; see _lazyrules).
         self.late_problems: list[str] = []
         self._names = _KnownNames(toolbox, self.namespaces)
@@ -173,7 +203,7 @@ class PermissionEngine:
                 base = base or fingerprint(toolbox)
                 key = rule_set_key(base, layer, lists)
                 if key is not None and rules_checked(layer_cache_dir(), layer.path, key):  # type: ignore[arg-type]
-                    self._order.append(DeferredLayer(layer, lists))
+                    self._order.append(DeferredLayer(layer, lists, key))
                     continue
             found = self._compile_layer(layer)
             problems += found
@@ -279,20 +309,67 @@ class PermissionEngine:
         out: list[CompiledRule] = []
         for item in items:
             if isinstance(item, Segment):
-                item.compiled = [self._compile_late(item, text) for text in item.texts]
+                self._read_saved(item)
+                compiler = self._compiler(item.tool)
+                item.compiled = [self._compile_late(item, i, text, compiler) for i, text in enumerate(item.texts)]
                 out += [c for c in item.compiled if c is not None and c.rule.tool == key]
+                self._segments.setdefault((behavior, key), []).append(item)
             else:
                 out.append(item)
         self._index[behavior][key] = out  # type: ignore[assignment]
         return out
 
-    def _compile_late(self, segment: Segment, text: str) -> CompiledRule | None:
-        """One remembered rule, compiled at its first use. It passed this
+    # --- the compiled rules kept between processes (the rule cache protocol) ---
+
+    def _read_saved(self, segment: Segment) -> None:
+        """What an earlier process kept of a deferred segment's compiled rules, if anything."""
+        layer = segment.layer
+        if segment.key is None or layer.path is None:
+            return
+        found = read_compiled(layer_cache_dir(), layer.path, segment.key, segment.behavior, segment.tool)
+        if found is not None:
+            rules, groups = found
+            segment.saved = Saved(rules if rules is not None and len(rules) == len(segment.texts) else [],
+                                  {(name, positions): data for name, positions, data in groups})
+
+    def _keep_compiled(self, segments: Iterable[Segment]) -> None:
+        """Keep what the segments' matchers and groups save, for the next
+        process, unless it was kept already (a process that built them from
+        what was kept has nothing new to say)."""
+        for segment in segments:
+            if segment.key is None or segment.layer.path is None or segment.compiled is None:
+                continue
+            kept = segment.saved
+            if kept is not None and kept.rules and all(
+                    (class_name(kind), positions) in kept.groups for (kind, positions), combined in segment.groups.items()
+                    if callable(getattr(combined, "save", None))):
+                continue
+            rules = [_saved(c.matcher) if c is not None else None for c in segment.compiled]
+            groups = [(class_name(kind), positions, data) for (kind, positions), combined in segment.groups.items()
+                      if (data := _saved(combined)) is not None]
+            if not groups and all(r is None for r in rules):
+                continue  # nothing here saves anything
+            if write_compiled(layer_cache_dir(), segment.layer.path, segment.key, segment.behavior, segment.tool,
+                              rules, groups):
+                segment.saved = Saved(rules, {(name, positions): data for name, positions, data in groups})
+
+    def _compile_late(self, segment: Segment, index: int, text: str,
+                      compiler: tuple[str | None, bool, list[tuple[Any, Any]]]) -> CompiledRule | None:
+        """One remembered rule, compiled at its first use (from what its
+        matcher saved in an earlier process, when it did). It passed this
         compile before; should it fail now, it fails closed."""
         layer, behavior = segment.layer, segment.behavior
         try:
             rule = Rule.parse(text, behavior, layer.label, self.settings.root)  # type: ignore[arg-type]
-            compiled = self.compile(rule, layer.name)
+            if rule.tool != segment.tool:  # only a damaged cache groups a rule under another tool
+                compiler = self._compiler(rule.tool)
+            saved = segment.saved_rule(index)
+            try:
+                compiled = self._compile_with(compiler, rule, layer.name, saved) if saved is not None else None
+            except ValueError:
+                saved = None  # what was kept does not fit: compiled afresh
+            if saved is None:
+                compiled = self._compile_with(compiler, rule, layer.name, None)
         except ValueError as exc:
             self.late_problems.append(f"{layer.label}: [permissions] {behavior}: {_rule_error(text, exc)}")
             if behavior == "allow":
@@ -306,6 +383,7 @@ class PermissionEngine:
             # not where it was grouped (only a damaged cache does this): where it belongs
             self._index[behavior].setdefault(rule.tool, []).append(compiled)
             self._plans[behavior].pop(rule.tool, None)
+            self._rules_by_name.pop((behavior, rule.tool), None)
             self._forget_tool_units()
         return compiled
 
@@ -342,7 +420,7 @@ class PermissionEngine:
                                                                    " (`pegboard tools list` shows them)"))
         self.compile(rule)
 
-    def compile(self, rule: Rule, layer: str = "session") -> CompiledRule | None:
+    def compile(self, rule: Rule, layer: str = "session", saved: Any = None) -> CompiledRule | None:
         """Compile a rule through the plugin that owns its tool.
 
         ``ValueError`` when the specifier does not parse (or its plugin fails
@@ -350,20 +428,36 @@ class PermissionEngine:
         loaded plugin provides the tool. Only the owner is asked about its
         own tool's specifiers: another plugin must not be able to answer
         for it (a matcher that never matches would disarm a deny rule).
+        ``saved``: what the owner's matcher saved for this rule in an
+        earlier process (the rule cache protocol), handed to its hook.
         """
-        owner = self.toolbox.owner_of(rule.tool)
+        return self._compile_with(self._compiler(rule.tool), rule, layer, saved)
+
+    def _compiler(self, tool: str) -> tuple[str | None, bool, list[tuple[Any, Any]]]:
+        """What compiling a rule on ``tool`` asks: its owner, whether the
+        owner is loaded, and the ``pegboard_rule_matcher`` implementations
+        to ask with their contexts (worked out once for a deferred segment's
+        rules, which all name one tool)."""
+        owner = self.toolbox.owner_of(tool)
         impls = self.toolbox.hooks.implementations("pegboard_rule_matcher")
         if owner is not None:
             if self.toolbox.plugins.pm.get_plugin(owner) is None:
-                self.inactive.append((rule, layer, f"plugin {owner!r}, which provides {rule.tool}, is not loaded"))
-                return None
+                return owner, False, []
             impls = [i for i in impls if i.plugin_name == owner]
-        for impl in impls:
-            context = self.toolbox.context_for(impl.plugin_name)
-            if context is None:
-                continue
+        asked = [(impl, context) for impl in impls if (context := self.toolbox.context_for(impl.plugin_name))]
+        return owner, True, asked
+
+    def _compile_with(self, compiler: tuple[str | None, bool, list[tuple[Any, Any]]], rule: Rule, layer: str,
+                      saved: Any) -> CompiledRule | None:
+        owner, loaded, asked = compiler
+        if not loaded:
+            self.inactive.append((rule, layer, f"plugin {owner!r}, which provides {rule.tool}, is not loaded"))
+            return None
+        arguments = {"rule": rule, "context": None, "saved": saved}
+        for impl, context in asked:
+            arguments["context"] = context
             try:
-                matcher = call_hook(impl, {"rule": rule, "context": context})
+                matcher = call_hook(impl, arguments)
             except ValueError:
                 raise
             except Exception as exc:
@@ -395,6 +489,7 @@ class PermissionEngine:
             self._index[behavior].setdefault(tool, []).append(compiled)
             self._plans[behavior].pop(tool, None)
             self._forget_tool_units()
+        self._rules_by_name.pop((compiled.rule.behavior, compiled.rule.tool), None)
 
     def namespace_of(self, name: str) -> tuple[ToolNamespace, str] | None:
         """The declared namespace a tool or rule name lies in, with the
@@ -415,7 +510,11 @@ class PermissionEngine:
         plans = self._plans[behavior]
         units = plans.get(key)
         if units is None:
-            units = plans[key] = _plan(self._compiled(behavior, key))
+            rules = self._compiled(behavior, key)
+            segments = self._segments.get((behavior, key), ())
+            units = plans[key] = _plan(rules, segments)
+            if segments:
+                self._keep_compiled(segments)
         return units
 
     def rule_for(self, behavior: str, tool: str, input: Mapping[str, Any],
@@ -432,10 +531,18 @@ class PermissionEngine:
         return self._match(behavior, PermissionRequest(tool=found, input=input, session=session,
                                                        policy=session.policy))
 
-    def rules_for(self, behavior: str, tool: str, grants: Mapping[str, list[CompiledRule]]) -> list[CompiledRule]:
+    def rules_for(self, behavior: str, tool: str,
+                  granted: Sequence[CompiledRule] | None = None) -> tuple[CompiledRule, ...]:
         """Every ``behavior`` rule written for ``tool`` by name: the config
-        layers', then ``grants`` (a session's, by tool; not rules for an alias of it)."""
-        return [*self._compiled(behavior, tool), *grants.get(tool, ())]
+        layers', then ``granted`` (a session's grants for it; not rules for an
+        alias of it). Without grants, the same tuple until a rule is added: a
+        plugin keeps what it derives from the rules while it gets the same
+        object back (the shell's sandbox plan, web's unlocked hosts), so a
+        decision costs nothing per rule."""
+        kept = self._rules_by_name.get((behavior, tool))
+        if kept is None:
+            kept = self._rules_by_name[(behavior, tool)] = tuple(self._compiled(behavior, tool))
+        return (*kept, *granted) if granted else kept
 
     def _match(self, behavior: str, request: PermissionRequest) -> CompiledRule | None:
         index = self._index[behavior]
@@ -895,6 +1002,18 @@ def _collect(out: list[tuple[str, Vote]], plugin: str, voter: Callable[[Permissi
             vote.close()  # votes are synchronous; never leave it un-awaited
         vote = Vote.deny(f"plugin {plugin!r} returned {type(vote).__name__}, not a Vote")
     out.append((plugin, vote))
+
+
+def _saved(obj: Any) -> Any:
+    """What a matcher or combined group's optional ``save()`` gives (None:
+    it has none, or it failed: that only costs the next process speed)."""
+    save = getattr(obj, "save", None)
+    if not callable(save):
+        return None
+    try:
+        return save()
+    except Exception:
+        return None
 
 
 def _suggestions(votes: list[tuple[str, Vote]]) -> tuple[str, ...]:

@@ -166,8 +166,9 @@ class PluginSession(Protocol):
         """The first ``behavior`` rule that would decide a call of ``tool`` with ``input`` here."""
         ...
 
-    def rules_for(self, behavior: DecisionKind, tool: str) -> list[CompiledRule]:
-        """Every ``behavior`` rule written for ``tool`` by name (config layers, then this session's grants)."""
+    def rules_for(self, behavior: DecisionKind, tool: str) -> tuple[CompiledRule, ...]:
+        """Every ``behavior`` rule written for ``tool`` by name (config layers, then this session's grants):
+        the same tuple while they are unchanged."""
         ...
 
     def is_protected(self, path: str, *, git_dirs: bool = True, absent: int = 0) -> bool:

@@ -5,7 +5,9 @@ every input schema validated, every tool's description present, hook
 implementations that match no hook and tool names another plugin holds
 reported, and the plugin's sample rules (``pegboard_rule_samples``)
 compiled through its matcher and tried on its sample calls, with a
-matcher's ``combine()`` held to what its ``matches()`` finds.
+matcher's ``combine()`` held to what its ``matches()`` finds, and a
+matcher or group that ``save()``s (the rule cache protocol) built again
+from what it saved and held to the same answers.
 """
 
 from __future__ import annotations
@@ -204,6 +206,7 @@ def _check_rules(toolbox: Toolbox, record: PluginRecord, tools: list[Tool], extr
                 break
             compiled.setdefault((behavior, rule.tool), []).append(found)
             _try_matcher(found, requests.get(rule.tool, ()), result)
+            _check_saved(toolbox, found, requests.get(rule.tool, ()), result)
     if uncompiled and not (misspelt_hook or not has_matcher):
         result.problems.extend(f"sample rule {text}: nothing compiled it" for text in uncompiled)
     elif uncompiled and not misspelt_hook:  # one cause, said once
@@ -265,6 +268,96 @@ def _try_matcher(compiled: CompiledRule, requests: Sequence[tuple[int, Permissio
                                    f"{type(answer).__name__} on sample call {number}, not a bool")
 
 
+def _plain(what: str, save: Any, result: PluginCheck) -> tuple[bool, Any]:
+    """(whether ``save()`` gave plain data, what it gave); a problem said when not."""
+    import marshal
+
+    try:
+        data = save()
+        marshal.dumps(data)
+    except Exception as exc:
+        result.problems.append(f"{what}: save() {'gave what is not plain data' if isinstance(exc, ValueError) else 'failed'}"
+                               f" ({short_error(exc)}): nothing of it can be kept")
+        return False, None
+    return True, data
+
+
+def _fresh(request: PermissionRequest) -> PermissionRequest:
+    """The same call as a new request: what a matcher notes in one (the
+    shell's covered parts) must not change another's answer."""
+    return PermissionRequest(tool=request.tool, input=request.input, session=request.session, policy=request.policy)
+
+
+def _answers(matcher: Any, requests: Sequence[tuple[int, PermissionRequest]]) -> list[Any]:
+    out: list[Any] = []
+    for _, request in requests:
+        try:
+            out.append(matcher.matches(_fresh(request)))
+        except Exception as exc:
+            out.append(type(exc))
+    return out
+
+
+def _check_saved(toolbox: Toolbox, compiled: CompiledRule, requests: Sequence[tuple[int, PermissionRequest]],
+                 result: PluginCheck) -> None:
+    """The rule cache protocol: a matcher with ``save()`` must be built again
+    from what it saves (its hook given ``saved``) and answer every sample
+    call as it does."""
+    rule = compiled.rule
+    save = getattr(compiled.matcher, "save", None)
+    if not callable(save):
+        return
+    what = f"sample rule {rule.text} (as {rule.behavior})"
+    ok, data = _plain(what, save, result)
+    if not ok or data is None:
+        return
+    try:
+        again = toolbox.permissions.compile(rule, layer="sample", saved=data)
+    except ValueError as exc:
+        result.problems.append(f"{what}: refused what its save() gave ({exc}): the next process compiles it again")
+        return
+    if again is None or type(again.matcher) is not type(compiled.matcher):
+        result.problems.append(f"{what}: given what its save() gave, pegboard_rule_matcher made "
+                               f"{type(again.matcher).__name__ if again is not None else 'nothing'}, "
+                               f"not a {type(compiled.matcher).__name__}")
+        return
+    for (number, _), before, after in zip(requests, _answers(compiled.matcher, requests),
+                                          _answers(again.matcher, requests)):
+        if before != after:
+            result.problems.append(f"{what}: built from what its save() gave, it answers sample call {number} "
+                                   f"{after!r}, where it answered {before!r}")
+
+
+def _check_combine_saved(kind: type, combined: Any, order: list[CompiledRule],
+                         requests: Sequence[tuple[int, PermissionRequest]], result: PluginCheck) -> None:
+    """The rule cache protocol for a group: ``combine(matchers, saved=...)``
+    with what the combined object saved must find what it finds."""
+    save = getattr(combined, "save", None)
+    if not callable(save):
+        return
+    what = f"{kind.__name__}.combine()"
+    ok, data = _plain(f"{what}'s group", save, result)
+    if not ok or data is None:
+        return
+    try:
+        again = kind.combine([c.matcher for c in order], saved=data)  # type: ignore[attr-defined]
+    except Exception as exc:
+        result.problems.append(f"{what} refused, with saved=, what its group's save() gave ({short_error(exc)})")
+        return
+    for number, request in requests:
+        try:
+            before = combined.first_match(_fresh(request))
+        except Exception:
+            continue  # reported with the group
+        try:
+            after = again.first_match(_fresh(request))
+        except Exception as exc:
+            after = type(exc)
+        if before != after:
+            result.problems.append(f"{what}: the group built from what it saved answers sample call {number} "
+                                   f"{after!r}, where it answered {before!r}")
+
+
 def _check_combine(behavior: str, rules: list[CompiledRule], requests: Sequence[tuple[int, PermissionRequest]],
                    result: PluginCheck) -> int:
     """As the engine groups them: rules of one behavior and tool whose
@@ -286,6 +379,8 @@ def _check_combine(behavior: str, rules: list[CompiledRule], requests: Sequence[
                                     f"({short_error(exc)}): the engine asks them one by one")
                 break
             groups += 1
+            if order is group:
+                _check_combine_saved(kind, combined, order, requests, result)
             for number, request in requests:
                 try:
                     expected = [i for i, c in enumerate(order) if c.matcher.matches(request)]

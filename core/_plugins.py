@@ -8,7 +8,6 @@ import os
 import traceback
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import field
-from importlib.metadata import EntryPoint, distributions, entry_points
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
@@ -23,6 +22,7 @@ from ._plugin_context import PluginContext, StoreSchema
 from ._records import FACTORY, record
 from ._version import API_VERSION, api_mismatch
 from ._config import Settings, config_dir, data_dir, describe_errors
+from ._entrypoints import ENTRY_POINT_GROUP, installed_plugins
 from ._localplugins import Source, given_sources, local_sources
 from ._decisions import ToolNamespace
 from ._tools import CORE_PLUGIN, Tool
@@ -32,32 +32,10 @@ if TYPE_CHECKING:
 
 __all__ = ["PluginContext", "PluginRecord", "Plugins", "ENTRY_POINT_GROUP"]
 
-ENTRY_POINT_GROUP = "pegboard"
 # The distribution pegboard itself ships in: its plugins are the built-ins.
 BUILTIN_DISTRIBUTION = "pegboard"
 
 
-def installed_entry_points() -> list[EntryPoint]:
-    """``entry_points(group="pegboard")``, parsing only the entry point
-    files that name the group: the standard library parses every installed
-    distribution's file to select one group (about 18M instructions with
-    236 distributions; reading them all is a third of that). As it does, the
-    first distribution of a name on the path wins. tests/test_core_plugins.py
-    holds the two to the same answer."""
-    found: list[EntryPoint] = []
-    seen: set[str] = set()
-    for dist in distributions():
-        name = getattr(dist, "_normalized_name", None)  # how entry_points() tells distributions apart
-        if not isinstance(name, str):
-            return list(entry_points(group=ENTRY_POINT_GROUP))
-        if name in seen:
-            continue
-        seen.add(name)
-        text = dist.read_text("entry_points.txt")
-        # A file without the group's name has no section for it.
-        if text and ENTRY_POINT_GROUP in text:
-            found.extend(dist.entry_points.select(group=ENTRY_POINT_GROUP))
-    return found
 
 
 @record()
@@ -314,21 +292,9 @@ class Plugins:
         given in code, which load whatever ``only`` says and take the place
         of an installed plugin of the same name."""
         found: dict[str, Source] = {}
-        # A distribution's name and version, read once for all its entry
-        # points: each ``dist.metadata`` (and ``dist.version``) reads and
-        # parses its METADATA file again, fourteen parses for the built-ins.
-        names: dict[int, tuple[str | None, str | None]] = {}
-        for ep in sorted(installed_entry_points(), key=lambda ep: ep.name):
+        for ep in sorted(installed_plugins(), key=lambda ep: ep.name):
             if ep.name not in found:
-                dist = ep.dist
-                if dist is None:
-                    name, version = None, None
-                elif id(dist) in names:
-                    name, version = names[id(dist)]
-                else:
-                    metadata = dist.metadata
-                    name, version = names[id(dist)] = metadata["Name"], metadata["Version"]
-                found[ep.name] = Source(ep.name, ep.value.partition(":")[0], ep.load, name, version)
+                found[ep.name] = Source(ep.name, ep.value.partition(":")[0], ep.load, ep.distribution, ep.version)
         for source in local_sources(config_dir(), self.settings):
             if source.name in found:
                 self.settings.problems.append(

@@ -8,6 +8,7 @@ import os
 import re
 from collections.abc import Iterable, Mapping
 from pathlib import Path
+from typing import Any
 
 from ._config import DEFAULT_PROTECTED, Settings
 from ._dirs import config_dir, policy_path
@@ -156,30 +157,36 @@ class ProtectedPaths:
         self._built = False
 
     def _compile(self) -> None:
-        import pathspec
-
         # Into locals first, then every field at once: another thread may be
         # reading a matcher this call (its second compile) would reset.
-        spec: pathspec.GitIgnoreSpec | None = pathspec.GitIgnoreSpec.from_lines(self._patterns)
-        names: set[str] = set()
-        others: list[tuple[str, str]] = []
-        assert spec is not None
-        for line, pattern in zip(self._patterns, spec.patterns, strict=True):
-            regex = getattr(pattern, "regex", None)
-            if pattern.include is None:
-                continue  # a blank or comment line
-            if not pattern.include or regex is None:
-                break  # a negation: the order of the lines matters, pathspec decides
-            text = line.strip()
-            if _is_name(text):
-                names.add(text)
-            else:
-                others.append((text, re.sub(r"\(\?P<\w+>", "(?:", regex.pattern)))
+        spec: Any = None
+        kept = _kept(self._patterns)
+        if kept is not None:
+            names, bodies = kept
         else:
-            spec = None
-        if spec is not None:
-            names, others = set(), []
-        bodies = tuple(body for text, body in others if not (text.endswith("/**") and text[:-3] in names))
+            import pathspec
+
+            spec = pathspec.GitIgnoreSpec.from_lines(self._patterns)
+            names = set()
+            others: list[tuple[str, str]] = []
+            for line, pattern in zip(self._patterns, spec.patterns, strict=True):
+                regex = getattr(pattern, "regex", None)
+                if pattern.include is None:
+                    continue  # a blank or comment line
+                if not pattern.include or regex is None:
+                    break  # a negation: the order of the lines matters, pathspec decides
+                text = line.strip()
+                if _is_name(text):
+                    names.add(text)
+                else:
+                    others.append((text, re.sub(r"\(\?P<\w+>", "(?:", regex.pattern)))
+            else:
+                spec = None
+            if spec is not None:
+                names, others = set(), []
+            bodies = tuple(body for text, body in others if not (text.endswith("/**") and text[:-3] in names))
+            if spec is None:
+                _keep(self._patterns, names, bodies)
         self.spec = spec
         self.names = frozenset(names)
         # a bare name as a whole component of an absolute path: one search
@@ -271,6 +278,55 @@ def _after_anchor(body: str) -> str | None:
             return None
         i += 1
     return rest
+
+
+def _pathspec_files() -> list[Any] | None:
+    """Which pathspec translates the patterns: its files' stamps, found
+    without importing it (None: no pathspec to be found)."""
+    import importlib.util
+    import os
+
+    from ._layercache import stamp
+
+    found = importlib.util.find_spec("pathspec")
+    if found is None or not found.origin:
+        return None
+    folder = os.path.dirname(found.origin)
+    return [[name, stamp(os.path.join(folder, *name.split("/")))]
+            for name in ("__init__.py", "_meta.py", "gitignore.py", "patterns/gitwildmatch.py")]
+
+
+def _slot(patterns: list[str]) -> str:
+    import hashlib
+
+    return "protected-" + hashlib.sha256("\0".join(patterns).encode("utf-8", "surrogatepass")).hexdigest()[:32]
+
+
+def _kept(patterns: list[str]) -> tuple[set[str], tuple[str, ...]] | None:
+    """The names and expressions an earlier process made of these patterns
+    with this pathspec (``_layercache``), so that the first write decided in
+    a process need not import pathspec; None when none were kept."""
+    from ._config import layer_cache_dir
+    from ._layercache import read_plain
+
+    entry = read_plain(layer_cache_dir(), _slot(patterns))
+    if entry is None or entry.get("patterns") != patterns or entry.get("pathspec") != _pathspec_files():
+        return None
+    names, bodies = entry.get("names"), entry.get("bodies")
+    if not (isinstance(names, list) and isinstance(bodies, list)
+            and all(isinstance(x, str) for x in (*names, *bodies))):
+        return None
+    return set(names), tuple(bodies)
+
+
+def _keep(patterns: list[str], names: set[str], bodies: tuple[str, ...]) -> None:
+    from ._config import layer_cache_dir
+    from ._layercache import write_plain
+
+    files = _pathspec_files()
+    if files is not None:
+        write_plain(layer_cache_dir(), _slot(patterns), {"patterns": patterns, "pathspec": files,
+                                                         "names": sorted(names), "bodies": list(bodies)})
 
 
 def _is_name(text: str) -> bool:

@@ -115,9 +115,11 @@ class Session(SessionState):
         for the tool's group and for names it declares included."""
         return self.toolbox.permissions.rule_for(behavior, tool, input, self)
 
-    def rules_for(self, behavior: DecisionKind, tool: str) -> list[CompiledRule]:
-        """Every ``behavior`` rule written for ``tool`` by name (config layers, then this session's grants)."""
-        return self.toolbox.permissions.rules_for(behavior, tool, self.grant_index(behavior))
+    def rules_for(self, behavior: DecisionKind, tool: str) -> tuple[CompiledRule, ...]:
+        """Every ``behavior`` rule written for ``tool`` by name (config layers, then this session's grants):
+        the same tuple while they are unchanged (see ``PermissionRequest.rules_for``)."""
+        granted = self.grant_index(behavior).get(tool) if self.has_grants() else None
+        return self.toolbox.permissions.rules_for(behavior, tool, granted)
 
     def child(self, *, mode: str | None = None, hide: Iterable[str] = (), only: Iterable[str] | None = None,
               working_dirs: Sequence[str | os.PathLike[str]] | None = None, label: str | None = None,

@@ -107,26 +107,40 @@ class SessionRecords:
 
     # --- every session -----------------------------------------------------
 
-    def listing(self) -> list[dict[str, Any]]:
-        """Every durable session, most recently used first, with what it holds."""
+    def listing(self, limit: int | None = None, more_cap: int = 0) -> tuple[list[dict[str, Any]], int]:
+        """Durable sessions, most recently used first (the first ``limit``;
+        None: every one), with what each holds; and how many more there are
+        (counted up to ``more_cap``). What they hold is looked up for the
+        sessions shown only."""
         from sqlalchemy import func, select
 
-        from ._tables import scratchpad, sessions
+        from ._tables import count_upto, scratchpad, sessions
 
+        query = select(sessions).order_by(sessions.c.last_active.desc())  # its index gives the order
         with self._store.begin(read_only=True) as conn:
-            rows = [dict(r._mapping) for r in conn.execute(select(sessions).order_by(sessions.c.last_active.desc()))]
-            pads = {sid: (n, chars) for sid, n, chars in conn.execute(
-                select(scratchpad.c.session_id, func.count(), func.sum(func.length(scratchpad.c.text)))
-                .group_by(scratchpad.c.session_id))}
+            rows = [dict(r._mapping) for r in conn.execute(query.limit(limit) if limit is not None else query)]
+            more = count_upto(conn, select(sessions.c.id).offset(len(rows)), more_cap) \
+                if limit is not None and len(rows) == limit and more_cap else 0
+            ids = [row["id"] for row in rows]
+            # a page's ids as parameters; every session's (more than a statement takes) by grouping all
+            paged = limit is not None and len(ids) <= 500
+
+            def of(query: Any, column: Any) -> Any:
+                return query.where(column.in_(ids)) if paged else query
+
+            pads = {sid: (n, chars) for sid, n, chars in conn.execute(of(
+                select(scratchpad.c.session_id, func.count(), func.sum(func.length(scratchpad.c.text))),
+                scratchpad.c.session_id).group_by(scratchpad.c.session_id))} if ids else {}
             held: dict[str, dict[str, int]] = {}
-            for table in self._session_tables(conn):
-                for sid, n in conn.execute(select(table.c.session_id, func.count()).group_by(table.c.session_id)):
+            for table in self._session_tables(conn) if ids else ():
+                for sid, n in conn.execute(of(select(table.c.session_id, func.count()), table.c.session_id)
+                                           .group_by(table.c.session_id)):
                     held.setdefault(sid, {})[table.name] = n
         for row in rows:
             n, chars = pads.get(row["id"], (0, 0))
             row["scratchpad"] = {"entries": n, "chars": int(chars or 0)}
             row["plugin_rows"] = held.get(row["id"], {})
-        return rows
+        return rows, more
 
     def delete(self, session_ids: Iterable[str]) -> tuple[list[str], list[str]]:
         """Delete sessions: tell each plugin (``pegboard_session_deleted``),

@@ -2,11 +2,14 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 from sqlalchemy import Column, Connection, Float, Index, Integer, MetaData, String, Table, Text, text
 
-from ._plugin_context import StoreSchema
+from ._plugin_context import PluginStore, StoreSchema
 
-__all__ = ["audit", "core_schema", "metadata", "pending", "scratchpad", "sessions"]
+__all__ = ["audit", "core_schema", "count_upto", "ensure_indexes", "metadata", "pending", "scratchpad",
+           "sessions"]
 
 SESSION_ID = String(64)
 
@@ -49,6 +52,8 @@ audit = Table(
     Column("pid", Integer, nullable=False),
     Index("ix_pegboard_audit_session", "session_id", "at"),
     Index("ix_pegboard_audit_tool", "tool", "at"),
+    # Added after version 3 without a version of its own: made on first use (ensure_indexes).
+    Index("ix_pegboard_audit_decision", "decision", "at"),
 )
 
 
@@ -94,3 +99,38 @@ def core_schema() -> StoreSchema:
     # 4: a pending call's requester.
     return StoreSchema(metadata=metadata, version=4,
                        upgrades={2: _audit_parent, 3: _no_step, 4: _pending_requester})
+
+
+# (store, table) whose indexes this process has seen made.
+_INDEXED: set[tuple[str, str]] = set()
+
+
+def ensure_indexes(store: PluginStore, table: Table) -> None:
+    """Make the indexes of ``table`` that its database lacks, once per
+    process and store: an index added to a table after its schema version
+    (``CREATE INDEX IF NOT EXISTS``, on SQLite and PostgreSQL) needs no
+    version of its own, so no existing database is refused until ``pegboard
+    store migrate`` for it. Only when one is missing is a writing
+    transaction taken."""
+    from sqlalchemy import inspect
+    from sqlalchemy.schema import CreateIndex
+
+    key = (store.url, table.name)
+    if key in _INDEXED:
+        return
+    with store.begin(read_only=True) as conn:
+        have = {found["name"] for found in inspect(conn).get_indexes(table.name)}
+    missing = [index for index in table.indexes if index.name not in have]
+    if missing:
+        with store.begin() as conn:
+            for index in missing:
+                conn.execute(CreateIndex(index, if_not_exists=True))
+    _INDEXED.add(key)
+
+
+def count_upto(conn: Connection, query: Any, cap: int) -> int:
+    """How many rows ``query`` (a select) gives, counting no further than
+    ``cap``: what "N more" lines say without counting a million rows."""
+    from sqlalchemy import func, select
+
+    return int(conn.execute(select(func.count()).select_from(query.limit(cap).subquery())).scalar() or 0)

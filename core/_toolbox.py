@@ -86,8 +86,8 @@ class Toolbox:
         self.broken: dict[str, str] = {}
         """Tools left out because their input model, handler or description could not be
         made ready, with why (``pegboard tools list`` shows them)."""
-        # Tools judged sound (the object judged, and whether its handler was imported).
-        self._sound: dict[str, tuple[Tool, bool]] = {}
+        # Tools judged sound (the object judged, whether its handler was imported, whether its schema was built).
+        self._sound: dict[str, tuple[Tool, bool, bool]] = {}
         # Per tool and behavior: the rule names that cover its calls (rule_keys).
         self._rule_keys: dict[tuple[str, str, str], tuple[str, ...]] = {}
         self.handler_parts = _HandlerParts(self)
@@ -178,28 +178,34 @@ class Toolbox:
 
     # --- broken tools --------------------------------------------------------
 
-    def tool_problem(self, tool: Tool, *, handler: bool = True, import_handler: bool = False) -> str | None:
+    def tool_problem(self, tool: Tool, *, handler: bool = True, import_handler: bool = False,
+                     schema: bool = True) -> str | None:
         """Why ``tool`` cannot work, or None. One rule for every kind of
         break: its input model (``"module:attr"``) does not resolve, its
         handler does not (read from the module's source without running a
         module not imported yet; ``import_handler``: imported, as a call
-        does), or its description fails. Learned once; the tool is then
-        broken alone: absent from the catalogue and ``serve``, shown
-        ``broken:`` with the reason by listings, ``plugins check`` and
-        doctor."""
+        does), or its description fails. ``schema``: the input schema built
+        too, as the catalogue needs it (without, a model not imported yet is
+        read from its module's source as a handler is: what a listing
+        needs). Learned once; the tool is then broken alone: absent from the
+        catalogue and ``serve``, shown ``broken:`` with the reason by
+        listings, ``plugins check`` and doctor."""
         known = self.broken.get(tool.name)
         if known is not None:
             return known
         sound = self._sound.get(tool.name)
-        if sound is not None and sound[0] is tool and (sound[1] or not import_handler):
+        if sound is not None and sound[0] is not tool:
+            sound = None
+        if sound is not None and (sound[1] or not import_handler) and (sound[2] or not schema):
             return None
-        why = tool_break(tool, handler=handler, import_handler=import_handler)
+        why = tool_break(tool, handler=handler, import_handler=import_handler, schema=schema)
         if why is not None:
             return self.mark_broken(tool, why)
         self.description(tool)
         known = self.broken.get(tool.name)
         if known is None and handler:
-            self._sound[tool.name] = (tool, import_handler)
+            self._sound[tool.name] = (tool, import_handler or (sound is not None and sound[1]),
+                                      schema or (sound is not None and sound[2]))
         return known
 
     def mark_broken(self, tool: Tool, why: str) -> str:
@@ -215,12 +221,13 @@ class Toolbox:
         return why
 
     def check_tools(self, *, handlers: bool = False) -> dict[str, str]:
-        """Judge every enabled tool as the catalogue does (``tool_problem``;
+        """Judge every enabled tool as a listing does (``tool_problem``
+        without building schemas or importing what is not imported yet;
         with ``handlers``, each handler imported, as doctor does), and
         return the broken ones with why."""
         for status in list(self.statuses.values()):
             if status.enabled:
-                self.tool_problem(status.tool, import_handler=handlers)
+                self.tool_problem(status.tool, import_handler=handlers, schema=handlers)
         return dict(self.broken)
 
     def _plugin_tools_changed(self, plugin: str) -> None:
@@ -690,12 +697,20 @@ def absence(tool: Tool, session: Session) -> str | None:
         return f"its offered_when failed ({short_error(exc)})"
 
 
-def tool_break(tool: Tool, *, handler: bool = True, import_handler: bool = False) -> str | None:
+def tool_break(tool: Tool, *, handler: bool = True, import_handler: bool = False,
+               schema: bool = True) -> str | None:
     """Why ``tool`` cannot work, as one line for its author, or None: its
-    input model does not resolve (or is no pydantic model), or its handler
-    does not (``check_reference``; ``import_handler``: imported)."""
+    input model does not resolve (or is no pydantic model, or, with
+    ``schema``, has no JSON Schema), or its handler does not
+    (``check_reference``; ``import_handler``: imported). Without ``schema``
+    a ``"module:attr"`` model is judged as a handler is, from its module's
+    source when the module is not imported yet (``check_reference``)."""
     try:
-        tool.schema
+        if schema:
+            tool.schema
+        elif isinstance(tool.input_model, str) and "model" not in tool.__dict__ \
+                and check_reference(tool.input_model) is not None:
+            tool.model  # its module is imported: whether it is a model costs nothing more
     except Exception as exc:
         model = tool.input_model if isinstance(tool.input_model, str) else "its input model"
         return f"input model {model!r} does not resolve: {describe_break(tool, exc)}"

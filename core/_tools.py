@@ -281,18 +281,18 @@ def _shown_path(file: str) -> str:
     return os.path.abspath(file)
 
 
-def check_reference(ref: str) -> None:
+def check_reference(ref: str) -> Any:
     """Raise when ``"module:attr"`` cannot resolve, executing no module not
     imported yet when its source binds the name at its top level (the
     module is imported only when it seems not to). What this cannot see (a
     module that fails while importing) is found at the first call, which
-    imports it."""
+    imports it. Returns what it names when it was resolved (its module was
+    imported already, or had to be), else None."""
     module_name, _, attr = ref.partition(":")
     if not attr:
         raise ValueError(f"expected 'module:attribute', got {ref!r}")
     if module_name in sys.modules:
-        _import_attr(ref)
-        return
+        return _import_attr(ref)
     import importlib.util
 
     spec = importlib.util.find_spec(module_name)  # imports the parent packages only
@@ -300,13 +300,39 @@ def check_reference(ref: str) -> None:
         raise ModuleNotFoundError(f"No module named {module_name!r}", name=module_name)
     origin = spec.origin
     if not origin or not origin.endswith(".py"):
-        return
-    names = _top_level_names(origin, os.stat(origin).st_mtime_ns)
+        return None
     first = attr.split(".", 1)[0]
+    st = os.stat(origin)
+    if _binds_plainly(origin, st.st_mtime_ns, st.st_size, first):
+        return None
+    names = _top_level_names(origin, st.st_mtime_ns)
     if names is not None and first not in names:
         # The source does not bind it: import to be sure (a name bound some way the reading
         # does not follow must not break a working tool); only a real break pays for this.
-        _import_attr(ref)
+        return _import_attr(ref)
+    return None
+
+
+@functools.lru_cache(maxsize=512)
+def _binds_plainly(path: str, _mtime_ns: int, _size: int, name: str) -> bool:
+    """Whether a module's source defines ``name`` the usual way, a ``def``,
+    ``async def`` or ``class`` statement at its top level (at the start of a
+    line): found by searching its text, where parsing the module (the
+    fallback) costs a listing more than the rest of judging its tool."""
+    try:
+        with open(path, "rb") as handle:
+            source = handle.read()
+    except OSError:
+        return False
+    needle = name.encode()
+    at = source.find(needle)
+    while at >= 0:
+        head = source[source.rfind(b"\n", 0, at) + 1:at]
+        after = source[at + len(needle):at + len(needle) + 1]
+        if head in (b"def ", b"class ", b"async def ") and not (after.isalnum() or after == b"_"):
+            return True
+        at = source.find(needle, at + 1)
+    return False
 
 
 @functools.lru_cache(maxsize=256)
@@ -690,7 +716,7 @@ class ToolContext:
         ``behavior`` rule that would decide a call of ``tool`` with ``input``."""
         return self.session.rule_for(behavior, tool, input)
 
-    def rules_for(self, behavior: Literal["allow", "ask", "deny"], tool: str) -> list[CompiledRule]:
+    def rules_for(self, behavior: Literal["allow", "ask", "deny"], tool: str) -> tuple[CompiledRule, ...]:
         """``PermissionRequest.rules_for``, for a handler."""
         return self.session.rules_for(behavior, tool)
 

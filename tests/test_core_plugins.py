@@ -304,7 +304,7 @@ def test_discovery_finds_what_entry_points_finds(tmp_path: Path, monkeypatch: py
     the same name earlier on the path, one with no file at all."""
     from importlib.metadata import entry_points
 
-    from pegboard._plugins import ENTRY_POINT_GROUP, installed_entry_points
+    from pegboard._entrypoints import ENTRY_POINT_GROUP, installed_entry_points
 
     first, second = tmp_path / "first", tmp_path / "second"
     _dist(first, "alpha", "[pegboard]\nalpha = alpha_mod\n[console_scripts]\nalpha = alpha_mod:main\n")

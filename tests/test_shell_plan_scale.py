@@ -93,3 +93,61 @@ def test_the_kept_plan_follows_every_rule_change(tmp_path: Path) -> None:
     other = tb.session(mode="acceptEdits")
     plan = sandbox_plan(other, other.plugin_state("shell"), config, disable=False)
     assert plan is not None and set(plan.box.hidden) == set(first)
+
+
+def test_rules_for_is_one_object_until_the_rules_change(tmp_path: Path) -> None:
+    """What lets a plugin keep what it derives from the rules: the engine
+    hands over the same tuple while they are unchanged, another once a rule
+    or grant is added, and the same rules again once a grant is revoked."""
+    root = (tmp_path / "proj").resolve()
+    root.mkdir()
+    cfg = tmp_path / "c.toml"
+    cfg.write_text('[permissions]\ndeny = ["Read(./a/**)", "Read(./b/**)"]\nallow = ["Read(./c/**)"]\n')
+    tb = Toolbox.load(cwd=root, plugins=["shell", "fs"], config=cfg)
+    session = tb.session(mode="default")
+    first = session.rules_for("deny", "Read")
+    assert [c.rule.text for c in first] == ["Read(./a/**)", "Read(./b/**)"]
+    assert session.rules_for("deny", "Read") is first
+    assert tb.session(mode="default").rules_for("deny", "Read") is first  # a toolbox's rules, every session's
+    grant = session.grant("Read(./d/**)", "deny")
+    granted = session.rules_for("deny", "Read")
+    assert [c.rule.text for c in granted] == ["Read(./a/**)", "Read(./b/**)", "Read(./d/**)"]
+    grant.revoke()
+    assert [c.rule.text for c in session.rules_for("deny", "Read")] == ["Read(./a/**)", "Read(./b/**)"]
+    allowed = session.rules_for("allow", "Read")
+    assert session.rules_for("allow", "Read") is allowed
+    tb.permissions.remember("Read(./e/**)", "user", session)  # an approval kept: a rule of the toolbox now
+    after = session.rules_for("allow", "Read")
+    assert after is not allowed and [c.rule.text for c in after] == ["Read(./c/**)", "Read(./e/**)"]
+    assert session.rules_for("deny", "Read") is first  # the other lists are not touched
+
+
+@pytest.mark.slow
+@pytest.mark.skipif(backend_for("bubblewrap") != "bubblewrap", reason="needs bubblewrap")
+def test_a_decision_with_the_same_rules_goes_through_none_of_them(tmp_path: Path,
+                                                                  monkeypatch: pytest.MonkeyPatch) -> None:
+    """The kept plan is used as it is: a second sandboxed Bash decision asks
+    no rule's matcher for its path (what made a decision grow with the rules)."""
+    from pegboard import PermissionRequest
+    from pegboard.plugins.shell import _filerules
+
+    root = (tmp_path / "proj").resolve()
+    root.mkdir()
+    cfg = tmp_path / "c.toml"
+    rules = [f"Read(./secret{i}/**)" for i in range(50)]
+    cfg.write_text('[plugins.shell]\nsandbox = "bubblewrap"\n\n[permissions]\ndeny = ' + json.dumps(rules) + "\n")
+    tb = Toolbox.load(cwd=root, plugins=["shell", "fs"], config=cfg)
+    session = tb.session(mode="acceptEdits")
+    tool = tb.tools["Bash"]
+
+    def decide() -> str:
+        request = PermissionRequest(tool=tool, input={"command": "npm test"}, session=session, policy=session.policy)
+        return tb.permissions.evaluate(request).decision
+
+    assert decide() == "allow"
+    asked: list[object] = []
+    real = _filerules._fixed_path
+    monkeypatch.setattr(_filerules, "_fixed_path", lambda compiled: asked.append(compiled) or real(compiled))
+    assert decide() == "allow" and asked == []
+    session.grant("Read(./late/**)", "deny")
+    assert decide() == "allow" and len(asked) == 51  # a rule changed: gone through again

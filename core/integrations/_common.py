@@ -93,7 +93,7 @@ async def run_streamed(session: Session, name: str, arguments: Any, *, call_id: 
             try:
                 await on_output(text, event)
             except Exception as exc:  # the framework refused the event: the call goes on without it
-                from .._plugins import report_failure
+                from .._errors import report_failure
 
                 report_failure(f"streaming the output of {name} to the framework", exc)
                 streaming = False

@@ -111,26 +111,44 @@ def _key(pattern_text: str, body: str) -> str | None:
     return None
 
 
-def _alternation(parts: list[tuple[int, str]]) -> re.Pattern[str]:
+def _alternation(parts: list[tuple[int, str]]) -> str:
     # At one position the alternatives are tried in order, so of those that
     # match there, the lowest index wins.
-    return re.compile("|".join(f"(?P<r{index}>{body})" for index, body in sorted(parts)))
+    return "|".join(f"(?P<r{index}>{body})" for index, body in sorted(parts))
 
 
 class _Anchor:
-    """The rules of one anchor (a resolved directory)."""
+    """The rules of one anchor (a resolved directory).
 
-    __slots__ = ("text", "prefix", "double_root", "lowest", "keyed", "anchored", "loose", "index_of")
+    What it is made of is plain data (``save``), from which another process
+    makes it again (``restored``) without asking pathspec or the regex
+    parser about any rule: the alternation of each first component is
+    compiled when a path first starts with it."""
 
-    def __init__(self, anchor: Path, entries: list[tuple[int, str, str]]) -> None:
-        self.text = str(anchor)
-        self.prefix = self.text if self.text.endswith("/") else self.text + "/"
+    __slots__ = ("text", "prefix", "double_root", "lowest", "keyed", "sources", "anchored", "loose", "index_of")
+
+    def __init__(self, text: str, lowest: int, sources: dict[str, str], anchored: str | None,
+                 loose: list[tuple[int, str]], indices: list[int]) -> None:
+        self.text = text
+        self.prefix = text if text.endswith("/") else text + "/"
         # Path.relative_to compares roots: "//x" is not under "/", nor "/x" under "//"
-        self.double_root = self.text.startswith("//")
-        self.lowest = min(index for index, _, _ in entries)
+        self.double_root = text.startswith("//")
+        self.lowest = lowest
+        # first component -> the alternation of the rules naming it (source; compiled on first use)
+        self.sources = sources
+        self.keyed: dict[str, re.Pattern[str]] = {}
+        # every text an anchored body matches is matched from its start: .match
+        self.anchored = re.compile(anchored) if anchored is not None else None
+        self.loose = tuple((index, re.compile(body)) for index, body in sorted(loose))
+        # a matched group's name -> its rule's index (a lookup rather than int() of the name)
+        self.index_of = {f"r{index}": index for index in indices}
+
+    @classmethod
+    def made(cls, anchor: str, entries: list[tuple[int, str, str]]) -> _Anchor:
+        """The anchor's rules ``(index, pattern text, regex body)``, sorted out."""
         keyed: dict[str, list[tuple[int, str]]] = {}
         anchored: list[tuple[int, str]] = []
-        loose: list[tuple[int, re.Pattern[str]]] = []
+        loose: list[tuple[int, str]] = []
         for index, pattern_text, body in entries:
             if _anchored(body):
                 key = _key(pattern_text, body)
@@ -141,18 +159,38 @@ class _Anchor:
             else:
                 # searched at every position, where the earliest match (not the
                 # lowest index) would win an alternation: kept apart (``**``)
-                loose.append((index, re.compile(body)))
-        # every text an anchored body matches is matched from its start: .match
-        self.keyed = {key: _alternation(parts) for key, parts in keyed.items()}
-        self.anchored = _alternation(anchored) if anchored else None
-        self.loose = tuple(sorted(loose, key=lambda item: item[0]))
-        # a matched group's name -> its rule's index (a lookup rather than int() of the name)
-        self.index_of = {f"r{index}": index for index, _, _ in entries}
+                loose.append((index, body))
+        return cls(anchor, min(index for index, _, _ in entries),
+                   {key: _alternation(parts) for key, parts in keyed.items()},
+                   _alternation(anchored) if anchored else None, loose, [index for index, _, _ in entries])
+
+    def save(self) -> list[Any]:
+        return [self.text, self.lowest, self.sources, self.anchored.pattern if self.anchored is not None else None,
+                [[index, regex.pattern] for index, regex in self.loose], sorted(self.index_of.values())]
+
+    @classmethod
+    def restored(cls, saved: Any) -> _Anchor:
+        text, lowest, sources, anchored, loose, indices = saved
+        if not (isinstance(text, str) and type(lowest) is int and isinstance(sources, dict)
+                and all(isinstance(k, str) and isinstance(v, str) for k, v in sources.items())
+                and (anchored is None or isinstance(anchored, str)) and isinstance(indices, list)
+                and all(type(i) is int for i in indices)):
+            raise ValueError("not what _Anchor.save() gives")
+        return cls(text, lowest, sources, anchored, [(int(i), str(body)) for i, body in loose], indices)
+
+    def _regex(self, key: str) -> re.Pattern[str] | None:
+        regex = self.keyed.get(key)
+        if regex is None:
+            source = self.sources.get(key)
+            if source is None:
+                return None
+            regex = self.keyed[key] = re.compile(source)
+        return regex
 
     def search(self, text: str) -> int | None:
         """The lowest index of a rule whose pattern matches ``text`` (in
         ``gitignore_form``: no newline in it), or None."""
-        regex = self.keyed.get(text.partition("/")[0]) if self.keyed else None
+        regex = self._regex(text.partition("/")[0]) if self.sources else None
         best: int | None = None
         if regex is not None:
             hit = regex.match(text)
@@ -175,14 +213,22 @@ class _Anchor:
 class PathRuleSet:
     """``PathRule``s as one: ``first_match(path)`` is the lowest index of a
     rule that matches the resolved ``path`` (None when none does), exactly
-    what calling each rule's ``matches`` in turn finds first."""
+    what calling each rule's ``matches`` in turn finds first.
+
+    ``saved``: what ``save()`` gave for the same rules (their anchors and
+    patterns as the caller has checked), in place of working it out."""
 
     __slots__ = ("anchors",)
 
-    def __init__(self, rules: Sequence[PathRule]) -> None:
+    def __init__(self, rules: Sequence[PathRule], saved: Any = None) -> None:
         if pathspec.util.NORMALIZE_PATH_SEPS:
             raise ValueError("pathspec rewrites separators on this platform")
-        by_anchor: dict[str, tuple[Path, list[tuple[int, str, str]]]] = {}
+        if saved is not None:
+            if not isinstance(saved, list):
+                raise ValueError("not what PathRuleSet.save() gives")
+            self.anchors = tuple(_Anchor.restored(anchor) for anchor in saved)
+            return
+        by_anchor: dict[str, list[tuple[int, str, str]]] = {}
         for index, rule in enumerate(rules):
             spec = rule._spec
             patterns = list(spec.patterns)
@@ -194,10 +240,13 @@ class PathRuleSet:
             pattern_text = getattr(patterns[0], "pattern", None)
             if not isinstance(pattern_text, str):
                 raise ValueError(f"{rule!r} has no pattern text")
-            anchor = rule.anchor
-            by_anchor.setdefault(str(anchor), (anchor, []))[1].append((index, pattern_text, body))
-        anchors = [_Anchor(anchor, entries) for anchor, entries in by_anchor.values()]
+            by_anchor.setdefault(rule.anchor_text, []).append((index, pattern_text, body))
+        anchors = [_Anchor.made(anchor, entries) for anchor, entries in by_anchor.items()]
         self.anchors = tuple(sorted(anchors, key=lambda a: a.lowest))
+
+    def save(self) -> list[Any]:
+        """What the set is made of, as plain data (``PathRuleSet(rules, saved=...)``)."""
+        return [anchor.save() for anchor in self.anchors]
 
     def first_match(self, path: Path | str, known_dir: list[bool | None] | None = None) -> int | None:
         """``known_dir``: a one-item list caching whether ``path`` is a
@@ -233,24 +282,40 @@ class PathRuleSet:
 
 
 class CombinedFsRules:
-    """``FsRuleMatcher``s as one (see ``FsRuleMatcher.combine``)."""
+    """``FsRuleMatcher``s as one (see ``FsRuleMatcher.combine``).
 
-    __slots__ = ("by_tool", "narrows")
+    ``saved``: what ``save()`` gave in an earlier process. It holds every
+    rule's resolved anchor and pattern as they were then; the matchers here
+    resolved theirs anew, and anything that differs (a folder replaced by a
+    symlink since) is ``ValueError``, so that the group is worked out again."""
 
-    def __init__(self, matchers: Sequence[FsRuleMatcher]) -> None:
+    __slots__ = ("by_tool", "narrows", "sets", "rules")
+
+    def __init__(self, matchers: Sequence[FsRuleMatcher], saved: Any = None) -> None:
         by_covers: dict[frozenset[str], list[int]] = {}
         for index, matcher in enumerate(matchers):
             by_covers.setdefault(frozenset(matcher.covers), []).append(index)
+        # every rule as it was resolved: what a saved group must have been made of
+        self.rules = [[m.path_rule.anchor_text, m.path_rule.pattern, sorted(m.covers)] for m in matchers]
+        kept = _kept_sets(saved, self.rules) if saved is not None else {}
         # per tool name: (rule set, its indices into matchers, the index an
         # unreadable path matches: the first rule that is not an allow rule)
         self.by_tool: dict[str, list[tuple[PathRuleSet, tuple[int, ...], int | None]]] = {}
+        self.sets: list[tuple[tuple[int, ...], PathRuleSet]] = []
         # deny and ask rules also match the original of a copied path (Session.originals)
         self.narrows = all(m.rule.behavior != "allow" for m in matchers)
         for covers, indices in by_covers.items():
-            rules = PathRuleSet([matchers[i].path_rule for i in indices])
+            rules = PathRuleSet([matchers[i].path_rule for i in indices], kept.get(tuple(indices)))
+            self.sets.append((tuple(indices), rules))
             failed = next((i for i in indices if matchers[i].rule.behavior != "allow"), None)
             for name in covers:
                 self.by_tool.setdefault(name, []).append((rules, tuple(indices), failed))
+
+    def save(self) -> dict[str, Any]:
+        """What the group is made of, as plain data (the engine's rule cache
+        protocol; ``FsRuleMatcher.combine(matchers, saved=...)``)."""
+        return {"pathspec": _PATHSPEC_VERSION, "rules": self.rules,
+                "sets": [[list(indices), rules.save()] for indices, rules in self.sets]}
 
     def first_match(self, request: PermissionRequest) -> int | None:
         name = request.tool.name
@@ -280,3 +345,21 @@ class CombinedFsRules:
                 if hit is not None and (best is None or indices[hit] < best):
                     best = indices[hit]
         return best
+
+
+# Another pathspec may turn a pattern into another regular expression: what it gave is kept with its version.
+_PATHSPEC_VERSION = str(getattr(pathspec, "__version__", ""))
+
+
+def _kept_sets(saved: Any, rules: list[list[Any]]) -> dict[tuple[int, ...], Any]:
+    """The saved rule sets by their indices, when ``saved`` was made of
+    exactly ``rules`` (anchors, patterns, tools) by this pathspec; else ``ValueError``."""
+    if not isinstance(saved, dict) or saved.get("pathspec") != _PATHSPEC_VERSION or not _PATHSPEC_VERSION:
+        raise ValueError("not what CombinedFsRules.save() gives here")
+    if saved.get("rules") != rules:
+        raise ValueError("the rules' folders or patterns are not the ones saved")
+    sets = saved.get("sets")
+    if not isinstance(sets, list) or not all(isinstance(s, list) and len(s) == 2 and isinstance(s[0], list)
+                                             for s in sets):
+        raise ValueError("not what CombinedFsRules.save() gives")
+    return {tuple(indices): kept for indices, kept in sets}

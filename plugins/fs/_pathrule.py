@@ -37,7 +37,7 @@ _GLOB_CHARS = frozenset("*?[")
 class PathRule:
     """One compiled path specifier. ``ValueError`` for a specifier that cannot be used."""
 
-    __slots__ = ("specifier", "anchor", "pattern", "_compiled")
+    __slots__ = ("specifier", "anchor_text", "pattern", "_compiled", "_anchor")
 
     def __init__(self, specifier: str, base_dir: Path | str | None) -> None:
         spec = specifier.strip()
@@ -48,23 +48,28 @@ class PathRule:
         if ".." in spec.split("/"):
             raise ValueError(f"{spec!r}: '..' is not allowed in a path rule; write the path it means")
         self.specifier = spec
+        # Strings, not Paths: a config file's every rule is compiled (as a
+        # Path, its anchor is made when first asked for).
         if spec.startswith("//"):
-            self.anchor, pattern = _anchored(Path("/"), spec[2:])
+            anchor, pattern = _anchored("/", spec[2:])
         elif spec == "~" or spec.startswith("~/"):
-            self.anchor, pattern = _anchored(Path(os.path.expanduser("~")), spec[2:] or "**")
+            anchor, pattern = _anchored(os.path.expanduser("~"), spec[2:] or "**")
         else:
             if base_dir is None:
                 raise ValueError(f"{spec!r} is relative but the rule has no base directory; write //abs/path")
-            base = Path(base_dir)
+            base = os.fspath(base_dir)
             if spec.startswith("./"):
-                self.anchor, pattern = _anchored(base, spec[2:])
+                anchor, pattern = _anchored(base, spec[2:])
             elif spec.startswith("/"):
-                self.anchor, pattern = _anchored(base, spec[1:])
+                anchor, pattern = _anchored(base, spec[1:])
             elif "/" in spec.rstrip("/"):
                 # gitignore: an inner slash anchors the pattern at its base
-                self.anchor, pattern = _anchored(base, spec)
+                anchor, pattern = _anchored(base, spec)
             else:
-                self.anchor, pattern = _real(base), spec
+                anchor, pattern = _real(base), spec
+        self.anchor_text = anchor
+        """The resolved folder the pattern is relative to, as text."""
+        self._anchor: Path | None = None
         self.pattern = pattern
         self._compiled: pathspec.GitIgnoreSpec | None = None
         # A pattern is made a regular expression when it is first matched:
@@ -74,6 +79,13 @@ class PathRule:
         # compiled now, and a bad rule is still a config error at load.
         if "[" in pattern:
             self._spec  # noqa: B018
+
+    @property
+    def anchor(self) -> Path:
+        """The resolved folder the pattern is relative to."""
+        if self._anchor is None:
+            self._anchor = Path(self.anchor_text)
+        return self._anchor
 
     @property
     def _spec(self) -> pathspec.GitIgnoreSpec:
@@ -115,22 +127,21 @@ class PathRule:
         return self.anchor / body
 
     def __repr__(self) -> str:
-        return f"PathRule({self.specifier!r}, anchor={str(self.anchor)!r})"
+        return f"PathRule({self.specifier!r}, anchor={self.anchor_text!r})"
 
 
-def _real(path: Path | str) -> Path:
+def _real(text: str) -> str:
     """``os.path.realpath``, through the C library's realpath(3) (a tenth of
     the time; every path rule resolves its anchor once, at load)."""
-    text = os.fspath(path)
     if not os.path.isabs(text):
-        return Path(os.path.realpath(text))
-    return resolve_path(text, _ROOT)
+        return os.path.realpath(text)
+    return os.fspath(resolve_path(text, _ROOT))
 
 
 _ROOT = Path("/")
 
 
-def _anchored(base: Path, pattern: str) -> tuple[Path, str]:
+def _anchored(base: str, pattern: str) -> tuple[str, str]:
     """Split an anchored pattern into a resolved anchor and the rest.
 
     The anchor is the resolved literal prefix minus its last component, which
@@ -143,7 +154,8 @@ def _anchored(base: Path, pattern: str) -> tuple[Path, str]:
     literal = parts[:first_glob]
     if not literal:
         return _real(base), "/" + "/".join(parts)
-    real = _real(os.path.join(os.fspath(base), *literal))
-    rest = [real.name, *parts[first_glob:]] if real.name else parts[first_glob:]
+    # the real path's folder and name, as Path's parent and name read them
+    parent, name = os.path.split(_real(os.path.join(base, *literal)))
+    rest = [name, *parts[first_glob:]] if name else parts[first_glob:]
     suffix = "/" if pattern.endswith("/") and not parts[first_glob:] else ""
-    return real.parent, "/" + "/".join(rest) + suffix
+    return parent, "/" + "/".join(rest) + suffix

@@ -122,17 +122,20 @@ class FsRuleMatcher:
         self.path_rule = PathRule(rule.specifier, rule.base_dir or base_dir)
 
     @classmethod
-    def combine(cls, matchers: list[FsRuleMatcher]) -> CombinedFsRules:
+    def combine(cls, matchers: list[FsRuleMatcher], saved: Any = None) -> CombinedFsRules:
         """All the rules of one behavior and tool as one lookup (the engine's
         optional protocol): the path resolved once, one regular expression
         per anchor. ``ValueError`` when they cannot be combined with
-        certainty; the engine then calls ``matches`` one by one."""
+        certainty; the engine then calls ``matches`` one by one.
+        ``saved``: what the group's ``save()`` gave in an earlier process
+        (the rule cache protocol), used only if every rule resolved to the
+        same folder and pattern again."""
         from ._combine import CombinedFsRules
 
         for matcher in matchers:
             if not isinstance(matcher, FsRuleMatcher) or type(matcher).matches is not FsRuleMatcher.matches:
                 raise ValueError(f"{type(matcher).__name__} is not a plain FsRuleMatcher")
-        return CombinedFsRules(matchers)
+        return CombinedFsRules(matchers, saved)
 
     def fixed_path(self) -> Path | None:
         """The one path this rule names, everything below it included, or

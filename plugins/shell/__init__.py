@@ -74,12 +74,12 @@ def _always_allowed(request: PermissionRequest) -> Vote:
 
 
 @hookimpl
-def pegboard_rule_matcher(rule: Rule) -> Any:
+def pegboard_rule_matcher(rule: Rule, saved: Any) -> Any:
     if rule.tool not in ("Bash", "Monitor") or rule.specifier is None:
         return None
-    from ._permission import BashRule
+    from ._permission import rule_matcher
 
-    return BashRule(rule)
+    return rule_matcher(rule, saved)
 
 
 @hookimpl

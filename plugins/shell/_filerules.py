@@ -23,12 +23,12 @@ from __future__ import annotations
 
 import operator
 import os
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from pegboard import Vote
-from pegboard.paths import is_within
+from pegboard.paths import is_within, resolve_path
 
 if TYPE_CHECKING:
     from pegboard import PermissionRequest, PluginSession
@@ -162,12 +162,16 @@ def _fixed_paths(session: PluginSession, state: dict[str, Any], tool: str) -> li
     rules = session.rules_for("deny", tool)
     if not rules:
         return []
-    cache: dict[str, tuple[list[Any], list[tuple[str, Path | None]]]] = state.setdefault(
-        _FIXED, {})
+    cache: dict[str, tuple[Sequence[Any], list[tuple[str, Path | None]]]] = state.setdefault(_FIXED, {})
     found = cache.get(tool)
-    # the rule objects themselves, compared by identity: an id could be reused after a revoke
+    # The same sequence while the rules are unchanged (Session.rules_for), else
+    # the rule objects themselves compared by identity (a session with
+    # grants gets a new tuple each time; an id could be reused after a revoke).
+    if found is not None and found[0] is rules:
+        return found[1]
     if found is None or len(found[0]) != len(rules) or not all(map(operator.is_, found[0], rules)):
-        found = cache[tool] = (rules, [(c.rule.text, _fixed_path(c)) for c in rules])
+        found = (rules, [(c.rule.text, _fixed_path(c)) for c in rules])
+    cache[tool] = (rules, found[1])
     return found[1]
 
 
@@ -177,6 +181,10 @@ def _fixed_path(compiled: Any) -> Path | None:
         return None
     try:
         path = fixed()
+        # resolved as every path the sandbox mounts is (realpath(3): a tenth of os.path.realpath)
+        return resolve_path(path, _ROOT) if isinstance(path, (str, Path)) else None
     except Exception:  # a plugin's bug: treat the rule as one no mount can follow
         return None
-    return Path(os.path.realpath(path)) if isinstance(path, (str, Path)) else None
+
+
+_ROOT = Path("/")

@@ -45,7 +45,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from pegboard import Vote
-from pegboard.paths import is_within
+from pegboard.paths import is_within, resolve_path
 
 from ._classify import PartVerdict, Verdict, classify
 from ._credentials import hidden_paths, layered_hidden
@@ -65,6 +65,7 @@ _COVERED = "shell.allow_covered"
 _CWD = "shell.cwd"
 _REAL_ROOT = "real_root"  # (session.root, its real path)
 _SUBCOMMAND = re.compile(r"[A-Za-z][A-Za-z0-9._-]*")
+_ROOT = Path("/")
 
 
 def shell_cwd(session: PluginSession, state: dict[str, Any]) -> Path:
@@ -129,7 +130,7 @@ class SandboxPlan:
 
 def sandbox_plan(session: PluginSession, state: dict[str, Any], config: ShellConfig, disable: bool, *,
                  layers: Iterable[Any] = (), plugin: str = "", prepare: bool = False,
-                 guard_paths: bool = True) -> SandboxPlan | None:
+                 guard_paths: bool = True, credentials: bool = True) -> SandboxPlan | None:
     """The sandbox the next command runs in, or None when it runs unconfined.
 
     The unrestricted level and the ask-every-call policy do not confine (an
@@ -141,7 +142,11 @@ def sandbox_plan(session: PluginSession, state: dict[str, Any], config: ShellCon
     Credentials, pegboard's folders and every layer's ``hidden_paths``
     (``layers``: the config layers, read at ``[plugins.<plugin>]``) are hidden (``_credentials``).
     ``prepare``: about to run, so create what the box needs (deciding
-    permission changes nothing on disk).
+    permission changes nothing on disk). ``credentials=False``: a vote
+    that needs only what the rules and the backend decide; under
+    bubblewrap the credentials and pegboard's folders hidden (what exists
+    of them now, looked up afresh for each command that runs) decide
+    nothing in it, and are left out of ``box.hidden``.
     """
     if disable:
         return None
@@ -152,12 +157,16 @@ def sandbox_plan(session: PluginSession, state: dict[str, Any], config: ShellCon
     if policy.name == "unrestricted" or policy.ask_every_call:
         return None
     writes = policy.offers in ("workspace", "unrestricted") and not policy.read_only_tools
-    writable = tuple(Path(os.path.realpath(d)) for d in session.working_dirs) if writes else ()
+    writable = tuple(resolve_path(d, _ROOT) for d in session.working_dirs) if writes else ()
     protected = Guard()
     if writable and backend == "bubblewrap" and guard_paths:
         protected = guard(session, state, writable, prepare=prepare)
     hidden, guarded, unenforced = box_paths(session, state, backend, writable)
-    secrets = hidden_paths(Path(os.path.realpath(session.root)), (*config.hidden_paths, *layered_hidden(layers, plugin)))
+    secrets: tuple[Path, ...] = ()
+    if credentials or backend != "bubblewrap":
+        # Landlock's plan depends on where they are (below)
+        secrets = hidden_paths(resolve_path(session.root, _ROOT),
+                               (*config.hidden_paths, *layered_hidden(layers, plugin)))
     if backend == "landlock" and unenforced is None:
         # Landlock hides by granting reads everywhere else: a folder holding a
         # hidden path could then not read the files a command makes in it.
@@ -222,7 +231,7 @@ def vote(request: PermissionRequest, config: ShellConfig, layers: Iterable[Any] 
     if _names_config(command, session):
         return Vote.ask("the command names pegboard's configuration", suggest=suggestions(command))
     plan = sandbox_plan(session, state, config, disable=False, layers=layers, plugin=request.tool.plugin,
-                        guard_paths=False)
+                        guard_paths=False, credentials=False)
     if verdict.read_only or verdict.file_edit:
         votes = list(_path_votes(request, verdict.parts))
         hidden = _hidden_set(state, plan.box.hidden) if plan is not None and plan.backend == "bubblewrap" \
@@ -250,7 +259,8 @@ def vote(request: PermissionRequest, config: ShellConfig, layers: Iterable[Any] 
     box_allows = plan is not None and _box_allows(config, session.policy, plan.box)
     if plan is not None and box_allows and protects_inside(plan.backend, plan.box):
         # now with what it must guard
-        plan = sandbox_plan(session, state, config, disable=False, layers=layers, plugin=request.tool.plugin)
+        plan = sandbox_plan(session, state, config, disable=False, layers=layers, plugin=request.tool.plugin,
+                            credentials=False)
         if plan is not None and plan.safe:
             return Vote.allow(f"runs inside the {plan.backend} sandbox")
     if plan is not None and plan.unenforced is not None and box_allows:
@@ -448,6 +458,30 @@ class BashRule:
         if self.mode == "prefix" and not self.words:
             raise ValueError("the specifier names no command")
 
+    def save(self) -> tuple[str, list[str], str, str, str | None]:
+        """What parsing the specifier gave, as plain data (the engine's rule
+        cache protocol): the next process builds the rule from it
+        (``restored``) without splitting the words again."""
+        return (self.mode, list(self.words), self.text, self.literal,
+                self.pattern.pattern if self.pattern is not None else None)
+
+    @classmethod
+    def restored(cls, rule: Rule, saved: Any) -> BashRule:
+        """The rule as ``save()`` described it; ``ValueError`` when it does
+        not describe this rule (its specifier is another)."""
+        try:
+            mode, words, text, literal, source = saved
+        except (TypeError, ValueError):
+            raise ValueError("not what BashRule.save() gives") from None
+        if text != (rule.specifier or "").strip() or mode not in ("prefix", "exact", "glob") \
+                or not isinstance(words, list) or not all(isinstance(w, str) for w in words) \
+                or not isinstance(literal, str) or (source is None) != (mode != "glob"):
+            raise ValueError("not what BashRule.save() gives for this rule")
+        self = cls.__new__(cls)
+        self.rule, self.mode, self.words, self.text, self.literal = rule, mode, tuple(words), text, literal
+        self.pattern = re.compile(source, re.DOTALL) if isinstance(source, str) else None
+        return self
+
     @classmethod
     def combine(cls, matchers: list[BashRule]) -> CombinedBashRules:
         """Every rule of one behavior and tool as one lookup (the engine's
@@ -625,3 +659,9 @@ def _glob_literal(spec: str) -> str:
     text = " ".join(spec.split())
     body = text[:-2] if text.endswith(" *") else text
     return body.split("*", 1)[0]
+
+
+def rule_matcher(rule: Rule, saved: Any = None) -> BashRule | None:
+    if rule.tool not in ("Bash", "Monitor") or rule.specifier is None:
+        return None
+    return BashRule(rule) if saved is None else BashRule.restored(rule, saved)

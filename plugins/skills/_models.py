@@ -4,15 +4,15 @@ and activation code the handlers need."""
 
 from __future__ import annotations
 
-import re
 from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from ._skill import WRITE_NAME_RE
+
 __all__ = ["WRITE_NAME_RE", "SkillDeleteInput", "SkillInput", "SkillReadInput", "SkillSearchInput", "SkillWriteInput"]
 
 # Writing is strict: the name becomes a folder name under the user's config dir.
-WRITE_NAME_RE = re.compile(r"^[a-z0-9][a-z0-9_-]{0,63}$")
 
 
 class SkillInput(BaseModel):

@@ -22,7 +22,9 @@ if TYPE_CHECKING:
 
 from pegboard import Rule
 
-from ._models import WRITE_NAME_RE
+# The names SkillWrite may give (the input model's pattern): here, so that reading skills (the
+# Skill tool's description, a listing) does not import the input models.
+WRITE_NAME_RE = re.compile(r"^[a-z0-9][a-z0-9_-]{0,63}$")
 
 __all__ = [
     "LOAD_NAME_RE",

@@ -133,7 +133,7 @@ def pegboard_doctor(config: Any, context: PluginContext) -> list[Check]:
 
 
 @hookimpl
-def pegboard_rule_matcher(rule: Rule, context: PluginContext) -> RuleMatcher | None:
+def pegboard_rule_matcher(rule: Rule, context: PluginContext, saved: Any) -> RuleMatcher | None:
     if rule.tool == SEARCH:
         if rule.specifier is not None:
             raise ValueError("WebSearch takes no specifier; write WebSearch to allow every search")
@@ -142,7 +142,9 @@ def pegboard_rule_matcher(rule: Rule, context: PluginContext) -> RuleMatcher | N
         return None
     from ._rules import DomainMatcher, parse_domain_specifier
 
-    return DomainMatcher(parse_domain_specifier(rule.specifier))
+    if saved is not None:
+        return DomainMatcher.restored(rule.specifier, saved)
+    return DomainMatcher(parse_domain_specifier(rule.specifier), rule.specifier)
 
 
 @hookimpl

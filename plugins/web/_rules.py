@@ -71,10 +71,30 @@ class DomainMatcher:
     """The compiled form of one ``WebFetch(domain:...)`` rule."""
 
     pattern: DomainPattern
+    # the specifier as written, which a saved rule must name again (the rule cache protocol)
+    specifier: str = ""
 
     def matches(self, request: PermissionRequest) -> bool:
         host = request_host(request)
         return host is not None and self.pattern.matches(host)
+
+    def save(self) -> tuple[str, str, bool]:
+        """The specifier and the canonical host it names, as plain data (the
+        engine's rule cache protocol): the next process skips parsing and
+        canonicalising the host (``restored``)."""
+        return (self.specifier, self.pattern.host, self.pattern.wildcard)
+
+    @classmethod
+    def restored(cls, specifier: str, saved: Any) -> DomainMatcher:
+        """The matcher ``save()`` described, for the rule whose specifier is
+        ``specifier``; ``ValueError`` when it describes another."""
+        try:
+            written, host, wildcard = saved
+        except (TypeError, ValueError):
+            raise ValueError("not what DomainMatcher.save() gives") from None
+        if written != specifier or not isinstance(host, str) or not host or type(wildcard) is not bool:
+            raise ValueError("not what DomainMatcher.save() gives for this rule")
+        return cls(DomainPattern(host=host, wildcard=wildcard), specifier)
 
     @classmethod
     def combine(cls, matchers: Sequence[DomainMatcher]) -> CombinedDomains:
@@ -183,8 +203,9 @@ def operator_rules(session: Any) -> list[Any]:
     return out
 
 
-# Per session: (which compiled rules it had, the hosts they unlock).
-_UNLOCKED: weakref.WeakKeyDictionary[Any, tuple[tuple[int, ...], frozenset[str]]] = weakref.WeakKeyDictionary()
+# Per session: (the sequence of compiled rules it had, their ids, the hosts they unlock).
+_UNLOCKED: weakref.WeakKeyDictionary[Any, tuple[object, tuple[int, ...], frozenset[str]]] = \
+    weakref.WeakKeyDictionary()
 
 
 def unlocked_hosts(session: Any) -> frozenset[str]:
@@ -195,16 +216,20 @@ def unlocked_hosts(session: Any) -> frozenset[str]:
     anything unexpected is not cached, and gets ``operator_rules``'s answer.
     """
     try:
-        items = list(session.rules_for("allow", FETCH_TOOL))
-        stamp = tuple(id(item) for item in items)
+        given = session.rules_for("allow", FETCH_TOOL)
         cached = _UNLOCKED.get(session)
+        if cached is not None and cached[0] is given:
+            # the same sequence: the rules are unchanged (Session.rules_for), nothing to go through
+            return cached[2]
+        stamp = tuple(id(item) for item in given)
     except Exception:  # not weakly referenceable, or an unexpected session
         return explicitly_allowed_hosts(operator_rules(session))
-    if cached is not None and cached[0] == stamp:
-        return cached[1]
-    hosts = explicitly_allowed_hosts(operator_rules(session))
+    if cached is not None and cached[1] == stamp:
+        hosts = cached[2]
+    else:
+        hosts = explicitly_allowed_hosts(operator_rules(session))
     try:
-        _UNLOCKED[session] = (stamp, hosts)
+        _UNLOCKED[session] = (given, stamp, hosts)
     except TypeError:
         pass  # not weakly referenceable: answered, not remembered
     return hosts
