@@ -31,7 +31,8 @@ def report_failure(what: str, exc: BaseException) -> None:
     print(f"pegboard: {what} failed: {short_error(exc)}", file=sys.stderr)
 
 
-_CORE_DIR = os.path.dirname(os.path.abspath(__file__)) + os.sep
+# The package's own folder, wherever this module sits in it: a frame below it is pegboard's.
+_CORE_DIR = os.path.dirname(os.path.abspath(sys.modules[__name__.partition(".")[0]].__file__ or "")) + os.sep
 
 
 def _is_plugin_frame(filename: str) -> bool:

@@ -2,12 +2,14 @@
 locks, and the answers made from them alone (is a path protected or inside
 the working directories, the ask chain, the host's events).
 
-``SessionState`` is the part of a session the engine's lower modules (the
-pipeline, the permission engine, the toolbox) consult, so it calls none of
-them; ``Session`` (core/_session.py) adds what drives them: calls,
-decisions, the catalogue, grants, children. A call then goes one way
-through the core's modules: the session starts the pipeline, the pipeline
-asks the permission engine and the toolbox, and they read this state.
+``SessionState`` is the part of a session that the pipeline, the permission
+engine and the values plugins are handed (``ToolContext``,
+``PermissionRequest``) consult, and it calls none of them. Where an answer
+needs the toolbox (is a tool offered now, what may a sub-agent do with it)
+it asks the toolbox, which reads the state's attributes and never calls
+back. ``Session`` (core/_session.py) adds what drives the engine: calls,
+decisions, the catalogue, grants, children. So a call goes one way through
+the core's modules (tests/test_core_call_paths.py).
 """
 
 from __future__ import annotations

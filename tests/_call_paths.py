@@ -12,8 +12,10 @@ plugins (``plugins/``). A ``Path`` is what tests compare it by:
   code (a plugin's or a library's frame in between is not an edge of the core);
 - ``back_and_forth``: pairs of core modules each of which calls the other.
 
-docs/architecture.md lists the files of the three calls tests/test_core_call_paths.py
-follows; ``python tests/_call_paths.py`` prints them.
+tests/test_core_call_paths.py follows a Read, a Bash decision and an Agent
+call; ``uv run pytest tests/test_core_call_paths.py -s`` prints the files
+each passes through and the calls between core modules (with
+``CALL_PATHS_FUNCTIONS=1``, every function too).
 """
 
 from __future__ import annotations
@@ -30,7 +32,7 @@ from typing import Any
 
 import pegboard
 
-__all__ = ["Path_", "trace"]
+__all__ = ["CallPath", "trace"]
 
 CORE = str(Path(pegboard.__file__).resolve().parent) + "/"
 try:
@@ -57,7 +59,7 @@ def _core_module(where: str | None) -> str | None:
 
 
 @dataclass
-class Path_:
+class CallPath:
     """What one traced call ran through."""
 
     functions: set[tuple[str, str]] = field(default_factory=set)
@@ -93,7 +95,7 @@ class Path_:
 
 class _Recorder:
     def __init__(self) -> None:
-        self.path = Path_()
+        self.path = CallPath()
         self._known: dict[CodeType, str | None] = {}
         self._lock = threading.Lock()
 
@@ -108,10 +110,10 @@ class _Recorder:
             return
         code = frame.f_code
         where = self._file(code)
-        self.path.everything.add((code.co_filename, code.co_qualname))
-        if where is None:
-            return
         with self._lock:
+            self.path.everything.add((code.co_filename, code.co_qualname))
+            if where is None:
+                return
             self.path.functions.add((where, code.co_qualname))
             callee = _core_module(where)
             if callee is None:
@@ -129,7 +131,7 @@ class _Recorder:
                 caller = caller.f_back
 
 
-async def trace(work: Callable[[], Awaitable[Any]]) -> Path_:
+async def trace(work: Callable[[], Awaitable[Any]]) -> CallPath:
     """Run ``await work()`` with every function call of pegboard's recorded."""
     recorder = _Recorder()
     # Worker threads started before now would not be profiled: a fresh
@@ -149,7 +151,3 @@ async def trace(work: Callable[[], Awaitable[Any]]) -> Path_:
         threading.setprofile(old_threads)  # type: ignore[arg-type]
         executor.shutdown(wait=False)
     return recorder.path
-
-
-def run(work: Callable[[], Awaitable[Any]]) -> Path_:
-    return asyncio.run(trace(work))

@@ -10,14 +10,14 @@ from typing import Any
 
 import pytest
 
-from _call_paths import Path_, trace
+from _call_paths import CallPath, trace
 from _subtasks_host import ScriptedHost, load, project
 from pegboard import Toolbox
 
 pytestmark = pytest.mark.anyio
 
 
-async def read_path(tmp_path: Path) -> Path_:
+async def read_path(tmp_path: Path) -> CallPath:
     root = project(tmp_path)
     (root / "a.txt").write_text("one\ntwo\n", encoding="utf-8")
     (root / "b.txt").write_text("three\nfour\n", encoding="utf-8")
@@ -34,7 +34,7 @@ async def read_path(tmp_path: Path) -> Path_:
     return path
 
 
-async def bash_decision_path(tmp_path: Path) -> Path_:
+async def bash_decision_path(tmp_path: Path) -> CallPath:
     root = project(tmp_path)
     session = Toolbox.load(cwd=root, plugins=["shell"]).session("default")
     assert (await session.decide("Bash", {"command": "ls -la"})).decision == "allow"
@@ -48,7 +48,7 @@ async def bash_decision_path(tmp_path: Path) -> Path_:
     return path
 
 
-async def agent_path(tmp_path: Path) -> Path_:
+async def agent_path(tmp_path: Path) -> CallPath:
     root = project(tmp_path)
     (root / "notes.txt").write_text("the answer is 42\n", encoding="utf-8")
 
