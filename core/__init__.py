@@ -14,6 +14,7 @@ from ._version import API_VERSION
 
 if _typing.TYPE_CHECKING:
     from ._catalogue import Catalogue, CatalogueTool
+    from ._clients import Client
     from ._config import ConfigError, Settings
     from ._decisions import (Answer, CompiledRule, Decision, PermissionRequest, Rule, RuleMatcher, RuleSamples,
                              ToolNamespace, Vote)
@@ -35,6 +36,7 @@ _LAZY = {
     "Catalogue": "pegboard._catalogue",
     "CatalogueTool": "pegboard._catalogue",
     "Check": "pegboard._doctor",
+    "Client": "pegboard._clients",
     "CompiledRule": "pegboard._decisions",
     "ConfigError": "pegboard._config",
     "Content": "pegboard._tools",
@@ -73,7 +75,8 @@ _LAZY = {
 # module's explicit exports (mypy --strict in a plugin author's project);
 # tests/test_core_api.py holds it to _LAZY's names and the three above.
 __all__ = [
-    "API_VERSION", "Answer", "CallInfo", "Catalogue", "CatalogueTool", "Check", "CompiledRule", "ConfigError",
+    "API_VERSION", "Answer", "CallInfo", "Catalogue", "CatalogueTool", "Check", "Client", "CompiledRule",
+    "ConfigError",
     "Content", "Decision", "Grant", "ImageContent", "InputFieldMatcher", "PermissionRequest", "PluginCheck",
     "PluginContext", "PluginStore", "Policy", "PreCall", "ResourceContent", "Rule", "RuleMatcher",
     "RuleSamples", "Session", "Settings", "StoreError", "StoreSchema", "TextContent", "Tool", "ToolContext",

@@ -135,6 +135,7 @@ class AuditLog:
                 "input_digest": digest(arguments),
                 "input_preview": preview(arguments, self._preview_chars),
                 "pid": self._pid,
+                "client": request.session.client.id if request.session.client is not None else None,
             })
         except Exception as exc:  # the call must get its decision whatever happens here
             _say(f"pegboard: could not record a decision in the audit log: {type(exc).__name__}: "

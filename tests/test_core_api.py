@@ -25,7 +25,7 @@ PUBLIC_MODULES = ("pegboard", "pegboard.paths", "pegboard.cli", "pegboard.testin
 
 def test_exported_names() -> None:
     assert pegboard.__all__ == sorted([
-        "API_VERSION", "Answer", "CallInfo", "Catalogue", "CatalogueTool", "Check", "CompiledRule", "ConfigError",
+        "API_VERSION", "Answer", "CallInfo", "Catalogue", "CatalogueTool", "Check", "Client", "CompiledRule", "ConfigError",
         "Content", "Decision", "Grant", "ImageContent", "InputFieldMatcher", "PermissionRequest", "PluginCheck",
         "PluginContext", "PluginStore", "Policy", "PreCall", "ResourceContent", "Rule", "RuleMatcher", "RuleSamples",
         "Session", "Settings", "StoreError", "StoreSchema", "TextContent", "Tool", "ToolContext", "ToolNamespace",
