@@ -14,7 +14,7 @@ from collections.abc import Callable
 from contextvars import ContextVar
 from typing import TYPE_CHECKING, Any
 
-from pegboard import PermissionRequest, Rule, Tool, ToolNamespace, Vote, hookimpl
+from pegboard import PermissionRequest, Rule, StoreSchema, Tool, ToolNamespace, Vote, hookimpl
 
 from ._config import (APPROVALS_FILE, McpConfig, ServerSpec, collect_servers, own_folder, read_mcp_json,
                       split_tool_name, tool_name)
@@ -57,6 +57,14 @@ def pegboard_add_hooks(add: Callable[[object], None]) -> None:
 @hookimpl
 def pegboard_config_model() -> type[McpConfig]:
     return McpConfig
+
+
+@hookimpl
+def pegboard_store_schema() -> StoreSchema:
+    """``pegboard serve``'s tables: API keys (hashed), replicas, calls waiting for approvers."""
+    from ._serve_tables import store_schema
+
+    return store_schema()
 
 
 @hookimpl
