@@ -75,12 +75,13 @@ def build_app(server: Any, *, plan: Any, port: int, credentials: Any, log: Any, 
     public = ["/healthz", "/readyz"]
     if serve.oauth is not None:
         from mcp.server.auth.routes import build_resource_metadata_url, create_protected_resource_routes
-        from pydantic import AnyHttpUrl
 
-        resource = AnyHttpUrl(serve.url)
+        # As the operator wrote them: the metadata model keeps a URL without a path as it is, where
+        # pydantic's AnyHttpUrl would add a "/" (an issuer is compared character for character, RFC 8414).
+        resource: Any = serve.url
         metadata_url = str(build_resource_metadata_url(resource))
         found = create_protected_resource_routes(
-            resource_url=resource, authorization_servers=[AnyHttpUrl(serve.oauth.issuer)],
+            resource_url=resource, authorization_servers=[serve.oauth.issuer],
             scopes_supported=sorted(serve.oauth.scopes) or None, resource_name="pegboard")
         # RFC 9728's path (after /.well-known/oauth-protected-resource, the resource's own) and the
         # bare one, which clients that do not insert the path try.
