@@ -20,8 +20,8 @@ nothing runs twice:
 * the same call asked again in the same session (a client's retry, which
   reaches another replica) takes such a call over and waits on it, with
   the answer it may already have;
-* a call nobody took over within ``replica_timeout_s`` more is refused by
-  whichever replica notices first: a waiting one is denied ("the server
+* a call nobody took over within twice ``replica_timeout_s`` more is
+  refused by whichever replica notices first: a waiting one is denied ("the server
   that held it stopped"), an approved one is settled without running (its
   requester is gone; asking again asks again). Each pending call changes
   state once (the core's conditional update), so two replicas racing never
@@ -42,6 +42,8 @@ from pegboard import Answer, ToolResult
 __all__ = ["Team", "serve_session_id"]
 
 POLL_S = 0.5
+ABANDONED_AFTER = 3
+"""A call nobody waits on is refused after this many ``replica_timeout_s``."""
 SESSION_PREFIX = "serve-"
 
 
@@ -243,23 +245,25 @@ class Team:
         from ._serve_tables import replicas, waiting
 
         now = time.time()
-        stale = now - self.replica_timeout_s
+        # Taken for dead after replica_timeout_s of silence; its calls (and those whose request
+        # went away) are left that long twice more for the same call asked again to take them over.
+        given_up = now - ABANDONED_AFTER * self.replica_timeout_s
+
+        def abandoned() -> Any:
+            heard_since = select(replicas.c.id).where(replicas.c.last_seen >= given_up)
+            return and_(waiting.c.updated_at < given_up,
+                        or_(waiting.c.replica.is_(None), waiting.c.replica.not_in(heard_since)))
 
         def orphans(conn: Any) -> list[tuple[str, str]]:
-            live = select(replicas.c.id).where(replicas.c.last_seen >= stale)
-            rows = conn.execute(select(waiting.c.pending_id, waiting.c.session_id).where(and_(
-                waiting.c.updated_at < stale, or_(waiting.c.replica.is_(None), waiting.c.replica.not_in(live)))))
+            rows = conn.execute(select(waiting.c.pending_id, waiting.c.session_id).where(abandoned()))
             found = [(r.pending_id, r.session_id) for r in rows]
             conn.execute(delete(replicas).where(replicas.c.last_seen < now - 10 * self.replica_timeout_s))
             return found
 
         for pending_id, session_id in await self.store.run(orphans):
             def claim(conn: Any, pending_id: str = pending_id) -> bool:
-                live = select(replicas.c.id).where(replicas.c.last_seen >= stale)
-                return bool(conn.execute(update(waiting).where(
-                    and_(waiting.c.pending_id == pending_id, waiting.c.updated_at < stale,
-                         or_(waiting.c.replica.is_(None), waiting.c.replica.not_in(live))))
-                    .values(replica=self.id, updated_at=time.time())).rowcount)
+                return bool(conn.execute(update(waiting).where(and_(waiting.c.pending_id == pending_id, abandoned()))
+                                         .values(replica=self.id, updated_at=time.time())).rowcount)
 
             if await self.store.run(claim):
                 await self._refuse(pending_id, session_id)
