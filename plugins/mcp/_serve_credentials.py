@@ -115,5 +115,5 @@ class Credentials:
         if not allowed:
             return Refused(403, f"{claims.subject}: none of the token's scopes gives a level here",
                            scope=" ".join(sorted(self.oauth.config.scopes)))
-        return SignedIn(Client(claims.subject, via="oauth", level=level, scopes=claims.scopes),  # type: ignore[arg-type]
+        return SignedIn(Client(claims.subject, via="oauth", level=level, scopes=claims.scopes),
                         approver=self.oauth.is_approver(claims.scopes))
