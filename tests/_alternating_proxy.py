@@ -25,9 +25,11 @@ class AlternatingProxy:
         self.backends = [b.rstrip("/") for b in backends]
         self.sent: Counter[str] = Counter()
         self._next = 0
+        self._http: httpx.AsyncClient | None = None
         self._lock = threading.Lock()
         sock = socket.socket()
         sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)  # as serve's own socket (no delayed-ACK waits)
         sock.bind(("127.0.0.1", 0))
         self._sock = sock
         self.base = f"http://127.0.0.1:{sock.getsockname()[1]}"
@@ -42,7 +44,7 @@ class AlternatingProxy:
         return self
 
     def __exit__(self, *exc: Any) -> None:
-        self._server.should_exit = True
+        self._server.should_exit = True  # its connections to the backends close with its loop
         self._thread.join(10)
         self._sock.close()
 
@@ -63,24 +65,27 @@ class AlternatingProxy:
                 break
         headers = [(k, v) for k, v in scope["headers"] if k.lower() not in HOP_BY_HOP]
         target = scope["path"] + (f"?{scope['query_string'].decode()}" if scope.get("query_string") else "")
-        async with httpx.AsyncClient(timeout=httpx.Timeout(30, read=None)) as http:
-            for backend in self._pick():
-                request = http.build_request(scope["method"], backend + target, headers=headers, content=body)
-                try:
-                    response = await http.send(request, stream=True)
-                except (httpx.ConnectError, httpx.RemoteProtocolError, httpx.ReadError):
-                    continue  # that backend is down: the next one
-                self.sent[backend] += 1
-                try:
-                    await send({"type": "http.response.start", "status": response.status_code, "headers": [
-                        (k, v) for k, v in response.headers.raw if k.lower() not in HOP_BY_HOP]})
-                    async for chunk in response.aiter_raw():
-                        await send({"type": "http.response.body", "body": chunk, "more_body": True})
-                except (httpx.ReadError, httpx.RemoteProtocolError):
-                    pass  # the backend died mid-answer: the client sees the answer end
-                finally:
-                    await response.aclose()
-                await send({"type": "http.response.body", "body": b""})
-                return
+        if self._http is None:  # made on the proxy's own loop; kept, so connections to backends are reused
+            transport = httpx.AsyncHTTPTransport(socket_options=[(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)])
+            self._http = httpx.AsyncClient(timeout=httpx.Timeout(30, read=None), transport=transport)
+        http = self._http
+        for backend in self._pick():
+            request = http.build_request(scope["method"], backend + target, headers=headers, content=body)
+            try:
+                response = await http.send(request, stream=True)
+            except (httpx.ConnectError, httpx.RemoteProtocolError, httpx.ReadError):
+                continue  # that backend is down: the next one
+            self.sent[backend] += 1
+            try:
+                await send({"type": "http.response.start", "status": response.status_code, "headers": [
+                    (k, v) for k, v in response.headers.raw if k.lower() not in HOP_BY_HOP]})
+                async for chunk in response.aiter_raw():
+                    await send({"type": "http.response.body", "body": chunk, "more_body": True})
+            except (httpx.ReadError, httpx.RemoteProtocolError):
+                pass  # the backend died mid-answer: the client sees the answer end
+            finally:
+                await response.aclose()
+            await send({"type": "http.response.body", "body": b""})
+            return
         await send({"type": "http.response.start", "status": 502, "headers": [(b"content-type", b"text/plain")]})
         await send({"type": "http.response.body", "body": b"no backend answered\n"})

@@ -107,6 +107,9 @@ def listen(host: str, port: int) -> socket.socket:
     sock = socket.socket(family, socket.SOCK_STREAM)
     try:
         sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        # Inherited by every accepted connection: without it a 2026-07-28 request's answer waited
+        # out the client's delayed ACK (about 45 ms a call on Linux, against 3 ms with it).
+        sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
         sock.bind((host, port))
         # listening from here: a client told the address may connect at once
         # (it waits in the backlog until uvicorn accepts)
