@@ -34,7 +34,7 @@ sys.path.insert(0, str(HERE))
 from _ratios import ENV, NOISY_SPREAD, Ratio  # noqa: E402
 
 # Cheap and isolated first; the ones that start servers and sandboxes last.
-BENCHES = ["startup", "permissions", "pipeline", "fs", "web", "web_worst", "audit", "subtasks", "schedule", "shell",
+BENCHES = ["startup", "permissions", "pipeline", "tracing", "fs", "web", "web_worst", "audit", "subtasks", "schedule", "shell",
            "mcp", "mcp_catalogue", "catalogue", "mcp_servers", "serve_team"]
 TIMEOUT_S = 1200
 ISOLATED_DIRS = ("XDG_CONFIG_HOME", "XDG_DATA_HOME", "XDG_CACHE_HOME", "XDG_STATE_HOME")

@@ -15,6 +15,8 @@ from ._version import API_VERSION
 if _typing.TYPE_CHECKING:
     from ._catalogue import Catalogue, CatalogueTool
     from ._clients import Client
+    from ._streams import CallEvent, CallStream
+    from ._sync import SyncCallStream, SyncSession
     from ._config import ConfigError, Settings
     from ._decisions import (Answer, CompiledRule, Decision, PermissionRequest, Rule, RuleMatcher, RuleSamples,
                              ToolNamespace, Vote)
@@ -28,11 +30,14 @@ if _typing.TYPE_CHECKING:
     from ._session import Grant, Session
     from ._store import PluginStore, StoreError, StoreSchema
     from ._toolbox import Toolbox
-    from ._tools import Content, ImageContent, ResourceContent, TextContent, Tool, ToolContext, ToolResult
+    from ._tools import Absent, Content, ImageContent, ResourceContent, TextContent, Tool, ToolContext, ToolResult
 
 _LAZY = {
+    "Absent": "pegboard._tools",
     "Answer": "pegboard._decisions",
     "CallInfo": "pegboard._calls",
+    "CallEvent": "pegboard._streams",
+    "CallStream": "pegboard._streams",
     "Catalogue": "pegboard._catalogue",
     "CatalogueTool": "pegboard._catalogue",
     "Check": "pegboard._doctor",
@@ -56,6 +61,8 @@ _LAZY = {
     "RuleSamples": "pegboard._decisions",
     "Session": "pegboard._session",
     "Settings": "pegboard._config",
+    "SyncCallStream": "pegboard._sync",
+    "SyncSession": "pegboard._sync",
     "StoreError": "pegboard._store",
     "StoreSchema": "pegboard._store",
     "TextContent": "pegboard._tools",
@@ -75,13 +82,13 @@ _LAZY = {
 # module's explicit exports (mypy --strict in a plugin author's project);
 # tests/test_core_api.py holds it to _LAZY's names and the three above.
 __all__ = [
-    "API_VERSION", "Answer", "CallInfo", "Catalogue", "CatalogueTool", "Check", "Client", "CompiledRule",
-    "ConfigError",
-    "Content", "Decision", "Grant", "ImageContent", "InputFieldMatcher", "PermissionRequest", "PluginCheck",
-    "PluginContext", "PluginStore", "Policy", "PreCall", "ResourceContent", "Rule", "RuleMatcher",
-    "RuleSamples", "Session", "Settings", "StoreError", "StoreSchema", "TextContent", "Tool", "ToolContext",
-    "ToolNamespace", "ToolResult", "Toolbox", "UserScope", "Vote", "check_plugin", "clamp_policy", "hookimpl",
-    "hookspec", "policy_for",
+    "API_VERSION", "Absent", "Answer", "CallEvent", "CallInfo", "CallStream", "Catalogue", "CatalogueTool",
+    "Check", "Client", "CompiledRule", "ConfigError", "Content", "Decision", "Grant", "ImageContent",
+    "InputFieldMatcher", "PermissionRequest", "PluginCheck", "PluginContext", "PluginStore", "Policy",
+    "PreCall", "ResourceContent", "Rule", "RuleMatcher", "RuleSamples", "Session", "Settings", "StoreError",
+    "StoreSchema", "SyncCallStream", "SyncSession", "TextContent", "Tool", "ToolContext", "ToolNamespace",
+    "ToolResult", "Toolbox", "UserScope", "Vote", "check_plugin", "clamp_policy", "hookimpl", "hookspec",
+    "policy_for",
 ]
 
 

@@ -32,7 +32,7 @@ if TYPE_CHECKING:
     from ._decisions import Decision, PermissionRequest
     from ._store import PluginStore
 
-__all__ = ["AuditLog", "preview", "redact", "source_kind", "writer_for"]
+__all__ = ["AuditLog", "newest_id", "preview", "recorded", "redact", "source_kind", "writer_for"]
 
 FLUSH_INTERVAL_S = 0.2
 BATCH_ROWS = 500
@@ -348,6 +348,41 @@ class _Writer:
             return
         if not self.flush(EXIT_FLUSH_S):
             self._spill(self._take_all())
+
+
+# --- reading -------------------------------------------------------------------------
+
+
+def recorded(store: PluginStore, *, session: str | None = None, since: float | None = None, tool: str | None = None,
+             decision: str | None = None, limit: int = 100, after: int | None = None) -> list[dict[str, Any]]:
+    """Recorded decisions, oldest first: the newest ``limit`` that match (or,
+    with ``after``, the first ``limit`` with a greater id)."""
+    from sqlalchemy import select
+
+    from ._tables import audit
+
+    filters = [column == value for column, value in ((audit.c.session_id, session), (audit.c.tool, tool),
+                                                     (audit.c.decision, decision)) if value]
+    if since is not None:
+        filters.append(audit.c.at >= since)
+    query = select(audit).where(*filters)
+    if after is not None:
+        query = query.where(audit.c.id > after).order_by(audit.c.id).limit(limit)
+    else:
+        query = query.order_by(audit.c.id.desc()).limit(limit)
+    with store.begin(read_only=True) as conn:
+        rows = [dict(r._mapping) for r in conn.execute(query)]
+    return rows if after is not None else rows[::-1]
+
+
+def newest_id(store: PluginStore) -> int:
+    """The id of the newest recorded decision (0: none)."""
+    from sqlalchemy import func, select
+
+    from ._tables import audit
+
+    with store.begin(read_only=True) as conn:
+        return int(conn.execute(select(func.max(audit.c.id))).scalar() or 0)
 
 
 def prune(store: PluginStore, max_age_days: float, max_rows: int) -> int:

@@ -13,6 +13,7 @@ import hashlib
 import json
 from dataclasses import dataclass, field
 from functools import cached_property
+from collections.abc import Iterable, Mapping
 from typing import TYPE_CHECKING, Any
 
 from ._descriptions import clip_summary
@@ -48,6 +49,8 @@ class CatalogueTool:
     """Declared deferred, and loaded in this session (ToolSearch or a call)."""
     plugin: str = ""
     """The plugin that registered it."""
+    native: Mapping[str, Mapping[str, Any]] = field(default_factory=dict)
+    """Its definitions as model APIs' own tool types (``Tool.native``), sent only when the host asks."""
 
 
 @dataclass(frozen=True)
@@ -134,15 +137,43 @@ class Catalogue:
     def _searches(self, defer_loading: bool) -> bool:
         return defer_loading and (bool(self.deferred) or any(t.deferred for t in self.tools))
 
-    def to_anthropic(self, *, defer_loading: bool = False) -> list[dict[str, Any]]:
+    def _natives(self, provider: str, wanted: Iterable[str]) -> dict[str, dict[str, Any]]:
+        """The ``provider`` forms of the tools named in ``wanted`` that this
+        catalogue has (a name it lacks is not offered now: skipped)."""
+        if isinstance(wanted, str):
+            raise TypeError(f"native: give tool names in a collection ({{{wanted!r}}}), not a string")
+        names = frozenset(wanted)
+        if not names:
+            return {}
+        declared: dict[str, Mapping[str, Mapping[str, Any]]] = {t.name: t.native for t in self.tools}
+        declared.update((d.name, d.tool.native if d.tool is not None else {}) for d in self.deferred)
+        out = {}
+        for name in names & declared.keys():
+            form = declared[name].get(provider)
+            if form is None:
+                raise ValueError(f"tool {name!r} declares no native {provider} tool type (Tool.native)")
+            out[name] = {**form, "name": name}
+        return out
+
+    def to_anthropic(self, *, defer_loading: bool = False, native: Iterable[str] = ()) -> list[dict[str, Any]]:
         """Anthropic Messages API tools (``tools=``).
 
         ``defer_loading=True``: deferred tools come with ``defer_loading``
         and Anthropic's server-side tool search in place of ToolSearch (for
-        models that support tool search); no ``deferred_text()`` is needed."""
+        models that support tool search); no ``deferred_text()`` is needed.
+
+        ``native``: names of tools to send as the Anthropic tool type they
+        declare (``Tool.native``; ``native={"memory"}`` sends the memory
+        tool as ``memory_20250818``) in place of a function definition: for
+        models trained on that type. A name this catalogue lacks is skipped
+        (the session is not offered it now); one that declares no Anthropic
+        type is a ``ValueError``. The model calls it back under its name,
+        with the type's arguments, which ``session.call`` runs as any call."""
+        forms = self._natives("anthropic", native)
         out: list[dict[str, Any]] = []
         for name, description, schema, defer in self._entries(defer_loading):
-            entry: dict[str, Any] = {"name": name, "description": description, "input_schema": schema}
+            entry: dict[str, Any] = (dict(forms[name]) if name in forms else
+                                     {"name": name, "description": description, "input_schema": schema})
             if defer:
                 entry["defer_loading"] = True
             out.append(entry)
@@ -268,5 +299,5 @@ def build_catalogue(session: Session) -> Catalogue:
                                          description, tool, background, session))
         elif toolbox.tool_problem(tool) is None:  # a schema that cannot be built leaves that tool out alone
             tools.append(CatalogueTool(tool.name, description, _augment(tool, background, session), tool.read_only,
-                                       tool.loading == "deferred", tool.plugin))
+                                       tool.loading == "deferred", tool.plugin, tool.native))
     return Catalogue(tools, deferred, toolbox.settings.core.tools.deferred_budget)

@@ -3,14 +3,17 @@
 from __future__ import annotations
 
 import json
+import os
 import sys
+from collections.abc import Iterable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, NoReturn
 
 import click
 
 from ._policy import policy_for
-from ._cli_shared import JSON, MODE, accept_global_options, fail_config, global_options, terminal_host
+from ._cli_shared import (ARGV, EXIT_NO_SUCH_TOOL, JSON, MODE, accept_global_options, complete_tool_names,
+                          fail_config, fail_json, global_options, styled, terminal_host, wants_json)
 from ._cli_shared import CLIState as _CLIState
 from ._cli_shared import current_state as _state
 
@@ -26,7 +29,30 @@ _MOVED = {"CLIState": "pegboard.cli.CLIState"}
 
 class _PegboardGroup(click.Group):
     """The top-level commands, then the core's groups and the plugins' commands, all added through
-    ``pegboard_register_commands`` (the core's by ``CoreCommands``, first and without a toolbox)."""
+    ``pegboard_register_commands`` (the core's by ``CoreCommands``, first and without a toolbox).
+
+    The conventions every command keeps are kept here, once: ``-h`` as well
+    as ``--help`` (child contexts inherit it); a bare group (``pegboard``,
+    ``pegboard tools``) prints its help and exits 0; with ``--json``
+    anywhere on the line, an error is a JSON object on stdout."""
+
+    def parse_args(self, ctx: click.Context, args: list[str]) -> list[str]:
+        ctx.meta[ARGV] = list(args)
+        if not args and not ctx.resilient_parsing:
+            click.echo(ctx.get_help())
+            ctx.exit(0)
+        return super().parse_args(ctx, args)
+
+    def invoke(self, ctx: click.Context) -> Any:
+        try:
+            return super().invoke(ctx)
+        except click.exceptions.NoArgsIsHelpError as exc:  # a bare subgroup: its help is the answer
+            click.echo(exc.ctx.get_help() if exc.ctx is not None else ctx.get_help())
+            ctx.exit(0)
+        except click.ClickException as exc:
+            if not wants_json():
+                raise
+            fail_json(exc.format_message(), exc.exit_code, **getattr(exc, "details", {}))
 
     def _core(self, ctx: click.Context) -> click.Group:
         meta = ctx.find_root().meta
@@ -70,13 +96,39 @@ class _PegboardGroup(click.Group):
                 or self._plugins(ctx).get_command(ctx, name))
 
 
-@click.group(cls=_PegboardGroup)
+@click.group(cls=_PegboardGroup, invoke_without_command=True,
+             context_settings={"help_option_names": ["-h", "--help"]})
 @global_options
 @click.version_option(package_name="pegboard")
 @click.pass_context
 def cli(ctx: click.Context) -> None:
-    """pegboard: tools for LLM agents, through plugins."""
+    """pegboard: tools for LLM agents, through plugins.
+
+    Exit status, for every command: 0 done; 1 a deny, a failed call or a
+    failed check; 2 a usage or config error; 3 `permissions check`'s ask;
+    4 no such tool (`tools show`, `call`, `permissions check`). With
+    --json, an error is a JSON object on stdout ({"error", "exit_code"}).
+    Colour only at a terminal, never with NO_COLOR set."""
     ctx.ensure_object(_CLIState)
+    if os.environ.get("NO_COLOR"):  # https://no-color.org: any value but empty switches colour off
+        ctx.color = False
+    if ctx.invoked_subcommand is None:
+        click.echo(ctx.get_help())
+        ctx.exit(0)
+
+
+class NoSuchTool(click.ClickException):
+    """A command named a tool nobody registered: exit 4 (not 1, a deny's)."""
+
+    exit_code = EXIT_NO_SUCH_TOOL
+
+    def __init__(self, name: str, known: Iterable[str]) -> None:
+        from ._nearest import nearest
+
+        meant = nearest(name, known)
+        self.details = {"tool": name, "did_you_mean": meant}
+        hint = f"; did you mean {meant!r}?" if meant else ""
+        super().__init__(f"no tool called {name!r}{hint} (`pegboard tools list` shows them)")
 
 
 def _emit_json(data: Any) -> None:
@@ -106,14 +158,19 @@ def tools_list(mode: str | None, as_json: bool) -> None:
     state = _state()
     root = state.cwd or Path.cwd()
     # (plugins handed over in code, by pegboard.testing's runner, are not what the cache describes)
-    cached = load_rows(root, state.config) if state._given is None else None
+    cached = load_rows(root, state.config, mode) if state._given is None else None
     failed: list[str] = []
     refused: list[str] = []
     if cached is None:
         toolbox = state.toolbox(inventory=True, listing=True)
         broken = toolbox.check_tools()
-        inventory = [{**s.to_json(), "default_mode": toolbox.settings.core.permissions.mode}
-                     for s in toolbox.tool_statuses()]
+        # What a tool may do, in the listed mode only: another mode's examples may cost more to
+        # decide (Bash's in acceptEdits look through the working directories); `tools show` has all.
+        listed_mode = mode or toolbox.settings.core.permissions.mode
+        inventory = [{**s.to_json(), "default_mode": toolbox.settings.core.permissions.mode,
+                      **({"may": toolbox.permission_examples(s.tool, [listed_mode])}
+                         if s.enabled and s.tool.permission_examples else {})}
+                     for s in toolbox.listed_statuses()]
         notes = toolbox.plugins.notes()
         failed = [f"plugin {r.name!r} failed, so its tools are missing: {r.error}"
                   for r in toolbox.records.values() if r.error and r.enabled]
@@ -124,7 +181,7 @@ def tools_list(mode: str | None, as_json: bool) -> None:
                    if w.startswith("tool ") and " not registered: " in w]
         if not toolbox.settings.problems and not failed and not refused and state._given is None:
             store_rows(root, state.config, inventory, [r.module for r in toolbox.records.values()],
-                       toolbox.plugins.watched_files(), notes)
+                       toolbox.plugins.watched_files(), notes, mode)
         notes = [*notes, *toolbox.settings.problems]
     else:
         inventory, notes = cached
@@ -135,6 +192,8 @@ def tools_list(mode: str | None, as_json: bool) -> None:
         if row["enabled"] and not policy.offers_tool(row["permission"], row["read_only"]):
             row["enabled"] = False
             row["status"] = f"not offered in {policy.name} (needs {row['permission']})"
+        if "may" in row and not row["enabled"]:
+            del row["may"]
         rows.append(row)
     for line in notes:  # what plugins would offer but do not list yet (stderr: JSON stays rows)
         click.echo(f"note: {line}", err=True)
@@ -150,6 +209,10 @@ def tools_list(mode: str | None, as_json: bool) -> None:
         for r in rows:
             click.echo(f"{r['name']:<{name_w}} {r['plugin']:<{plugin_w}} {r['loading']:<9} "
                        f"{'yes' if r['read_only'] else '':<4} {r['permission']:<13} {r['status']}")
+            examples = r.get("may", {}).get(policy.name)
+            if examples:  # what a tool offered at a low level may still do here (Bash at read)
+                said = "; ".join(f"{e['label']}: {styled(e['decision'], e['decision'])}" for e in examples)
+                click.echo(f"{'':<{name_w}} in {policy.name}: {said}")
     if failed or any(r["status"].startswith("broken: ") for r in rows):
         sys.exit(1)
 
@@ -192,8 +255,9 @@ def tools_cost(mode: str | None, as_json: bool) -> None:
     total = sum(r["characters"] for r in table)
     summary = {"total_characters": total, "total_tokens": round(total / 4),
                "deferred_listing_characters": len(listing), "deferred_budget": catalogue.deferred_budget}
+    apis = _cost_per_api(catalogue)
     if as_json:
-        _emit_json({"sources": table, **summary})
+        _emit_json({"sources": table, **summary, "apis": apis})
         return
     click.echo(f"{'SOURCE':<28} {'LOADED':>6} {'DEFERRED':>8} {'CHARACTERS':>10} {'~TOKENS':>8}")
     for r in table:
@@ -201,31 +265,61 @@ def tools_cost(mode: str | None, as_json: bool) -> None:
     click.echo(f"{'total':<28} {'':>6} {'':>8} {total:>10,} {round(total / 4):>8,}")
     click.echo(f"deferred listing: {len(listing):,} characters (budget {catalogue.deferred_budget:,}, "
                "[tools] deferred_budget)")
+    click.echo("\nper API (tools and the deferred listing, as each export sends them):")
+    for api in apis:
+        click.echo(f"  {api['api']:<40} {api['characters']:>10,} characters {api['tokens']:>8,} ~tokens")
     for line in toolbox.plugins.notes():
         click.echo(f"note: {line}", err=True)
 
 
+def _cost_per_api(catalogue: Any) -> list[dict[str, Any]]:
+    """What each model API's export of the catalogue sends with every
+    request: the tools, and the deferred listing where ToolSearch stands in
+    for the provider's own tool search (docs/embedding.md, "The catalogue's cost")."""
+    listing = len(catalogue.deferred_text())
+    exports = [("anthropic", catalogue.to_anthropic(), listing),
+               ("anthropic defer_loading", catalogue.to_anthropic(defer_loading=True), 0),
+               ("openai chat strict", catalogue.to_openai(strict=True), listing),
+               ("openai responses strict", catalogue.to_responses(strict=True), listing),
+               ("openai responses strict defer_loading", catalogue.to_responses(strict=True, defer_loading=True), 0)]
+    rows = []
+    for api, tools, extra in exports:
+        characters = len(json.dumps(tools, ensure_ascii=False)) + extra
+        rows.append({"api": api, "tools": len(tools), "characters": characters, "tokens": round(characters / 4)})
+    return rows
+
+
 @tools.command("show")
 @global_options
-@click.argument("name")
+@click.argument("name", shell_complete=complete_tool_names)
 @JSON
 def tools_show(name: str, as_json: bool) -> None:
-    """A tool's description and input schema.
+    """A tool's description and input schema, why it is absent if it is, and
+    what it may do in each mode (a tool with permission examples).
 
-    Exit status: 0 the tool shown; 2 no tool has that name, or a usage or configuration error."""
+    Exit status: 0 the tool shown; 4 no tool has that name (the nearest is named); 2 a usage or
+    configuration error."""
     toolbox = _state().toolbox(inventory=True, listing=True)
-    status = toolbox.statuses.get(name)
-    if status is None:
-        raise click.UsageError(f"no tool called {name!r}; `pegboard tools list` shows them")
+    if name not in toolbox.statuses:
+        raise NoSuchTool(name, toolbox.statuses)
     from ._catalogue import augmented_schema
 
+    [status] = toolbox.listed_statuses(name)
     tool = status.tool
     description = toolbox.description(tool)
     schema = augmented_schema(toolbox.session(), tool)
+    may = toolbox.permission_examples(tool) if status.enabled else {}
     if as_json:
-        _emit_json({**status.to_json(), "description": description, "input_schema": schema})
+        _emit_json({**status.to_json(), **({"may": may} if may else {}), "description": description,
+                    "input_schema": schema})
         return
     click.echo(f"{tool.name} ({tool.plugin}; {status.status})\n")
+    if may:
+        click.echo("What it may do, mode by mode, before anyone is asked:")
+        for mode, examples in may.items():
+            said = "; ".join(f"{e['label']}: {styled(e['decision'], e['decision'])}" for e in examples)
+            click.echo(f"  {mode}: {said}")
+        click.echo()
     click.echo(description)
     click.echo("\nInput schema:")
     click.echo(json.dumps(schema, indent=2))
@@ -246,20 +340,24 @@ def _parse_input(text: str) -> Any:
 
 @cli.command("call")
 @global_options
-@click.argument("tool")
+@click.argument("tool", shell_complete=complete_tool_names)
 @click.option("--input", "input_json", default="{}",
               help="The tool's arguments as a JSON object ('-': read them from standard input).")
 @click.option("--session", "session_id", default=None,
               help="Run in this durable session (created if new): its scratchpad and plugins' state last.")
+@click.option("--stream/--no-stream", "stream", default=None,
+              help="Print the tool's output as it comes (the default at a terminal, never on a pipe unless asked).")
 @MODE
 @JSON
-def call(tool: str, input_json: str, session_id: str | None, mode: str | None, as_json: bool) -> None:
+def call(tool: str, input_json: str, session_id: str | None, mode: str | None, as_json: bool,
+         stream: bool | None) -> None:
     """Run one tool through the whole pipeline in a fresh session (or in the
     durable session --session names).
 
     Exit status: 0 the tool ran and its result is not an error; 1 the call was denied, or the tool's
-    result is an error (the output says which), or the store failed (--session); 2 a usage or
-    configuration error (--input that is not JSON, a bad --session)."""
+    result is an error (the output says which), or the store failed (--session); 4 no tool has that
+    name (the nearest is named); 2 a usage or configuration error (--input that is not JSON, a bad
+    --session)."""
     import asyncio
 
     arguments = _parse_input(input_json)
@@ -279,9 +377,18 @@ def call(tool: str, input_json: str, session_id: str | None, mode: str | None, a
 
         store_failure(toolbox, exc)
 
+    streaming = (sys.stdout.isatty() if stream is None else stream) and not as_json
+    shown = ""
+
     async def run() -> Any:
+        nonlocal shown
         async with session:
-            return await session.call(tool, arguments)
+            if not streaming:
+                return await session.call(tool, arguments)
+            from ._cli_stream import call_streaming
+
+            result, shown = await call_streaming(session, tool, arguments)
+            return result
 
     result = asyncio.run(run())
     if as_json:
@@ -290,9 +397,18 @@ def call(tool: str, input_json: str, session_id: str | None, mode: str | None, a
     else:
         for part in result.content:
             if part.type == "text":
+                if shown:
+                    from ._cli_stream import unshown
+
+                    text, shown = unshown(part.text, shown), ""
+                    if text:
+                        click.echo(text)
+                    continue
                 click.echo(part.text)
             else:
                 click.echo(f"[{part.type} {getattr(part, 'mime_type', '')}]")
+    if result.is_error and tool not in toolbox.statuses:
+        sys.exit(EXIT_NO_SUCH_TOOL)
     sys.exit(1 if result.is_error else 0)
 
 
@@ -346,7 +462,7 @@ def _batch_line(toolbox: Any, sessions: dict[str, Any], number: int, line: str, 
 
 @permissions.command("check")
 @global_options
-@click.argument("tool", required=False)
+@click.argument("tool", required=False, shell_complete=complete_tool_names)
 @click.option("--input", "input_json", default="{}",
               help="The call's arguments as JSON ('-': read them from standard input).")
 @click.option("--batch", type=click.File("r"), default=None,
@@ -360,7 +476,8 @@ def permissions_check(tool: str | None, input_json: str, batch: Any, mode: str |
     nobody to ask, a call that asks is denied.
 
     Exit status: 0 allow (with --batch: every line answered, each saying its
-    decision); 1 deny; 3 ask; 2 a usage or configuration error (nothing was
+    decision); 1 deny; 3 ask; 4 no tool has that name (the decision is a deny
+    naming the nearest); 2 a usage or configuration error (nothing was
     decided).
     """
     from ._config import ConfigError
@@ -397,10 +514,37 @@ def permissions_check(tool: str | None, input_json: str, batch: Any, mode: str |
     if as_json:
         click.echo(json.dumps(decision.to_json()))
     else:
-        click.echo(f"{decision.decision}: {decision.reason}\nsource: {decision.source}")
+        click.echo(f"{styled(decision.decision, decision.decision)}: {decision.reason}\nsource: {decision.source}")
         for rule in decision.suggestions:
             click.echo(f"rule that would allow it: {rule}")
+    if str(tool) not in toolbox.statuses:
+        sys.exit(EXIT_NO_SUCH_TOOL)
     sys.exit({"allow": EXIT_ALLOW, "deny": EXIT_DENY}.get(decision.decision, EXIT_ASK))
+
+
+@permissions.command("add")
+@global_options
+@click.argument("behavior", type=click.Choice(["allow", "ask", "deny"]))
+@click.argument("rule")
+@click.option("--project", is_flag=True,
+              help="Add it to the project's .pegboard/config.toml (a trusted project only), not your user config.")
+@JSON
+def permissions_add(behavior: str, rule: str, project: bool, as_json: bool) -> None:
+    """Add RULE (such as 'Bash(npm run test:*)' or 'Read(./.env)') to
+    [permissions] BEHAVIOR of your user config, or with --project of a
+    trusted project's, keeping the file's comments. The rule is parsed by
+    the plugin that owns its tool first: one that does not parse, or names
+    no known tool, is refused with why and nothing is written.
+
+    Exit status: 0 added, or there already; 1 refused (why is on stderr; nothing was written); 2 a
+    usage or configuration error."""
+    from ._cli_settings import add_rule
+
+    target, changed = add_rule(_state(), behavior, rule, project)
+    if as_json:
+        _emit_json({"file": str(target), "behavior": behavior, "rule": rule, "added": changed})
+    else:
+        click.echo(f"{'added' if changed else 'already there'}: {behavior} {rule!r} in {target}")
 
 
 @permissions.command("list")
@@ -431,6 +575,43 @@ def permissions_list(as_json: bool) -> None:
 @cli.group("config")
 def config_group() -> None:
     """Where configuration lives and what it says."""
+
+
+@config_group.command("set")
+@global_options
+@click.argument("key", shell_complete=lambda ctx, param, incomplete: _complete_keys(incomplete))
+@click.argument("value")
+@click.option("--project", is_flag=True,
+              help="Set it in the project's .pegboard/config.toml (a trusted project only), not your user config.")
+@JSON
+def config_set(key: str, value: str, project: bool, as_json: bool) -> None:
+    """Set KEY (dotted, as `config show` lists it: permissions.mode,
+    tools.block, plugins.web.timeout_s) to VALUE in your user config, or
+    with --project in a trusted project's. VALUE is read as TOML (true, 30,
+    '["Bash"]') and else taken as text. The change is checked against the
+    config models (and the plugins' own) before it is written; one that
+    would not load is refused with why and nothing is written. The file
+    keeps its comments and layout.
+
+    Exit status: 0 written; 1 refused (why is on stderr; nothing was written); 2 a usage or
+    configuration error."""
+    from ._cli_settings import set_value
+
+    target, written = set_value(_state(), key, value, project)
+    if as_json:
+        _emit_json({"file": str(target), "key": key, "value": written})
+    else:
+        click.echo(f"{key} = {json.dumps(written)} in {target}")
+
+
+def _complete_keys(incomplete: str) -> list[Any]:
+    """Shell completion of config keys: the core's tables' keys (dotted)."""
+    from click.shell_completion import CompletionItem
+
+    from ._config import CoreConfig, model_keys
+
+    keys = [f"{table}.{key}" for table in model_keys(CoreConfig, ()) for key in model_keys(CoreConfig, (table,))]
+    return [CompletionItem(k) for k in [*keys, "plugins."] if k.startswith(incomplete)]
 
 
 @config_group.command("path")
@@ -543,7 +724,7 @@ def doctor(as_json: bool) -> None:
         if as_json:
             rows.append({"status": status, "name": name, "detail": detail})
         else:
-            click.echo(f"{status.upper():<5} {name}{': ' + detail if detail else ''}")
+            click.echo(f"{styled(status.upper().ljust(5), status)} {name}{': ' + detail if detail else ''}")
 
     def finish() -> NoReturn:
         if as_json:
@@ -554,7 +735,7 @@ def doctor(as_json: bool) -> None:
     try:
         load_settings(root, state.config)  # a problem here is a FAIL line, not a stack of errors
         # With the inventory: a rule for a switched-off plugin's tool names a known tool.
-        toolbox = state.toolbox(inventory=True, listing=True)
+        toolbox = state._load_toolbox(inventory=True, listing=True)
     except ConfigError as exc:
         for problem in exc.problems:
             line("fail", "config", problem)
@@ -569,6 +750,11 @@ def doctor(as_json: bool) -> None:
         line("fail", "config", problem)
     for status, detail in unknown_rule_lines(toolbox):
         line(status, "config", detail)
+    for key, name in toolbox.unknown_listed:
+        # a block naming nothing looks like protection; an allow or a level naming nothing does nothing
+        line("fail" if key == "block" else "warn", "config",
+             f"{toolbox.settings.source_of('tools', key)}: [tools] {key}: {name!r} names no known tool, so it "
+             f"{'blocks' if key == 'block' else 'changes'} nothing")
     for record in toolbox.records.values():
         if record.error:
             line("fail", f"plugin {record.name}", record.error)
@@ -619,6 +805,9 @@ def completion(shell: str) -> None:
 
 def main() -> None:
     """The console script: the command line of a process that ends with the command."""
+    from ._progress import enable_progress
+
+    enable_progress()
     cli(prog_name="pegboard", obj=_CLIState(_freeze_after_load=True, _plugin_output_to_stderr=True))
 
 

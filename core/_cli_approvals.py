@@ -47,11 +47,12 @@ def approvals_list(session_id: str | None, as_json: bool) -> None:
 
 def _answer(pending_id: str, allow: bool, remember: str | None, rule: str | None, message: str | None) -> None:
     from ._decisions import Answer
+    from ._pending import local_user
 
     toolbox = _state().toolbox()
     try:
         call = toolbox.answer_pending(pending_id, Answer(allow=allow, remember=remember,  # type: ignore[arg-type]
-                                                         rule=rule, message=message))
+                                                         rule=rule, message=message, approver=local_user()))
     except KeyError:
         click.echo(f"pegboard: no call {pending_id!r} waits for approval (pegboard approvals list)", err=True)
         sys.exit(1)
@@ -89,3 +90,40 @@ def approvals_deny(pending_id: str, message: str | None) -> None:
     Exit status: 0 answered; 1 no call of that id waits, it was answered already, or the store
     failed; 2 a usage or configuration error."""
     _answer(pending_id, False, None, None, message)
+
+
+@approvals_group.command("serve")
+@global_options
+@click.option("--port", type=click.IntRange(0, 65535), default=0, show_default=True,
+              help="The port on 127.0.0.1 (0: a free one).")
+@click.option("--open", "open_browser", is_flag=True, help="Open the page in a browser too.")
+def approvals_serve(port: int, open_browser: bool) -> None:
+    """A page on this machine to answer the calls waiting and read the audit log.
+
+    It listens on 127.0.0.1 only and prints its address, which holds a new
+    token: every request without it is refused. Answers are kept with your
+    user name; each call's session's host runs it (docs/approvals.md).
+
+    Exit status: 0 stopped with Ctrl-C; 1 the store failed or the port could
+    not be taken (the reason on stderr); 2 a usage or configuration error."""
+    from ._pending import list_pending
+
+    toolbox = _state().toolbox(listing=True)
+    try:
+        list_pending(toolbox, limit=1)  # the store answers (and is at this code's version) before a page promises
+    except Exception as exc:
+        store_failure(toolbox, exc)
+        return
+    from ._approvals_page import serve
+
+    def say(text: str) -> None:
+        click.echo(text)
+        sys.stdout.flush()
+
+    try:
+        serve(toolbox, port, open_browser=open_browser, say=say)
+    except OSError as exc:
+        click.echo(f"pegboard: {exc}", err=True)
+        sys.exit(1)
+    except KeyboardInterrupt:
+        pass

@@ -11,6 +11,7 @@ from typing import Any
 
 import click
 
+from ._audit import newest_id, recorded
 from ._cli_sessions import store_failure, when
 from ._cli_shared import JSON, global_options
 from ._cli_shared import current_state as _state
@@ -35,35 +36,8 @@ def parse_when(text: str, now: float | None = None) -> float:
                                  "2026-11-01 or 2026-11-01T09:30") from None
 
 
-def _filters(session: str | None, since: str | None, tool: str | None, decision: str | None) -> list[Any]:
-    from ._tables import audit
-
-    found = []
-    if session:
-        found.append(audit.c.session_id == session)
-    if since:
-        found.append(audit.c.at >= parse_when(since))
-    if tool:
-        found.append(audit.c.tool == tool)
-    if decision:
-        found.append(audit.c.decision == decision)
-    return found
-
-
-def _rows(store: Any, filters: list[Any], limit: int, after: int | None = None) -> list[dict[str, Any]]:
-    """The newest ``limit`` rows (after id ``after``), oldest first."""
-    from sqlalchemy import select
-
-    from ._tables import audit
-
-    query = select(audit).where(*filters)
-    if after is not None:
-        query = query.where(audit.c.id > after).order_by(audit.c.id).limit(limit)
-    else:
-        query = query.order_by(audit.c.id.desc()).limit(limit)
-    with store.begin(read_only=True) as conn:
-        rows = [dict(r._mapping) for r in conn.execute(query)]
-    return rows if after is not None else rows[::-1]
+def _filters(session: str | None, since: str | None, tool: str | None, decision: str | None) -> dict[str, Any]:
+    return {"session": session, "since": parse_when(since) if since else None, "tool": tool, "decision": decision}
 
 
 def _show(row: dict[str, Any]) -> str:
@@ -111,7 +85,7 @@ def audit_list(session: str | None, since: str | None, tool: str | None, decisio
     password hidden); 2 a usage or configuration error."""
     toolbox, store = _audit_store()
     try:
-        rows = _rows(store, _filters(session, since, tool, decision), limit)
+        rows = recorded(store, **_filters(session, since, tool, decision), limit=limit)
     except click.BadParameter:
         raise
     except Exception as exc:
@@ -147,13 +121,13 @@ def audit_tail(session: str | None, since: str | None, tool: str | None, decisio
 
     try:
         filters = _filters(session, since, tool, decision)
-        rows = _rows(store, filters, count)
-        last = rows[-1]["id"] if rows else _newest_id(store)
+        rows = recorded(store, **filters, limit=count)
+        last = rows[-1]["id"] if rows else newest_id(store)
         for row in rows:
             emit(row)
         while follow:
             time.sleep(0.5)
-            for row in _rows(store, filters, 1000, after=last):
+            for row in recorded(store, **filters, limit=1000, after=last):
                 emit(row)
                 last = row["id"]
     except KeyboardInterrupt:
@@ -162,15 +136,6 @@ def audit_tail(session: str | None, since: str | None, tool: str | None, decisio
         raise
     except Exception as exc:
         store_failure(toolbox, exc)
-
-
-def _newest_id(store: Any) -> int:
-    from sqlalchemy import func, select
-
-    from ._tables import audit
-
-    with store.begin(read_only=True) as conn:
-        return int(conn.execute(select(func.max(audit.c.id))).scalar() or 0)
 
 
 @audit_group.command("prune")

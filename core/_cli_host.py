@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING, Any
 import click
 
 from ._hookspecs import hookimpl
+from ._progress import paused
 
 if TYPE_CHECKING:
     from ._decisions import Answer, Decision, PermissionRequest
@@ -23,11 +24,12 @@ class TerminalHost:
         from ._decisions import Answer
 
         who = f" (asked by {' > '.join(request.session.chain)})" if request.session.parent is not None else ""
-        click.echo(f"{request.tool.name} wants to run{who}: {decision.reason}", err=True)
-        click.echo(json.dumps(dict(request.input), default=str)[:500], err=True)
         suggestion = decision.suggestions[0] if decision.suggestions else request.tool.name
-        choice = click.prompt(f"Allow? [y]es once / [a]lways ({suggestion}) for this project / [n]o",
-                              type=click.Choice(["y", "a", "n"]), default="n", err=True)
+        with paused():  # no spinner over the question
+            click.echo(f"{request.tool.name} wants to run{who}: {decision.reason}", err=True)
+            click.echo(json.dumps(dict(request.input), default=str)[:500], err=True)
+            choice = click.prompt(f"Allow? [y]es once / [a]lways ({suggestion}) for this project / [n]o",
+                                  type=click.Choice(["y", "a", "n"]), default="n", err=True)
         if choice == "y":
             return Answer(allow=True)
         if choice == "a":
@@ -37,6 +39,10 @@ class TerminalHost:
     @hookimpl
     def pegboard_elicit(self, source: str, message: str, schema: dict[str, Any]) -> dict[str, Any]:
         """A form, one prompt per field; an empty answer keeps the default."""
+        with paused():
+            return self._form(source, message, schema)
+
+    def _form(self, source: str, message: str, schema: dict[str, Any]) -> dict[str, Any]:
         click.echo(f"{source} asks: {message}", err=True)
         if not click.confirm("Answer it?", default=True, err=True):
             return {"action": "decline"}

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import click
 
-from ._cli_shared import JSON, current_state, fail_config, global_options
+from ._cli_shared import JSON, complete_plugin_names, current_state, fail_config, global_options
 
 __all__ = ["plugins_group"]
 
@@ -51,7 +51,7 @@ def plugins_list(as_json: bool) -> None:
 
 
 @plugins_group.command("check")
-@click.argument("name")
+@click.argument("name", shell_complete=complete_plugin_names)
 @global_options
 @JSON
 def plugins_check(name: str, as_json: bool) -> None:
@@ -94,10 +94,12 @@ def plugins_new(name: str, parent: Path, tool: str | None) -> None:
 
     Exit status: 0 the folder made; 2 a usage error, or a NAME or folder that cannot be used (the
     reason on stderr)."""
+    from ._progress import progress
     from ._scaffold import ScaffoldError, new_plugin
 
     try:
-        folder = new_plugin(name, parent, tool=tool)
+        with progress(f"Making pegboard-{name}") as shown:
+            folder = new_plugin(name, parent, tool=tool, wrote=lambda path: shown.step(f"wrote {path}"))
     except ScaffoldError as exc:
         click.echo(f"pegboard: {exc}", err=True)
         sys.exit(2)

@@ -9,23 +9,24 @@ from __future__ import annotations
 
 import sys
 from collections.abc import Mapping
-from dataclasses import field
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, NoReturn
 
 import click
 
 from ._policy import POLICY_NAMES
-from ._records import FACTORY, record
 
 if TYPE_CHECKING:
     from ._config import ConfigError
     from ._toolbox import Toolbox
 
-__all__ = ["CLIState", "JSON", "MODE", "current_state", "fail_config", "global_options", "terminal_host"]
+__all__ = ["ARGV", "CLIState", "EXIT_FAILED", "EXIT_NO_SUCH_TOOL", "EXIT_USAGE", "JSON", "MODE",
+           "complete_plugin_names", "complete_tool_names", "current_state", "fail_config", "fail_json",
+           "global_options", "styled", "terminal_host", "wants_json"]
 
 
-@record()
+@dataclass(slots=True)
 class CLIState:
     """What every command shares: the global options and, once needed, the toolbox.
 
@@ -49,18 +50,6 @@ class CLIState:
     # Console script only too: fd 1 is the process's own to divert.
     _plugin_output_to_stderr: bool = False
 
-    def __init__(self, cwd: Path | None = None, config: Path | None = None,
-                 _toolboxes: dict[tuple[Any, ...], Any] = FACTORY, _given: Mapping[str, object] | None = None,
-                 _only: list[str] | None = None, _freeze_after_load: bool = False,
-                 _plugin_output_to_stderr: bool = False) -> None:
-        self.cwd = cwd
-        self.config = config
-        self._toolboxes = {} if _toolboxes is FACTORY else _toolboxes
-        self._given = _given
-        self._only = _only
-        self._freeze_after_load = _freeze_after_load
-        self._plugin_output_to_stderr = _plugin_output_to_stderr
-
     def toolbox(self, *, inventory: bool = False, host: object | None = None, listing: bool = False) -> Toolbox:
         """The toolbox for ``--cwd`` and ``--config``, loaded once; a config
         an operator must fix ends the command through ``fail_config``.
@@ -70,6 +59,16 @@ class CLIState:
         (for listings of everything). ``host``: an object implementing host
         hooks (``pegboard_ask``, such as ``terminal_host()``), registered in
         this toolbox."""
+        from ._config import ConfigError
+
+        try:
+            return self._load_toolbox(inventory=inventory, host=host, listing=listing)
+        except ConfigError as exc:
+            fail_config(exc)
+
+    def _load_toolbox(self, *, inventory: bool = False, host: object | None = None,
+                      listing: bool = False) -> Toolbox:
+        """``toolbox``, raising ``ConfigError`` (for ``doctor``, which lists each problem)."""
         # Keyed on the options too: finding plugin commands loads a toolbox
         # before options written after the command name are parsed.
         key = (self.cwd, self.config, inventory, host, listing)
@@ -89,7 +88,6 @@ class CLIState:
             try:
                 from contextlib import nullcontext
 
-                from ._config import ConfigError
                 from ._stdout import plugin_output_to_stderr
                 from ._toolbox import Toolbox
 
@@ -97,13 +95,10 @@ class CLIState:
                 # output (and would be read as a message by a command that speaks
                 # a protocol on stdout, such as an MCP server on stdio).
                 diverted = plugin_output_to_stderr() if self._plugin_output_to_stderr else nullcontext()
-                try:
-                    with diverted:
-                        self._toolboxes[key] = Toolbox.load(cwd=self.cwd, config=self.config, inventory=inventory,
-                                                            host=host, listing=listing, plugins=self._only,
-                                                            extra_plugins=self._given)
-                except ConfigError as exc:
-                    fail_config(exc)
+                with diverted:
+                    self._toolboxes[key] = Toolbox.load(cwd=self.cwd, config=self.config, inventory=inventory,
+                                                        host=host, listing=listing, plugins=self._only,
+                                                        extra_plugins=self._given)
                 if self._freeze_after_load:
                     # Neither the command's collections nor the full ones at exit
                     # need walk it (about 5% of a permissions check's instructions).
@@ -112,6 +107,39 @@ class CLIState:
                 if pause:
                     gc.enable()
         return self._toolboxes[key]
+
+
+def complete_tool_names(ctx: click.Context, param: click.Parameter, incomplete: str) -> list[Any]:
+    """Shell completion of tool names (``tools show``, ``call``, ``permissions
+    check``): the cached listing's names, else a listing toolbox's."""
+    return _complete(ctx, incomplete, lambda toolbox: list(toolbox.statuses), rows=True)
+
+
+def complete_plugin_names(ctx: click.Context, param: click.Parameter, incomplete: str) -> list[Any]:
+    """Shell completion of plugin names (``plugins check``)."""
+    return _complete(ctx, incomplete, lambda toolbox: list(toolbox.records))
+
+
+def _complete(ctx: click.Context, incomplete: str, names_of: Any, rows: bool = False) -> list[Any]:
+    from click.shell_completion import CompletionItem
+
+    state = ctx.find_object(CLIState) or CLIState()
+    names: list[str] = []
+    try:
+        if rows and state._given is None:
+            from ._listing import load_rows
+
+            cached = load_rows(state.cwd or Path.cwd(), state.config)
+            if cached is not None:
+                names = [row["name"] for row in cached[0]]
+        if not names:
+            from ._stdout import plugin_output_to_stderr
+
+            with plugin_output_to_stderr():  # nothing but the candidates on stdout
+                names = names_of(state._load_toolbox(inventory=True, listing=True))
+    except Exception:
+        return []  # a completion that cannot load the toolbox offers nothing, and says nothing
+    return [CompletionItem(name) for name in sorted(names) if name.startswith(incomplete)]
 
 
 def current_state() -> CLIState:
@@ -134,13 +162,54 @@ def terminal_host() -> object | None:
     return TerminalHost()
 
 
+# Exit statuses the commands share (the root command's help and docs/cli.md list them).
+EXIT_FAILED, EXIT_USAGE, EXIT_NO_SUCH_TOOL = 1, 2, 4
+# The root context's meta key for the command line's arguments (``--json`` anywhere on it).
+ARGV = "pegboard.argv"
+
+
+def wants_json() -> bool:
+    """Whether the running command line asked for JSON (``--json``): its
+    errors are then JSON too."""
+    ctx = click.get_current_context(silent=True)
+    if ctx is None:
+        return False
+    if ctx.params.get("as_json"):
+        return True
+    argv = ctx.find_root().meta.get(ARGV, ())
+    return "--json" in argv[:argv.index("--")] if "--" in argv else "--json" in argv
+
+
+# The colour of each outcome word (doctor's statuses, decisions); click.echo
+# drops it when the output is not a terminal, and NO_COLOR switches it off.
+_COLOURS = {"ok": "green", "allow": "green", "warn": "yellow", "ask": "yellow", "fail": "red", "deny": "red"}
+
+
+def styled(text: str, outcome: str) -> str:
+    """``text`` in ``outcome``'s colour (``fail``, ``deny``: red; ``warn``,
+    ``ask``: yellow; ``ok``, ``allow``: green), for ``click.echo``."""
+    colour = _COLOURS.get(outcome.lower())
+    return click.style(text, fg=colour, bold=colour == "red") if colour else text
+
+
+def fail_json(message: str, exit_code: int, **details: Any) -> NoReturn:
+    """End the command with ``{"error": message, "exit_code": ..., **details}`` on stdout."""
+    import json
+
+    click.echo(json.dumps({"error": message, "exit_code": exit_code, **details}, indent=2))
+    sys.exit(exit_code)
+
+
 def fail_config(exc: ConfigError) -> NoReturn:
     """End the command as pegboard does for configuration an operator must
-    fix: each problem on stderr (file, key, what was expected), exit 2."""
+    fix: each problem on stderr (file, key, what was expected), exit 2
+    (with ``--json``: a JSON error on stdout listing them)."""
+    if wants_json():
+        fail_json("configuration problems", EXIT_USAGE, problems=list(exc.problems))
     click.echo("pegboard: configuration problems:", err=True)
     for line in exc.problems:
         click.echo(f"  {line}", err=True)
-    sys.exit(2)
+    sys.exit(EXIT_USAGE)
 
 
 def _set_cwd(ctx: click.Context, _: click.Parameter, value: Path | None) -> None:

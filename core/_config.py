@@ -12,14 +12,13 @@ from __future__ import annotations
 import os
 import stat
 from collections.abc import Iterator, Mapping
-from dataclasses import field
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Annotated, Any
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
 from ._dirs import config_dir, data_dir, policy_path
-from ._records import FACTORY, record
 from ._scope import (
     Ignored,
     IgnoredKind,
@@ -203,19 +202,13 @@ class CoreConfig(_Strict):
     plugins: dict[str, dict[str, Any]] = Field(default_factory=dict)
 
 
-@record(frozen=True)
+@dataclass(frozen=True, slots=True)
 class Layer:
     """One config file as read (``path`` None for the built-in defaults), named by its place."""
 
     name: str
     path: Path | None
     data: Mapping[str, Any]
-
-    def __init__(self, name: str, path: Path | None, data: Mapping[str, Any]) -> None:
-        _set = object.__setattr__
-        _set(self, "name", name)
-        _set(self, "path", path)
-        _set(self, "data", data)
 
     @property
     def label(self) -> str:
@@ -227,19 +220,13 @@ class Layer:
         the repository, not from the person."""
         return self.name in CHECKOUT_LAYERS
 
-    @property
-    def from_person(self) -> bool:
-        """The person's or operator's own file: the user config, ``--config``,
-        the system policy (not the project's files, not remembered approvals)."""
-        return self.name in ("user", "explicit", "policy")
-
 
 RULE_KEYS = ("allow", "ask", "deny")
 CHECKOUT_LAYERS = ("project", "checkout grants")
 UNCONFINED_MODES = ("bypassPermissions", "unrestricted")
 
 
-@record()
+@dataclass(slots=True)
 class Settings:
     """The merged configuration and where each value came from
     (``context.settings``; ``toolbox.settings`` for hosts). Read it; a plugin's
@@ -263,18 +250,6 @@ class Settings:
     embedding host's answer): until then its files may only narrow."""
     ignored: list[Ignored] = field(default_factory=list)
     """What the project's files set or hold that was not applied, and why."""
-
-    def __init__(self, root: Path, layers: list[Layer], merged: dict[str, Any],
-                 provenance: dict[tuple[str, ...], str], core: CoreConfig, problems: list[str] = FACTORY,
-                 trusted: bool = False, ignored: list[Ignored] = FACTORY) -> None:
-        self.root = root
-        self.layers = layers
-        self.merged = merged
-        self.provenance = provenance
-        self.core = core
-        self.problems = [] if problems is FACTORY else problems
-        self.trusted = trusted
-        self.ignored = [] if ignored is FACTORY else ignored
 
     def report_ignored(self, source: str | os.PathLike[str], what: str, kind: IgnoredKind = "untrusted",
                        detail: str = "") -> None:
@@ -389,14 +364,17 @@ def _merge(into: dict[str, Any], data: Mapping[str, Any], label: str,
 
 
 def find_layers(root: Path, explicit: Path | None, trusted: bool = True,
-                ignored: list[Ignored] | None = None) -> list[Layer]:
+                ignored: list[Ignored] | None = None,
+                replaced: Mapping[Path, Mapping[str, Any]] | None = None) -> list[Layer]:
     """The config files that apply, lowest precedence first (policy last).
 
     The project's own grants file (``.pegboard/granted.toml``, from before
     grants were kept outside the checkout) is read only when the folder is
     trusted. A file of the project's that resolves outside the project
     root (a ``.pegboard`` that is a link elsewhere) is not read. Both are
-    added to ``ignored``, when given.
+    added to ``ignored``, when given. ``replaced``: files read as holding
+    this data instead of what they hold (``pegboard config set`` checks a
+    change before writing it), there or not.
     """
     layers = [Layer("defaults", None, {})]
     checkout = root / ".pegboard"
@@ -414,6 +392,9 @@ def find_layers(root: Path, explicit: Path | None, trusted: bool = True,
         candidates.append(("explicit", chosen, True))
     candidates.append(("policy", policy_path(), False))
     for name, path, required in candidates:
+        if replaced is not None and path in replaced:
+            layers.append(Layer(name, path, replaced[path]))
+            continue
         if name in CHECKOUT_LAYERS and os.path.lexists(path):
             real = os.path.realpath(path)
             if not real.startswith(str(root).rstrip("/") + "/"):
@@ -472,11 +453,13 @@ def _merge_layers(layers: list[Layer]) -> tuple[dict[str, Any], dict[tuple[str, 
     return merged, provenance
 
 
-def load_settings(root: Path, explicit: Path | None = None, *, trusted: bool | None = None) -> Settings:
+def load_settings(root: Path, explicit: Path | None = None, *, trusted: bool | None = None,
+                  replaced: Mapping[Path, Mapping[str, Any]] | None = None) -> Settings:
     """Read and validate every layer. ``ConfigError`` lists each problem.
 
     ``trusted``: whether the project root is trusted; None asks the
-    person's trusted folders (``pegboard trust``).
+    person's trusted folders (``pegboard trust``). ``replaced``: config
+    files read as holding this data (``find_layers``).
     """
     root = Path(os.path.realpath(root))
     if trusted is None:
@@ -485,14 +468,14 @@ def load_settings(root: Path, explicit: Path | None = None, *, trusted: bool | N
         except ValueError as exc:
             raise ConfigError([str(exc)]) from None
     ignored: list[Ignored] = []
-    layers = find_layers(root, explicit, trusted, ignored)
+    layers = find_layers(root, explicit, trusted, ignored, replaced)
     # Every layer as written is checked first, so that a mistake is reported
     # even in what is then left out (a typo in an ignored table still fails).
     merged, provenance = _merge_layers(layers)
     try:
         core = CoreConfig.model_validate(merged)
     except ValidationError as exc:
-        raise ConfigError(describe_errors(exc, provenance)) from None
+        raise ConfigError(describe_errors(exc, provenance, model=CoreConfig)) from None
     problems = _enabled_problems(merged, provenance)
     if problems:
         raise ConfigError(problems)
@@ -511,7 +494,7 @@ def load_settings(root: Path, explicit: Path | None = None, *, trusted: bool | N
         try:
             core = CoreConfig.model_validate(merged)
         except ValidationError as exc:
-            raise ConfigError(describe_errors(exc, provenance)) from None
+            raise ConfigError(describe_errors(exc, provenance, model=CoreConfig)) from None
     policy = next((layer for layer in layers if layer.name == "policy"), None)
     if core.permissions.disable_bypass_permissions and core.permissions.mode in ("bypassPermissions", "unrestricted"):
         problems.append(
@@ -589,16 +572,67 @@ _EXPECTED = {
 
 
 def describe_errors(exc: ValidationError, provenance: Mapping[tuple[str, ...], str],
-                    prefix: tuple[str, ...] = ()) -> list[str]:
-    """Pydantic errors as ``<file>: [table] key: expected ...`` lines."""
+                    prefix: tuple[str, ...] = (), model: type[BaseModel] | None = None) -> list[str]:
+    """Pydantic errors as ``<file>: [table] key: expected ...`` lines; an
+    unknown key or table of ``model`` (the validated one) names the nearest
+    it has ("did you mean 'allow'?")."""
     lines = []
     for err in exc.errors():
         loc = (*prefix, *(str(part) for part in err["loc"]))
         expected = _EXPECTED.get(err["type"]) or err["msg"]
         if err["type"] == "value_error":
             expected = err["msg"].removeprefix("Value error, ")
-        lines.append(f"{_source(loc, provenance)}: {format_key(loc)}: {expected}")
+        key = format_key(loc)
+        if err["type"] == "extra_forbidden":
+            if isinstance(err.get("input"), Mapping):
+                key, expected = f"[{'.'.join(loc)}]", "unknown table"
+            if model is not None:
+                expected = _unknown_key(model, tuple(str(part) for part in err["loc"]), err.get("input"), prefix)
+        lines.append(f"{_source(loc, provenance)}: {key}: {expected}")
     return lines
+
+
+def _unknown_key(model: type[BaseModel], loc: tuple[str, ...], value: Any, prefix: tuple[str, ...]) -> str:
+    """"unknown key" (or table), with the nearest key the table at ``loc`` has."""
+    from ._nearest import nearest
+
+    table = isinstance(value, Mapping)
+    found = nearest(loc[-1], model_keys(model, loc[:-1]))
+    what = "unknown table" if table else "unknown key"
+    if found is None:
+        return what
+    meant = f"[{'.'.join((*prefix, *loc[:-1], found))}]" if table else repr(found)
+    return f"{what}; did you mean {meant}?"
+
+
+def model_keys(model: type[BaseModel], loc: tuple[str, ...]) -> list[str]:
+    """The keys the table at ``loc`` of ``model`` takes (its sub-model's
+    fields), or none when ``loc`` is not a table of known keys."""
+    current: Any = model
+    for part in loc:
+        if part.isdigit():
+            continue
+        fields = getattr(current, "model_fields", None)
+        if not isinstance(fields, dict) or part not in fields:
+            return []
+        current = _table_model(fields[part].annotation)
+        if current is None:
+            return []
+    fields = getattr(current, "model_fields", None)
+    return list(fields) if isinstance(fields, dict) else []
+
+
+def _table_model(annotation: Any) -> type[BaseModel] | None:
+    """The model a field's annotation holds (through Optional, Annotated, lists), if any."""
+    import typing
+
+    if isinstance(annotation, type) and issubclass(annotation, BaseModel):
+        return annotation
+    for arg in typing.get_args(annotation):
+        found = _table_model(arg)
+        if found is not None:
+            return found
+    return None
 
 
 def _source(loc: tuple[str, ...], provenance: Mapping[tuple[str, ...], str]) -> str:

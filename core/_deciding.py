@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING, Any
 
 from ._arguments import Refusal, as_mapping, parse_arguments, split_reserved, validate
 from ._decisions import Decision, PermissionRequest
+from ._tracing import tracer
 
 if TYPE_CHECKING:
     from ._session import Session
@@ -32,4 +33,12 @@ def decide_call(session: Session, name: str, arguments: Any) -> Decision:
     except Refusal as refusal:
         return Decision("deny", refusal.result.text_content(), "validation")
     request = PermissionRequest(tool=tool, input=as_mapping(validated), session=session, policy=session.policy)
-    return toolbox.permissions.evaluate(request)
+    found = tracer()
+    if found is None:
+        return toolbox.permissions.evaluate(request)
+    from ._tracing import decision_span, record_decision
+
+    with decision_span(found, name, None) as current:
+        decision = toolbox.permissions.evaluate(request)
+        record_decision(current, decision)
+    return decision

@@ -15,6 +15,7 @@ from ._records import record
 
 if TYPE_CHECKING:
     from ._clients import Client
+    from ._levels import Access
     from ._policy import Policy
     from ._session import Session
     from ._tools import Tool
@@ -404,10 +405,13 @@ class Answer:
     pending: bool = False
     """The person will answer later, from anywhere (``Answer.later()``): the
     call is kept as a pending call and the model is told it waits."""
+    approver: str | None = None
+    """Who answered (a person's name or account), when the host knows: kept
+    with a pending call's answer and written in the audit log's ``host``."""
 
     def __init__(self, allow: bool, remember: Literal["session", "project", "user"] | None = None,
                  rule: str | None = None, message: str | None = None, asked: bool = True,
-                 pending: bool = False) -> None:
+                 pending: bool = False, approver: str | None = None) -> None:
         _set = object.__setattr__
         _set(self, "allow", allow)
         _set(self, "remember", remember)
@@ -415,6 +419,7 @@ class Answer:
         _set(self, "message", message)
         _set(self, "asked", asked)
         _set(self, "pending", pending)
+        _set(self, "approver", approver)
 
     @classmethod
     def later(cls) -> Answer:
@@ -474,6 +479,14 @@ class PermissionRequest:
         """Who the call is made for, when the host serves several (``session.client``): its
         ``id``, how it signed in, the level its credential allows. None: the host's own."""
         return self.session.client
+
+    @property
+    def access(self) -> Access:
+        """What the session may do with this tool (``Session.access_to``):
+        ``"full"``, or for a sub-agent granted ``"read"`` only, only what the
+        tool counts as reading; a tool registered with ``subagents="read"``
+        votes deny on anything else."""
+        return self.session.access_to(self.tool)
 
     def resolve(self, path: str | os.PathLike[str]) -> Path:
         """The real path a name refers to, relative to the session root.

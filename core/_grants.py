@@ -1,18 +1,48 @@
 """``granted.toml``: rules remembered from a person's approvals; and
 ``update_toml``, the locked read-change-write of the small TOML files
-pegboard keeps for the person (grants, trusted folders)."""
+pegboard keeps for the person (grants, trusted folders); ``edit_toml``, the
+same for a file the person writes too (``config set``, ``permissions add``),
+keeping its comments and layout."""
 
 from __future__ import annotations
 
 import fcntl
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
 from ._atomic import atomic_write
 from ._paths import resolve_path
 
-__all__ = ["append_grant", "update_toml"]
+__all__ = ["append_grant", "edit_toml", "update_toml"]
+
+
+@contextmanager
+def _locked(path: Path) -> Iterator[None]:
+    """Held while ``path`` is read, changed and written: a lock file beside
+    it, so that two processes changing it at once both keep their change."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with open(path.with_name(f".{path.name}.lock"), "a") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        yield
+
+
+def edit_toml(path: Path, change: Callable[[Any], bool]) -> None:
+    """Read ``path`` (empty when missing) as a tomlkit document, let
+    ``change`` edit it in place (False: leave the file as it is; what it
+    raises leaves it too), and write it atomically, its comments and
+    layout kept. A file that does not parse raises ``ValueError`` naming it."""
+    import tomlkit  # only for these commands
+    from tomlkit.exceptions import ParseError
+
+    with _locked(path):
+        try:
+            document = tomlkit.parse(path.read_text(encoding="utf-8") if path.is_file() else "")
+        except (ParseError, UnicodeDecodeError, RecursionError) as exc:
+            raise ValueError(f"{path}: not valid TOML ({exc}); fix it by hand first") from None
+        if change(document):
+            atomic_write(resolve_path(path, path.parent), tomlkit.dumps(document))
 
 _GRANT_KEYS = ("allow", "ask", "deny")
 
@@ -29,9 +59,7 @@ def update_toml(path: Path, change: Callable[[dict[str, Any]], dict[str, Any] | 
 
     import tomli_w
 
-    path.parent.mkdir(parents=True, exist_ok=True)
-    with open(path.with_name(f".{path.name}.lock"), "a") as lock:
-        fcntl.flock(lock, fcntl.LOCK_EX)
+    with _locked(path):
         data: dict[str, Any] = {}
         if path.is_file():
             try:

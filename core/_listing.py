@@ -24,7 +24,7 @@ from ._trust import TRUST_FILE, project_grants_file
 
 __all__ = ["load_rows", "store_rows"]
 
-FORMAT = 2
+FORMAT = 3
 
 
 def _cache_dir() -> Path:
@@ -57,16 +57,19 @@ def _key(root: Path, explicit: Path | None) -> dict[str, Any]:
     }
 
 
-def _cache_file(root: Path, explicit: Path | None) -> Path:
-    digest = hashlib.sha256(f"{root}\0{explicit}\0{sys.executable}".encode()).hexdigest()[:20]
+def _cache_file(root: Path, explicit: Path | None, mode: str | None) -> Path:
+    digest = hashlib.sha256(f"{root}\0{explicit}\0{sys.executable}\0{mode}".encode()).hexdigest()[:20]
     return _cache_dir() / f"inventory-{digest}.json"
 
 
-def load_rows(root: Path, explicit: Path | None) -> tuple[list[dict[str, Any]], list[str]] | None:
-    """The cached rows and plugins' notes, or None when anything they depend on changed."""
+def load_rows(root: Path, explicit: Path | None,
+              mode: str | None = None) -> tuple[list[dict[str, Any]], list[str]] | None:
+    """The cached rows and plugins' notes, or None when anything they depend
+    on changed. ``mode``: the listing's ``--mode`` (its rows say what tools
+    may do in it, so each mode has its own)."""
     root = Path(os.path.realpath(root))
     try:
-        data = json.loads(_cache_file(root, explicit).read_text(encoding="utf-8"))
+        data = json.loads(_cache_file(root, explicit, mode).read_text(encoding="utf-8"))
     except (OSError, ValueError):
         return None
     if data.get("key") != json.loads(json.dumps(_key(root, explicit))):
@@ -79,14 +82,14 @@ def load_rows(root: Path, explicit: Path | None) -> tuple[list[dict[str, Any]], 
 
 
 def store_rows(root: Path, explicit: Path | None, rows: list[dict[str, Any]], modules: list[str],
-               watched: list[Path], notes: list[str] | None = None) -> None:
+               watched: list[Path], notes: list[str] | None = None, mode: str | None = None) -> None:
     root = Path(os.path.realpath(root))
     files = []
     for name in ["pegboard", *modules]:
         files += _package_files(name)
     files += [str(p) for p in watched]
     payload = {"key": _key(root, explicit), "files": [[f, _stat(f)] for f in files], "rows": rows, "notes": notes or []}
-    target = _cache_file(root, explicit)
+    target = _cache_file(root, explicit, mode)
     try:
         from ._atomic import atomic_write
         from ._paths import resolve_path

@@ -23,11 +23,11 @@ import os
 import sys
 import types
 from collections.abc import Callable, Iterator, Mapping
+from dataclasses import dataclass
 from importlib.machinery import ModuleSpec
 from pathlib import Path
 from typing import TYPE_CHECKING, Literal
 
-from ._records import record
 
 if TYPE_CHECKING:
     from ._config import Settings
@@ -38,7 +38,7 @@ LOCAL_PACKAGE = "pegboard_local"
 LOCAL_FOLDER = "plugins"
 
 
-@record(frozen=True)
+@dataclass(frozen=True, slots=True)
 class Source:
     """Where one plugin comes from, before it is imported."""
 
@@ -49,18 +49,6 @@ class Source:
     version: str | None = None
     origin: Literal["entry point", "local", "given"] = "entry point"
     file: str | None = None
-
-    def __init__(self, name: str, module: str, load: Callable[[], object], distribution: str | None = None,
-                 version: str | None = None, origin: Literal["entry point", "local", "given"] = "entry point",
-                 file: str | None = None) -> None:
-        _set = object.__setattr__
-        _set(self, "name", name)
-        _set(self, "module", module)
-        _set(self, "load", load)
-        _set(self, "distribution", distribution)
-        _set(self, "version", version)
-        _set(self, "origin", origin)
-        _set(self, "file", file)
 
     @property
     def label(self) -> str:

@@ -85,11 +85,6 @@ def _reference(path: str) -> tuple[str, bool]:
     return real, not os.path.lexists(real)
 
 
-def _realpath(path: str) -> str:
-    """``os.path.realpath(path)`` for an absolute path, faster."""
-    return _resolve(path)[0]
-
-
 def _resolve(path: str) -> tuple[str, bool]:
     """``os.path.realpath(path)`` for an absolute path, and whether nothing
     is there (see ``resolve_text``)."""

@@ -18,8 +18,10 @@ it was read in, so two processes racing do not both win).
 
 from __future__ import annotations
 
+import getpass
 import hashlib
 import json
+import os
 import time
 import uuid
 from dataclasses import dataclass, field, replace
@@ -32,7 +34,8 @@ if TYPE_CHECKING:
     from ._toolbox import Toolbox
     from ._tools import ToolResult
 
-__all__ = ["PendingCall", "PendingCalls", "answer_pending", "approval_digest", "list_pending"]
+__all__ = ["AlreadyAnswered", "ChangedSinceShown", "PendingCall", "PendingCalls", "answer_pending", "approval_digest", "list_pending",
+           "local_user", "recently_answered"]
 
 
 @dataclass(frozen=True)
@@ -53,12 +56,17 @@ class PendingCall:
     created_at: float = field(default_factory=time.time)
     digest: str | None = None
     """``approval_digest`` of the tool and input the answer was given for (None: no answer yet)."""
+    requester: str | None = None
+    """Who the call was made for (``Session.requester``: a client, or the local user)."""
+    resolved_at: float | None = None
+    """When it was answered, then when it was settled (None: no answer yet)."""
 
     def to_json(self) -> dict[str, Any]:
         return {"id": self.id, "session_id": self.session_id, "call_id": self.call_id, "tool": self.tool,
                 "input": self.input, "reason": self.reason, "source": self.source,
                 "suggestions": list(self.suggestions), "status": self.status,
-                "answer": _answer_json(self.answer), "created_at": self.created_at, "digest": self.digest}
+                "answer": _answer_json(self.answer), "created_at": self.created_at, "digest": self.digest,
+                "requester": self.requester, "resolved_at": self.resolved_at}
 
     def current_digest(self) -> str:
         """``approval_digest`` of the call's tool and input as they are now."""
@@ -79,14 +87,29 @@ def approval_digest(tool: str, input: Any) -> str:
     return hashlib.sha256(raw.encode("utf-8", "surrogatepass")).hexdigest()
 
 
+def local_user() -> str:
+    """The name of the user running this process: who answers at a terminal
+    (or on the page ``pegboard approvals serve`` shows), and who a local
+    session's calls are made for."""
+    try:
+        return getpass.getuser()
+    except (KeyError, OSError):  # no name for this uid (a container's user without a passwd entry)
+        return f"uid {os.getuid()}"
+
+
 class AlreadyAnswered(ValueError):
     """The pending call was answered (or run) already: each is answered once."""
+
+
+class ChangedSinceShown(ValueError):
+    """The pending call's tool or input is no longer what the person was shown."""
 
 
 def _answer_json(answer: Answer | None) -> dict[str, Any] | None:
     if answer is None:
         return None
-    return {"allow": answer.allow, "remember": answer.remember, "rule": answer.rule, "message": answer.message}
+    return {"allow": answer.allow, "remember": answer.remember, "rule": answer.rule, "message": answer.message,
+            "approver": answer.approver}
 
 
 def _answer_from(data: str | None) -> tuple[Answer | None, str | None]:
@@ -94,11 +117,12 @@ def _answer_from(data: str | None) -> tuple[Answer | None, str | None]:
         return None, None
     raw = json.loads(data)
     return (Answer(allow=bool(raw["allow"]), remember=raw.get("remember"), rule=raw.get("rule"),
-                   message=raw.get("message")), raw.get("digest"))
+                   message=raw.get("message"), approver=raw.get("approver")), raw.get("digest"))
 
 
 def _same_answer(one: Answer, other: Answer) -> bool:
-    return _answer_json(one) == _answer_json(other)
+    """The same decision (who gave it aside: a host settling a call repeats the answer, not the approver)."""
+    return replace(one, approver=None) == replace(other, approver=None)
 
 
 def _row_to_call(row: Any) -> PendingCall:
@@ -106,7 +130,8 @@ def _row_to_call(row: Any) -> PendingCall:
     return PendingCall(id=row.id, session_id=row.session_id, call_id=row.call_id, tool=row.tool,
                        input=json.loads(row.input), reason=row.reason, source=row.source,
                        suggestions=tuple(json.loads(row.suggestions)), status=row.status,
-                       answer=answer, created_at=row.created_at, digest=digest)
+                       answer=answer, created_at=row.created_at, digest=digest, requester=row.requester,
+                       resolved_at=row.resolved_at)
 
 
 class PendingCalls:
@@ -122,7 +147,7 @@ class PendingCalls:
         session = self._session
         call = PendingCall(id=f"p-{uuid.uuid4().hex[:12]}", session_id=session.id, call_id=call_id, tool=tool,
                            input=dict(input), reason=decision.reason, source=decision.source,
-                           suggestions=tuple(decision.suggestions))
+                           suggestions=tuple(decision.suggestions), requester=_requester(session))
         if session.durable:
             from ._tables import pending
 
@@ -131,7 +156,7 @@ class PendingCalls:
                     id=call.id, session_id=call.session_id, call_id=call.call_id, tool=call.tool,
                     input=json.dumps(call.input, default=str), reason=call.reason, source=call.source,
                     suggestions=json.dumps(list(call.suggestions)), status=call.status, answer=None,
-                    created_at=call.created_at, resolved_at=None))
+                    created_at=call.created_at, resolved_at=None, requester=call.requester))
         else:
             self._memory[call.id] = call
         self._held[call.id] = call.current_digest()
@@ -168,7 +193,7 @@ class PendingCalls:
         # What the answer is bound to: the digest kept with it, and what this process held (and
         # showed its host) when the call was made, if it is the same process.
         bound = [d for d in (call.digest if call.answer is not None else None, self._held.get(call.id)) if d]
-        answer = answer or call.answer
+        answer = call.answer or answer  # the recorded one (with its approver) when both are given: they agree
         if answer is None or answer.pending:
             return ToolResult.error(f"Pending call {pending_id} has no answer yet.")
         now = call.current_digest()
@@ -203,30 +228,61 @@ class PendingCalls:
         return True
 
 
+def _requester(session: Session) -> str:
+    """The session's requester, or the one of the session it was made from, or the local user."""
+    found: Session | None = session
+    while found is not None:
+        if found.requester:
+            return found.requester[:200]
+        found = found.parent
+    return local_user()
+
+
 def _store(toolbox: Toolbox) -> Any:
     from ._store import CORE_COMPONENT
 
     return toolbox.plugins.stores(CORE_COMPONENT)
 
 
-def list_pending(toolbox: Toolbox, session_id: str | None = None) -> list[PendingCall]:
-    """Pending calls of durable sessions in the store (one session's, or all),
-    not run yet, oldest first."""
+def list_pending(toolbox: Toolbox, session_id: str | None = None, *, requester: str | None = None,
+                 limit: int = 1000) -> list[PendingCall]:
+    """Pending calls of durable sessions in the store (one session's, or all;
+    one requester's, or everyone's), not run yet, oldest first."""
     from sqlalchemy import select
 
     from ._tables import pending
 
-    query = select(pending).where(pending.c.status != "done").order_by(pending.c.created_at)
+    query = select(pending).where(pending.c.status != "done").order_by(pending.c.created_at).limit(limit)
     if session_id is not None:
         query = query.where(pending.c.session_id == session_id)
+    if requester is not None:
+        query = query.where(pending.c.requester == requester)
     with _store(toolbox).begin(read_only=True) as conn:
         return [_row_to_call(row) for row in conn.execute(query)]
 
 
-def answer_pending(toolbox: Toolbox, pending_id: str, answer: Answer) -> PendingCall:
+def recently_answered(toolbox: Toolbox, *, requester: str | None = None, limit: int = 20) -> list[PendingCall]:
+    """Durable sessions' pending calls that were answered (run or not yet),
+    the most recently answered or settled first."""
+    from sqlalchemy import select
+
+    from ._tables import pending
+
+    query = (select(pending).where(pending.c.resolved_at.is_not(None))
+             .order_by(pending.c.resolved_at.desc()).limit(limit))
+    if requester is not None:
+        query = query.where(pending.c.requester == requester)
+    with _store(toolbox).begin(read_only=True) as conn:
+        return [_row_to_call(row) for row in conn.execute(query)]
+
+
+def answer_pending(toolbox: Toolbox, pending_id: str, answer: Answer, *,
+                   shown_digest: str | None = None) -> PendingCall:
     """Record a person's answer to a durable session's pending call, from any
     process; the session's host runs it (``session.pending.resolve(id)``).
-    ``KeyError`` when there is no such call waiting."""
+    ``KeyError`` when there is no such call waiting. ``shown_digest``: the
+    ``approval_digest`` of the call as the person was shown it; a call whose
+    tool or input no longer has it is refused (``ValueError``), not answered."""
     if answer.pending:
         raise ValueError("Answer.later() is no answer: approve or deny the call")
     found = next((c for c in list_pending(toolbox) if c.id == pending_id), None)
@@ -234,10 +290,13 @@ def answer_pending(toolbox: Toolbox, pending_id: str, answer: Answer) -> Pending
         raise KeyError(pending_id)
     status = "approved" if answer.allow else "denied"
     digest = found.current_digest()
+    if shown_digest is not None and shown_digest != digest:
+        raise ChangedSinceShown(f"pending call {pending_id}'s tool or input changed since it was shown (shown "
+                         f"{shown_digest[:12]}…, now {digest[:12]}…); nothing was answered: look at it again")
     if found.status != "pending" or not _record(toolbox, pending_id, answer, status, was="pending", digest=digest):
         raise AlreadyAnswered(f"pending call {pending_id} was answered already ({found.status}); each pending call "
                               "is answered once")
-    return replace(found, status=status, answer=answer, digest=digest)
+    return replace(found, status=status, answer=answer, digest=digest, resolved_at=time.time())
 
 
 def _record(toolbox: Toolbox, pending_id: str, answer: Answer, status: str, *, was: str,

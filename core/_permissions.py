@@ -46,6 +46,7 @@ from ._plugins import _short_error
 from ._policy import Policy, clamp_policy, policy_for
 from ._gitdirs import enclosing_git_dir
 from ._protected import path_matcher, protected_patterns
+from ._tracing import optional_span
 from ._trust import project_grants_file
 
 if TYPE_CHECKING:
@@ -385,6 +386,20 @@ class PermissionEngine:
         return policy
 
     # --- rules -------------------------------------------------------------
+
+    def check_new_rule(self, rule: Rule) -> None:
+        """``ValueError`` with why, for a rule about to be added to a config
+        file (``pegboard permissions add``): it names no tool known here
+        (the nearest is named; a tool of a declared namespace, such as an
+        MCP server's not yet listed, passes), or its plugin's matcher cannot
+        parse it."""
+        if not self._names.knows(rule.tool) and self.namespace_of(rule.tool) is None:
+            unknown: list[tuple[Rule, str | None]] = []
+            self._names.judge(rule, unknown)  # a name off only in case raises here
+            meant = unknown[0][1] if unknown else None
+            raise ValueError(f"no tool is called {rule.tool!r}" + (f"; did you mean {meant!r}?" if meant else
+                                                                   " (`pegboard tools list` shows them)"))
+        self.compile(rule)
 
     def compile(self, rule: Rule, layer: str = "session") -> CompiledRule | None:
         """Compile a rule through the plugin that owns its tool.
@@ -855,8 +870,11 @@ class PermissionEngine:
         shown = replace(decision, suggestions=decision.suggestions or (request.tool.name,))
         shown = replace(shown, previews=tuple(self._safe_preview(r, request.session) for r in shown.suggestions))
         try:
-            async with request.session.person_lock:
-                answer, host = await hooks.afirst_from("pegboard_ask", request=request, decision=shown)
+            with optional_span(f"approval {request.tool.name}", {"gen_ai.tool.name": request.tool.name}) as waiting:
+                async with request.session.person_lock:
+                    answer, host = await hooks.afirst_from("pegboard_ask", request=request, decision=shown)
+                if waiting is not None:
+                    waiting.set_attribute("pegboard.approval.answer", _answer_kind(answer))
         except Exception as exc:
             return Decision("deny", f"{decision.reason}; asking failed: {_short_error(exc)}", "host")
         if not isinstance(answer, Answer):
@@ -868,8 +886,9 @@ class PermissionEngine:
 
     def _apply_answer(self, decision: Decision, shown: Decision, answer: Answer,
                       request: PermissionRequest, host: str) -> Decision:
-        # For the audit: what the person said, and through which host.
-        request.extra["answer"] = ("declined" if not answer.allow else answer.remember or "once", host)
+        # For the audit: what the person said, through which host, and who they are when known.
+        by = f"{host}, by {answer.approver}" if answer.approver else host
+        request.extra["answer"] = ("declined" if not answer.allow else answer.remember or "once", by[:200])
         if not answer.allow:
             return Decision("deny", answer.message or "the person declined this call",
                             "person" if answer.asked else "host")
@@ -996,10 +1015,9 @@ class _KnownNames:
         if same is not None:
             raise ValueError(f"no tool is called {rule.tool!r}; tool names are case-sensitive: did you mean "
                              f"{same!r}? (this {rule.behavior} rule would match nothing)")
-        import difflib
+        from ._nearest import nearest
 
-        close = difflib.get_close_matches(rule.tool, sorted(self.names), n=1, cutoff=0.6)
-        unknown.append((rule, close[0] if close else None))
+        unknown.append((rule, nearest(rule.tool, self.names)))
 
 
 def _abstain(request: PermissionRequest) -> None:
@@ -1045,3 +1063,14 @@ def _rule_error(text: str, exc: BaseException) -> str:
             message = message[len(quoted) + 2:]
             break
     return f"rule {text!r}: {message}"
+
+
+def _answer_kind(answer: object) -> str:
+    """A host's answer in one word, for the approval span."""
+    if not isinstance(answer, Answer):
+        return "none"
+    if answer.pending:
+        return "later"
+    if not answer.allow:
+        return "deny"
+    return f"allow:{answer.remember}" if answer.remember else "allow"

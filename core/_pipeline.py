@@ -43,6 +43,7 @@ from ._paths import resolve_path
 from ._plugins import _short_error, report_failure
 from ._scope import ignored_note
 from ._tools import TextContent, Tool, ToolContext, ToolResult
+from ._tracing import tracer as _tracer
 
 if TYPE_CHECKING:
     from ._session import Session
@@ -87,23 +88,44 @@ async def _authorize(session: Session, tool: Tool, input: Mapping[str, Any], cal
     # The call id lets a plugin tie what its vote checked to the call that runs.
     # (by position, in the order of its fields: keywords cost its __init__ as much as its work)
     request = PermissionRequest(tool, input, session, session.policy, {"call_id": call_id})
+    tracer = _tracer()
+    decision = await (_decide(request, approval) if tracer is None else _traced_decision(tracer, request, approval))
+    if decision.decision == "ask":
+        _note_outcome("pending")
+        raise _Held(decision)  # the host will answer later: the call becomes a pending call
+    if decision.decision != "allow":
+        _note_outcome("denied")
+        raise Refusal(f"Permission denied for {tool.name}: {decision.reason} (decided by {decision.source}).")
+    return request
+
+
+async def _decide(request: PermissionRequest, approval: Answer | None) -> Decision:
+    session = request.session
     permissions = session.toolbox.permissions
     if approval is not None:
-        decision = await permissions.authorize(request, approval)
-    elif session.toolbox.hooks.implemented("pegboard_ask"):
+        return await permissions.authorize(request, approval)
+    if session.toolbox.hooks.implemented("pegboard_ask"):
         # With a person to ask, the calls of a session decide one at a time,
         # in call order: the person sees one question at a time, and an
         # "always allow" answer already counts for the calls queued behind it.
         # A decision that asks no one holds the lock without awaiting.
         async with session.ask_lock:
-            decision = await permissions.authorize(request)
-    else:
-        decision = await permissions.authorize(request)
-    if decision.decision == "ask":
-        raise _Held(decision)  # the host will answer later: the call becomes a pending call
-    if decision.decision != "allow":
-        raise Refusal(f"Permission denied for {tool.name}: {decision.reason} (decided by {decision.source}).")
-    return request
+            return await permissions.authorize(request)
+    return await permissions.authorize(request)
+
+
+async def _traced_decision(tracer: Any, request: PermissionRequest, approval: Answer | None) -> Decision:
+    """``_decide`` in a ``permission {tool}`` span; the decision goes on it and on the call's span."""
+    from opentelemetry.trace import get_current_span
+
+    from ._tracing import decision_span, record_decision
+
+    call_span = get_current_span()
+    with decision_span(tracer, request.tool.name, request.extra.get("call_id")) as current:
+        decision = await _decide(request, approval)
+        record_decision(current, decision)
+    record_decision(call_span, decision)
+    return decision
 
 
 class _Held(Refusal):
@@ -247,11 +269,24 @@ def _watchdog(loop: asyncio.AbstractEventLoop) -> _Watchdog:
 
 
 async def _execute(session: Session, tool: Tool, validated: Any, call_id: str, uncapped: bool,
-                   request: PermissionRequest) -> ToolResult:
+                   request: PermissionRequest, timeout_s: float | None = None) -> ToolResult:
+    tracer = _tracer()
+    if tracer is not None:
+        from ._tracing import span
+
+        with span(tracer, f"run {tool.name}", {"gen_ai.tool.name": tool.name, "gen_ai.tool.call.id": call_id}):
+            return await _run_handler(session, tool, validated, call_id, uncapped, request, timeout_s)
+    return await _run_handler(session, tool, validated, call_id, uncapped, request, timeout_s)
+
+
+async def _run_handler(session: Session, tool: Tool, validated: Any, call_id: str, uncapped: bool,
+                       request: PermissionRequest, timeout_s: float | None) -> ToolResult:
     # (by position: keywords cost a dataclass __init__ of six fields as much as its work)
     ctx = ToolContext(session, tool, session.toolbox.plugin_config(tool.plugin), call_id, uncapped,
                       request._resolved)
     timeout = tool.timeout_s or DEFAULT_TIMEOUT_S
+    if timeout_s is not None and timeout_s < timeout:
+        timeout = timeout_s  # the caller's limit for this call, never longer than the tool's own
     loop = asyncio.get_running_loop()
     task = asyncio.current_task(loop)
     assert task is not None  # run_call is always awaited inside a task
@@ -274,6 +309,7 @@ async def _execute(session: Session, tool: Tool, validated: Any, call_id: str, u
         # Ours only if the watchdog cancelled and nobody else did as well (as
         # asyncio.timeout decides); an outer cancellation passes through.
         if expired and task.uncancel() <= cancelling:
+            _note_outcome("timeout")
             return ToolResult.error(f"{tool.name} did not finish within {timeout:g} s and was stopped. "
                                     "Try a smaller piece of work"
                                     + (", or run it in the background."
@@ -375,11 +411,57 @@ def _append_notes(result: ToolResult, notes: list[str]) -> ToolResult:
 
 
 async def run_call(session: Session, name: str, arguments: Any, call_id: str,
-                   approval: Answer | None = None) -> ToolResult:
+                   approval: Answer | None = None, timeout_s: float | None = None) -> ToolResult:
     """One call, start to finish. Never raises for anything a tool, a hook or
     the arguments did; the caller's own cancellation passes through."""
+    tracer = _tracer()
+    if tracer is not None:
+        return await _traced_call(tracer, session, name, arguments, call_id, approval, timeout_s)
+    return await _call(session, name, arguments, call_id, approval, timeout_s)
+
+
+async def _traced_call(tracer: Any, session: Session, name: str, arguments: Any, call_id: str,
+                       approval: Answer | None, timeout_s: float | None) -> ToolResult:
+    """``_call`` in an ``execute_tool {name}`` span (or, inside a framework's
+    own span for this call, on that span: see ``_tracing.framework_span``)."""
+    from ._tracing import FRAMEWORK_SPAN, OUTCOME, record_result, span, tool_attributes
+
+    attributes = tool_attributes(name, call_id)
+    attributes["pegboard.session.id"] = session.id
+    outcome: list[str | None] = [None]
+    token = OUTCOME.set(outcome)
     try:
-        result = await _run_call(session, name, arguments, call_id, approval)
+        framework = FRAMEWORK_SPAN.get()
+        if framework is not None:
+            framework.set_attributes(attributes)
+            result = await _call(session, name, arguments, call_id, approval, timeout_s)
+            record_result(framework, result, outcome[0])
+            return result
+        with span(tracer, f"execute_tool {name}", attributes) as current:
+            result = await _call(session, name, arguments, call_id, approval, timeout_s)
+            record_result(current, result, outcome[0])
+        return result
+    finally:
+        OUTCOME.reset(token)
+
+
+def _note_outcome(kind: str) -> None:
+    """Why a traced call failed (``error.type``); called on the failing paths only."""
+    if _tracer() is None:
+        return
+    from ._tracing import OUTCOME
+
+    holder = OUTCOME.get()
+    if holder is not None and holder[0] is None:
+        holder[0] = kind
+
+
+
+
+async def _call(session: Session, name: str, arguments: Any, call_id: str, approval: Answer | None,
+                timeout_s: float | None) -> ToolResult:
+    try:
+        result = await _run_call(session, name, arguments, call_id, approval, timeout_s)
     except Refusal as refusal:
         result = refusal.result
     except asyncio.CancelledError:
@@ -400,7 +482,7 @@ async def run_call(session: Session, name: str, arguments: Any, call_id: str,
 
 
 async def _run_call(session: Session, name: str, arguments: Any, call_id: str,
-                    approval: Answer | None) -> ToolResult:
+                    approval: Answer | None, timeout_s: float | None) -> ToolResult:
     if session.closed:
         return ToolResult.error(f"{name} was not run: this session is closed.")
     tool = session._offered_tool(name)
@@ -440,7 +522,7 @@ async def _run_call(session: Session, name: str, arguments: Any, call_id: str,
         seen = info if info is not None else CallInfo(session=session, tool=tool, input=mapping, call_id=call_id)
 
         async def work() -> ToolResult:
-            outcome = await _execute(session, tool, validated, call_id, uncapped, request)
+            outcome = await _execute(session, tool, validated, call_id, uncapped, request, timeout_s)
             afters = session.toolbox.hooks.implementations("pegboard_after_call")
             result = await _run_after_hooks(seen, outcome, afters) if afters else outcome
             return _shape(session, tool, result, scratchpad, call_id)
@@ -450,7 +532,7 @@ async def _run_call(session: Session, name: str, arguments: Any, call_id: str,
                                   "delivered when it finishes; TaskOutput fetches it (without a task_id it lists "
                                   "tasks), TaskStop stops it.")
         return _append_notes(started, notes)
-    result = await _execute(session, tool, validated, call_id, uncapped, request)
+    result = await _execute(session, tool, validated, call_id, uncapped, request, timeout_s)
     # (hooks looked up now, not before the call: a hook registered while the call ran counts)
     afters = session.toolbox.hooks.implementations("pegboard_after_call")
     if afters:

@@ -75,8 +75,12 @@ def check_plugin(name: str, plugin: object | None = None, *, cwd: str | os.PathL
     toolbox = Toolbox.load(cwd=cwd, config=config, plugins=only, extra_plugins=given, listing=True)
     record = toolbox.records.get(name)
     if record is None:
+        from ._nearest import did_you_mean
+
         found = ", ".join(sorted(toolbox.records)) or "none"
-        result.problems.append(f"no plugin called {name!r} is installed (found: {found})")
+        hint = did_you_mean(name, toolbox.records)
+        result.problems.append(f"no plugin called {name!r} is installed{'; ' + hint if hint else ''} "
+                               f"(found: {found})")
         return result
     if not record.enabled:
         where = toolbox.settings.source_of("plugins", name, "enabled")

@@ -811,16 +811,19 @@ class Plugins:
             return model.model_validate(table)
         except ValidationError as exc:
             raise _PluginConfigError(
-                "; ".join(describe_errors(exc, self.settings.provenance, ("plugins", record.name)))) from None
+                "; ".join(describe_errors(exc, self.settings.provenance, ("plugins", record.name), model))) from None
 
     def _check_unknown_plugin_tables(self) -> None:
         if self.only is not None:
             return
+        from ._nearest import did_you_mean
+
         for name in self.settings.merged.get("plugins", {}):
             if name not in self.records:
+                hint = did_you_mean(name, self.records)
                 self.settings.problems.append(
                     f"{self.settings.source_of('plugins', name)}: [plugins.{name}]: "
-                    f"no installed plugin is called {name!r}")
+                    f"no installed plugin is called {name!r}{'; ' + hint if hint else ''}")
 
     @property
     def stores(self) -> Stores:
@@ -864,9 +867,6 @@ class Plugins:
             if schema is not None:
                 found[name] = schema
         return found
-
-    def plugin_object(self, name: str) -> object | None:
-        return self.pm.get_plugin(name)
 
 
 class _PluginConfigError(Exception):

@@ -13,10 +13,10 @@ about names (``narrower_or_equal``).
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Literal
 
 from ._levels import LEVELS, Level
-from ._records import record
 
 __all__ = [
     "LEVEL_NAMES",
@@ -47,7 +47,7 @@ POLICY_NAMES = (*MODES, *LEVEL_NAMES)
 _REACH_RANK: dict[str, int] = {"nowhere": 0, "inside": 1, "anywhere": 2}
 
 
-@record(frozen=True)
+@dataclass(frozen=True, slots=True)
 class Policy:
     """What a mode or level means: ``request.policy`` in a vote,
     ``session.policy`` elsewhere. A plugin consults ``allows_reads`` and
@@ -75,21 +75,6 @@ class Policy:
     """The policy ``disable_bypass_permissions`` switches off; a firm ask (protected path) denies in it."""
     ask_every_call: bool = False
     """Every call asks, and an approved call is not confined (the ``ask`` level)."""
-
-    def __init__(self, name: str, offers: Level, read_only_tools: bool, reads: Reach, edits: Reach,
-                 confines_writes: bool, prompts: bool, on_ask: OnAsk, bypass: bool = False,
-                 ask_every_call: bool = False) -> None:
-        _set = object.__setattr__
-        _set(self, "name", name)
-        _set(self, "offers", offers)
-        _set(self, "read_only_tools", read_only_tools)
-        _set(self, "reads", reads)
-        _set(self, "edits", edits)
-        _set(self, "confines_writes", confines_writes)
-        _set(self, "prompts", prompts)
-        _set(self, "on_ask", on_ask)
-        _set(self, "bypass", bypass)
-        _set(self, "ask_every_call", ask_every_call)
 
     @property
     def is_level(self) -> bool:

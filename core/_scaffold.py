@@ -11,6 +11,7 @@ would check them as such).
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from pathlib import Path
 from string import Template
 
@@ -29,8 +30,10 @@ def tool_name_for(name: str) -> str:
     return "".join(part[:1].upper() + part[1:] for part in re.split(r"[-_]", name) if part)
 
 
-def new_plugin(name: str, parent: Path, *, tool: str | None = None) -> Path:
-    """Write the distribution ``pegboard-<name>`` in ``parent``; returns its folder."""
+def new_plugin(name: str, parent: Path, *, tool: str | None = None,
+               wrote: Callable[[Path], None] | None = None) -> Path:
+    """Write the distribution ``pegboard-<name>`` in ``parent``; returns its
+    folder. ``wrote(path)`` is told of each file once it is written."""
     if not _NAME.fullmatch(name):
         raise ScaffoldError(f"{name!r}: a plugin name is lower-case letters, digits, '_' and '-', starting "
                             "with a letter (it is the [plugins.<name>] table and the entry point's name)")
@@ -57,6 +60,8 @@ def new_plugin(name: str, parent: Path, *, tool: str | None = None) -> Path:
         path = folder / relative
         path.parent.mkdir(parents=True, exist_ok=True)
         path.write_text(Template(text).substitute(values), encoding="utf-8")
+        if wrote is not None:
+            wrote(path)
     return folder
 
 

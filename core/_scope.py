@@ -15,16 +15,16 @@ import re
 import types
 import typing
 from collections.abc import Callable, Mapping
+from dataclasses import dataclass
 from typing import Any, Literal
 
 from pydantic import BaseModel
 
-from ._records import record
 
 __all__ = ["Ignored", "UserScope", "ignored_note", "untrusted_part", "user_scope_paths"]
 
 
-@record(frozen=True)
+@dataclass(frozen=True, slots=True)
 class UserScope:
     """Marks a config option that only the person's own config (the user
     file, ``--config``, the system policy) may set, never a project's, even a
@@ -42,15 +42,11 @@ class UserScope:
     """Why a project may not set it, shown in the message to whoever tried
     (``"it chooses the program Grep runs"``)."""
 
-    def __init__(self, why: str = "") -> None:
-        _set = object.__setattr__
-        _set(self, "why", why)
-
 
 IgnoredKind = Literal["untrusted", "user scope", "outside"]
 
 
-@record(frozen=True)
+@dataclass(frozen=True, slots=True)
 class Ignored:
     """Something a project's files set or hold that pegboard did not apply.
 
@@ -63,13 +59,6 @@ class Ignored:
     what: str
     kind: IgnoredKind
     detail: str = ""
-
-    def __init__(self, source: str, what: str, kind: IgnoredKind, detail: str = "") -> None:
-        _set = object.__setattr__
-        _set(self, "source", source)
-        _set(self, "what", what)
-        _set(self, "kind", kind)
-        _set(self, "detail", detail)
 
     def describe(self, quote: Callable[[str], str] = str, say: Callable[[str], str] = str) -> str:
         """One line: the source, what, why. ``quote`` and ``say`` render the

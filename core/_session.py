@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from ._decisions import Answer, Decision, Rule
+from ._levels import ACCESSES, Access, narrowest_access
 from ._plugins import report_failure as _report
 from ._policy import Policy, clamp_policy
 from ._records import record
@@ -23,6 +24,8 @@ if TYPE_CHECKING:
     from ._catalogue import Catalogue
     from ._decisions import CompiledRule, DecisionKind
     from ._pending import PendingCalls
+    from ._streams import CallStream
+    from ._sync import SyncSession
     from ._tasks import BackgroundTasks
     from ._toolbox import Toolbox
 
@@ -96,6 +99,9 @@ class Session:
         """Tools, groups or rule names a child session is not offered."""
         self.only_tools: frozenset[str] | None = None
         """When set, the only tools a child session is offered."""
+        self.granted_access: Mapping[str, Access] = {}
+        """What a child session's maker granted it of tools that sub-agents get only when given
+        (``child(access=...)``), by tool name; ``access_to`` says what it holds."""
         self.output_schema: dict[str, Any] | None = None
         """The JSON Schema of the answer the host wants from the model (``Toolbox.session(output_schema=...)``),
         or None; a plugin offers a tool to hand it in (structured_output's StructuredOutput)."""
@@ -106,10 +112,15 @@ class Session:
         self.client: Client | None = None
         """Who the session's calls are made for, when the host serves several
         (``Toolbox.session(client=...)``); a child session has its parent's. None: the host's own."""
+        self.requester: str | None = None
+        """Who the session's calls are made for, kept with its pending calls: the client's id when
+        the session has one (a host serving several clients may name them so without a ``Client``);
+        None: the session it was made from says, else the local user."""
         self.structured_output: Any = None
         """The model's answer, validated against ``output_schema``, once given (None until then)."""
         self._hides: dict[tuple[str, str, frozenset[str], frozenset[str] | None], bool] = {}
         self._offered: dict[str, tuple[Tool, Policy]] = {}
+        self._streams: dict[str, CallStream] = {}  # by call id and by followed task id (Session.stream)
 
     # --- state -------------------------------------------------------------
 
@@ -233,6 +244,11 @@ class Session:
     def emit(self, kind: str, data: dict[str, Any]) -> None:
         """Tell the host something (``pegboard_event``); a failing host hook
         is reported on stderr, never raised into the tool."""
+        if self._streams:  # a call of this session is being streamed (Session.stream)
+            stream = self._streams.get(str(data.get("call_id"))) or (
+                self._streams.get(str(data.get("id"))) if kind == "background.done" else None)
+            if stream is not None:
+                stream.deliver(kind, data)
         for outcome in self.toolbox.hooks.each("pegboard_event", session=self, kind=kind, data=data):
             if outcome.error is not None:  # the host's bug must not break a tool
                 _report(f"pegboard_event of plugin {outcome.plugin!r}", outcome.error)
@@ -341,7 +357,8 @@ class Session:
     def child(self, *, mode: str | None = None, hide: Iterable[str] = (), only: Iterable[str] | None = None,
               working_dirs: Sequence[str | os.PathLike[str]] | None = None, label: str | None = None,
               session_id: str | None = None,
-              copies: Mapping[Any, str | os.PathLike[str]] | None = None) -> Session:
+              copies: Mapping[Any, str | os.PathLike[str]] | None = None,
+              access: Mapping[str, Access] | None = None) -> Session:
         """A session for a sub-agent of this one, never wider than it.
 
         ``mode``: a mode or level name, clamped to this session's
@@ -352,7 +369,11 @@ class Session:
         (``metadata["requires"]``). ``only``: offer only these names (the
         core's own tools stay). Both add to what this session already
         hides. Tools registered with ``subagents=False`` are never offered
-        to a child. ``working_dirs``: each must lie within one of this
+        to a child; those registered with an access (``subagents="read"``)
+        only when ``access`` grants it, by tool name (``{"memory": "read"}``),
+        and never more than the tool allows nor than this session holds
+        (``access_to``); ``ValueError`` for a tool that takes no grant.
+        ``working_dirs``: each must lie within one of this
         session's (``ValueError`` otherwise); the first is the child's root.
         The child starts with this session's allow grants; this session's
         deny and ask grants keep applying to it, also those made later. It
@@ -367,12 +388,14 @@ class Session:
         """
         from ._paths import is_within
 
+        granted = self._granted(access or {})
         child = Session(self.toolbox, clamp_policy(mode, self.policy.name) if mode else self.policy, session_id)
         if session_id is not None and self.durable:
             self.toolbox.make_durable(child, session_id, self.id)
         child.parent, child.parent_id = self, self.id
         child.client = self.client
         child.label = label
+        child.granted_access = granted
         child.hidden_tools = self.hidden_tools | frozenset(hide)
         if only is not None:
             wanted = frozenset(only)
@@ -398,6 +421,37 @@ class Session:
         # Longest copy first: a worktree made inside another worktree maps to it, then on.
         child._copies = tuple(sorted(mapped.items(), key=lambda kv: -len(kv[0])))
         return child
+
+    def _granted(self, access: Mapping[str, Access]) -> dict[str, Access]:
+        """``child``'s ``access``, checked: each a tool that takes a grant, at a known access."""
+        out: dict[str, Access] = {}
+        for name, level in access.items():
+            if level not in ACCESSES:
+                raise ValueError(f"access to {name!r}: {level!r} is not one of {', '.join(ACCESSES)}")
+            tool = self.toolbox.tools.get(name)
+            if tool is not None and isinstance(tool.subagents, bool):
+                raise ValueError(f"{name} takes no access grant: a sub-agent gets it "
+                                 f"{'as its policy offers it' if tool.subagents else 'never'}; "
+                                 "hide it to take it away")
+            out[name] = level  # (a tool not loaded here is not offered anyway)
+        return out
+
+    def access_to(self, tool: Tool) -> Access:
+        """What this session may do with ``tool``: ``"full"`` for a top
+        session; for a child, its maker's grant (``child(access=...)``; without
+        one, ``"none"`` for a tool sub-agents get only when given, else what
+        the parent holds), never more than the tool's ``subagents`` allows
+        nor than the parent holds. ``"read"`` is only what the tool counts as
+        reading: the tool enforces it (``request.access``, ``ctx.access``)."""
+        parent = self.parent
+        if parent is None:
+            return "full"
+        ceiling = tool.subagents
+        if ceiling is False:
+            return "none"
+        if ceiling is True:
+            return parent.access_to(tool)
+        return narrowest_access(self.granted_access.get(tool.name, "none"), ceiling, parent.access_to(tool))
 
     def originals(self, path: str) -> tuple[str, ...]:
         """The paths ``path`` (resolved) copies, nearest first (see ``child``'s
@@ -486,7 +540,7 @@ class Session:
             return False
 
     def _narrowed_away(self, tool: Tool) -> bool:
-        if self.parent is not None and not tool.subagents:
+        if self.parent is not None and self.access_to(tool) == "none":
             return True
         if self.only_tools is not None and tool.plugin != CORE_PLUGIN and tool.name not in self.only_tools:
             return True
@@ -526,16 +580,42 @@ class Session:
         return build_catalogue(self)
 
     async def call(self, name: str, arguments: Any = None, *, call_id: str | None = None,
-                   approval: Answer | None = None) -> ToolResult:
+                   approval: Answer | None = None, timeout_s: float | None = None) -> ToolResult:
         """Run one tool call through the whole pipeline. Never raises for a
         tool's failure: that is an error result.
 
         ``approval``: the person's answer, given ahead (after ``decide`` said
         "ask" and a framework's approval step or a UI got the answer); it
         settles an ask instead of ``pegboard_ask``, and cannot turn a deny
-        into an allow."""
+        into an allow. ``timeout_s``: how long the tool may run this time, at
+        most (the tool's own limit holds when it is shorter); past it the call
+        is stopped and the result is an error that says so."""
+        if timeout_s is not None and not timeout_s > 0:
+            raise ValueError(f"timeout_s must be a positive number of seconds, not {timeout_s!r}")
         run_call = _PIPELINE[0] if _PIPELINE else _pipeline()[0]
-        return await run_call(self, name, arguments, call_id or self.next_call_id(), approval)
+        return await run_call(self, name, arguments, call_id or self.next_call_id(), approval, timeout_s)
+
+    def stream(self, name: str, arguments: Any = None, *, call_id: str | None = None,
+               approval: Answer | None = None, timeout_s: float | None = None) -> CallStream:
+        """``call``, read as it runs: ``async for event in session.stream(...)``
+        yields what the call emits as it comes (``event.text``: a line of a
+        command's output, a progress message), and background work the call
+        started until it ends; then ``stream.result`` is the call's result."""
+        if timeout_s is not None and not timeout_s > 0:
+            raise ValueError(f"timeout_s must be a positive number of seconds, not {timeout_s!r}")
+        from ._streams import CallStream
+
+        return CallStream(self, name, arguments, call_id=call_id or self.next_call_id(), approval=approval,
+                          timeout_s=timeout_s)
+
+    @cached_property
+    def sync(self) -> SyncSession:
+        """This session for code that cannot await (scripts, notebooks, a
+        framework's synchronous ``invoke``): ``session.sync.call(...)`` blocks
+        until the call's result, also where an event loop is running."""
+        from ._sync import SyncSession
+
+        return SyncSession(self)
 
     @property
     def pending(self) -> PendingCalls:

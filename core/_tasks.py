@@ -67,6 +67,12 @@ class BackgroundTasks:
         import asyncio  # here, not at the top: start-up never needs it
 
         record._task = asyncio.get_running_loop().create_task(self._run(record, work), name=task_id)
+        if "pegboard._streams" in sys.modules:  # a streamed call follows the work it starts
+            from ._streams import STREAM
+
+            stream = STREAM.get()
+            if stream is not None:
+                stream.follow(task_id)
         return task_id
 
     async def _run(self, record: BackgroundTask, work: Coroutine[Any, Any, Any]) -> None:

@@ -4,7 +4,8 @@ engine, loaded once; sessions are made from it."""
 from __future__ import annotations
 
 import os
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -16,7 +17,6 @@ from ._descriptions import DescriptionOverrides, PackageDescriptions
 from ._permissions import PermissionEngine
 from ._plugins import PluginContext, PluginRecord, Plugins, _short_error
 from ._policy import Policy
-from ._records import record
 from ._session import Session
 from ._tools import CORE_PLUGIN, LEVELS, Level, Loading, LazyReferenceError, Tool, check_reference, replace_tool
 
@@ -25,10 +25,13 @@ if TYPE_CHECKING:
     from ._decisions import Answer
     from ._pending import PendingCall
 
-__all__ = ["Toolbox", "ToolStatus"]
+__all__ = ["ABSENT", "Toolbox", "ToolStatus", "absence"]
+
+# The start of an absent tool's status (``Tool.absent``, or its ``offered_when``'s ``Absent``).
+ABSENT = "absent: "
 
 
-@record(frozen=True)
+@dataclass(frozen=True, slots=True)
 class ToolStatus:
     """A row of ``pegboard tools list``."""
 
@@ -36,13 +39,12 @@ class ToolStatus:
     enabled: bool
     status: str
     permission: Level
+    absent: str | None = None
+    """Why the tool is absent (``Tool.absent``), or absent from a plain session (its ``offered_when``)."""
 
-    def __init__(self, tool: Tool, enabled: bool, status: str, permission: Level) -> None:
-        _set = object.__setattr__
-        _set(self, "tool", tool)
-        _set(self, "enabled", enabled)
-        _set(self, "status", status)
-        _set(self, "permission", permission)
+    def __post_init__(self) -> None:
+        if self.absent is None and self.status.startswith(ABSENT):
+            object.__setattr__(self, "absent", self.tool.absent)  # frozen: set once, here
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -53,6 +55,7 @@ class ToolStatus:
             "permission": self.permission,
             "enabled": self.enabled,
             "status": self.status,
+            "absent": self.absent,
         }
 
 
@@ -82,6 +85,11 @@ class Toolbox:
         # Tools judged sound (the object judged, and whether its handler was imported).
         self._sound: dict[str, tuple[Tool, bool]] = {}
         self._index()
+        self.unknown_listed: list[tuple[str, str]] = []
+        """``[tools]`` entries naming no tool known here nor near one: (key, name), for doctor."""
+        problems = self._tool_list_problems()
+        if problems:
+            raise ConfigError(problems)
         plugins.listeners.append(self._plugin_tools_changed)
         self.permissions = PermissionEngine(self)
         """The permission engine: the rules compiled once for this toolbox."""
@@ -107,6 +115,8 @@ class Toolbox:
                 why = f"blocked by [tools] (it goes with {needs}, which is blocked)"
             elif tools_cfg.allow is not None and name not in tools_cfg.allow and tool.plugin != CORE_PLUGIN:
                 why = f"blocked by [tools] allow in {settings.source_of('tools', 'allow')} (not listed)"
+            elif tool.absent is not None:
+                why = f"{ABSENT}{tool.absent}"
             else:
                 why = ""
             self.statuses[name] = ToolStatus(tool, not why, why or "available", self.required_level(tool))
@@ -123,6 +133,39 @@ class Toolbox:
         ordered = sorted((s.tool for s in self.statuses.values() if s.enabled), key=self._listing_order)
         self.tools: dict[str, Tool] = {t.name: t for t in ordered}
         """The tools available here, by name (blocked, disabled and broken ones left out)."""
+
+    def _tool_list_problems(self) -> list[str]:
+        """``[tools]`` ``block``, ``allow`` and ``permission`` entries that
+        name no tool here but come near one ("Notebookedit"): each is a
+        mistake (a block that blocks nothing looks like protection), named
+        with the tool meant. A name near none may be a tool of a plugin not
+        installed here, or of a namespace whose tools come later (an MCP
+        server's): kept in ``unknown_listed`` for doctor."""
+        tools_cfg = self.settings.core.tools
+        entries = [("block", name) for name in tools_cfg.block]
+        entries += [("allow", name) for name in tools_cfg.allow or ()]
+        entries += [("permission", name) for name in tools_cfg.permission]
+        known = set(self.statuses)
+        unknown = [(key, name) for key, name in entries
+                   if name not in known and name.partition("__")[0] not in self.plugins.namespaces]
+        if not unknown:
+            return []
+        from ._config import format_key
+        from ._nearest import nearest
+
+        known.update(self.plugins.reserved_names())  # the built-ins' own names, switched off or not
+        problems = []
+        for key, name in unknown:
+            if name in known:
+                continue
+            meant = nearest(name, known)
+            if meant is None:
+                self.unknown_listed.append((key, name))
+                continue
+            case = " (tool names are case-sensitive)" if meant.casefold() == name.casefold() else ""
+            problems.append(f"{self.settings.source_of('tools', key)}: {format_key(('tools', key))}: no tool is "
+                            f"called {name!r}; did you mean {meant!r}?{case}")
+        return problems
 
     # --- broken tools --------------------------------------------------------
 
@@ -223,6 +266,16 @@ class Toolbox:
         if not root.is_dir():
             raise ConfigError([f"--cwd {root}: not a directory"])
         settings = load_settings(root, Path(config) if config is not None else None, trusted=trust_project)
+        return cls._from_settings(settings, plugins=plugins, host=host, inventory=inventory, listing=listing,
+                                 extra_plugins=extra_plugins)
+
+    @classmethod
+    def _from_settings(cls, settings: Settings, *, plugins: list[str] | None = None, host: object | None = None,
+                      inventory: bool = False, listing: bool = False,
+                      extra_plugins: Mapping[str, object] | None = None) -> Toolbox:
+        """``load``'s second half: the plugins and tools for settings already
+        read (``pegboard config set`` loads a changed file's this way before
+        writing it)."""
         found = Plugins(settings, only=plugins, inventory=inventory, listing=listing, given=extra_plugins)
 
         def register_internal(pm: pluggy.PluginManager) -> None:
@@ -330,8 +383,10 @@ class Toolbox:
         """Why tool ``name`` is not offered to ``session``, for the model (a near name suggested)."""
         status = self.statuses.get(name)
         if status is None:
-            close = sorted(n for n in self.tools if n.lower() == name.lower())
-            hint = f" Did you mean {close[0]}?" if close else ""
+            from ._nearest import nearest
+
+            close = nearest(name, self.statuses)
+            hint = f" Did you mean {close}?" if close else ""
             if not close and "__" in name:
                 # A tool of a group (an MCP server's) that is not there now:
                 # name what the group does offer (the sign-in tools, say).
@@ -341,11 +396,12 @@ class Toolbox:
                     more = f" and {len(siblings) - 8} more" if len(siblings) > 8 else ""
                     hint = f" Offered under {prefix}: {', '.join(siblings[:8])}{more}."
             return f"There is no tool called {name!r}.{hint}"
+        if status.tool.absent is not None and status.status.startswith(ABSENT):
+            return f"{name} is not available here: {status.tool.absent}."
         if not status.enabled:
             return f"{name} is not available: {status.status}."
         if status.tool.offered_when is not None and not session._offers_now(status.tool):
-            return (f"{name} is not offered in this session (the {status.tool.plugin} plugin offers it "
-                    "only to sessions where it applies).")
+            return f"{name} is not offered in this session: {absence(status.tool, session)}."
         if session.hides(status.tool):
             return f"{name} is not offered to this sub-agent ({' > '.join(session.chain)})."
         if (name == "ToolSearch" and status.tool.plugin == CORE_PLUGIN
@@ -388,7 +444,7 @@ class Toolbox:
         engine = self.permissions
         session = Session(self, engine.session_policy(engine.client_mode(client) or mode, client), session_id)
         if client is not None:
-            session.client = client
+            session.client, session.requester = client, client.id
             for compiled in engine.client_rules(client.id):
                 session._add_rule(compiled)
         session.output_schema = checked
@@ -410,16 +466,19 @@ class Toolbox:
 
         return list_pending(self, session_id)
 
-    def answer_pending(self, pending_id: str, answer: Answer) -> PendingCall:
+    def answer_pending(self, pending_id: str, answer: Answer, *, shown_digest: str | None = None) -> PendingCall:
         """Record a person's answer to a durable session's pending call, from
         any process (a CLI, a web UI's server); that session's host runs it
         with ``session.pending.resolve(id)``. ``KeyError``: no such call waits;
-        ``ValueError``: it was answered already (each call is answered once), or
-        the answer is ``Answer.later()``. The answer is kept with the digest of
-        the call's tool and input; a call changed since is refused when resolved."""
+        ``ValueError``: it was answered already (each call is answered once),
+        the answer is ``Answer.later()``, or ``shown_digest`` (the
+        ``PendingCall.current_digest()`` of the call the person was shown) is
+        no longer the call's. The answer is kept with the digest of the call's
+        tool and input; a call changed since is refused when resolved.
+        ``answer.approver`` (who answered) is kept with it."""
         from ._pending import answer_pending
 
-        return answer_pending(self, pending_id, answer)
+        return answer_pending(self, pending_id, answer, shown_digest=shown_digest)
 
     def make_durable(self, session: Session, session_id: str, parent_id: str | None) -> None:
         """Open (or resume) the store's record of ``session`` under ``session_id``."""
@@ -434,6 +493,52 @@ class Toolbox:
     def tool_statuses(self) -> list[ToolStatus]:
         """Every known tool with whether it is available and why not, as ``pegboard tools list`` shows."""
         return sorted(self.statuses.values(), key=lambda s: self._listing_order(s.tool))
+
+    def permission_examples(self, tool: Tool, modes: Iterable[str] | None = None) -> dict[str, list[dict[str, str]]]:
+        """For a tool with ``permission_examples``: per mode (``modes``, else
+        every one), each example's label and the decision for it there
+        (``decision``, ``reason``), as ``Session.decide`` reaches it (rules
+        included; nobody asked). A mode this configuration forbids, or that
+        does not offer the tool, is left out."""
+        if not tool.permission_examples:
+            return {}
+        from ._deciding import decide_call
+        from ._policy import POLICY_NAMES
+
+        out: dict[str, list[dict[str, str]]] = {}
+        # One session through every mode: what a plugin learns for its votes
+        # (the shell's look through the working directories) is learned once.
+        session = self.session()
+        for mode in POLICY_NAMES if modes is None else modes:
+            try:
+                session.set_mode(mode)
+            except ConfigError:
+                continue
+            if not session.policy.offers_tool(self.required_level(tool), tool.read_only):
+                continue
+            rows = []
+            for label, example in tool.permission_examples:
+                decision = decide_call(session, tool.name, dict(example))
+                rows.append({"label": label, "decision": decision.decision, "reason": decision.reason})
+            out[mode] = rows
+        return out
+
+    def listed_statuses(self, name: str | None = None) -> list[ToolStatus]:
+        """``tool_statuses`` (or tool ``name``'s alone) as ``pegboard tools
+        list`` shows them: a tool that keeps itself from some sessions
+        (``offered_when``) and from a plain one (top-level, no host, no
+        answer schema) says why there."""
+        plain: Session | None = None
+        out = []
+        for status in self.tool_statuses() if name is None else [self.statuses[name]]:
+            if status.enabled and status.tool.offered_when is not None:
+                plain = plain or self.session()
+                why = absence(status.tool, plain)
+                if why is not None:
+                    status = ToolStatus(status.tool, True, f"only in some sessions; a plain one lacks it: {why}",
+                                        status.permission, why)
+            out.append(status)
+        return out
 
     def _listing_order(self, tool: Tool) -> tuple[bool, bool]:
         head, sep, _ = tool.name.partition("__")
@@ -456,8 +561,13 @@ def _answer_schema(schema: Mapping[str, Any]) -> dict[str, Any]:
     return checked
 
 
-def level_rank(level: Level) -> int:
-    return LEVELS.index(level)
+def absence(tool: Tool, session: Session) -> str | None:
+    """Why ``tool`` keeps itself from ``session`` (``Tool.absence_in``), or
+    None; a predicate that raises is its own bug, said as the reason."""
+    try:
+        return tool.absence_in(session)
+    except Exception as exc:
+        return f"its offered_when failed ({_short_error(exc)})"
 
 
 def tool_break(tool: Tool, *, handler: bool = True, import_handler: bool = False) -> str | None:

@@ -26,7 +26,11 @@ if TYPE_CHECKING:
     from ._session import Session
 
 __all__ = [
+    "Absent",
+    "ACCESSES",
+    "Access",
     "CORE_PLUGIN",
+    "NATIVE_PROVIDERS",
     "Content",
     "ImageContent",
     "Level",
@@ -39,9 +43,13 @@ __all__ = [
     "LEVELS",
 ]
 
-from ._levels import LEVELS, Level  # noqa: E402  (re-exported)
+from ._levels import ACCESSES, LEVELS, Access, Level  # noqa: E402  (re-exported)
 from ._records import FACTORY, record  # noqa: E402
 Loading = Literal["always", "deferred"]
+
+# The model APIs whose own tool types a tool may declare (``Tool.native``):
+# those a catalogue export can send one in (``Catalogue.to_anthropic(native=...)``).
+NATIVE_PROVIDERS = ("anthropic",)
 
 # The name the core's own tools are registered under (core/_builtin_tools.py):
 # the core's name, not a plugin's.
@@ -186,6 +194,37 @@ class ToolResult(BaseModel):
 # ToolResult's namespace, read live: a rebuild of the model (its first
 # validation, with defer_build) puts the new validator there.
 _RESULT_NAMESPACE = ToolResult.__dict__
+
+class Absent:
+    """Why a tool is not offered to a session: what ``offered_when`` returns in
+    place of False, so that the model that calls the tool, ``pegboard tools
+    show`` and ``pegboard tools list`` say why. Falsy, as False is."""
+
+    __slots__ = ("reason",)
+    reason: str
+    """What is missing, said so that someone can act on it ("the host keeps no
+    conversation log"); the model reads it after "is not offered in this session: "."""
+
+    def __init__(self, reason: str) -> None:
+        if not isinstance(reason, str) or not reason.strip():
+            raise ValueError("Absent needs a reason: what is missing and how to provide it")
+        object.__setattr__(self, "reason", reason.strip().rstrip("."))
+
+    def __setattr__(self, name: str, value: Any) -> None:
+        raise AttributeError("Absent is immutable")
+
+    def __bool__(self) -> bool:
+        return False
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, Absent) and other.reason == self.reason
+
+    def __hash__(self) -> int:
+        return hash(self.reason)
+
+    def __repr__(self) -> str:
+        return f"Absent({self.reason!r})"
+
 
 HandlerResult = Union[ToolResult, str]
 Handler = Callable[[Any, "ToolContext"], Union[Awaitable[HandlerResult], HandlerResult]]
@@ -336,8 +375,12 @@ class Tool:
     """``"always"``: in every catalogue; ``"deferred"``: listed by name and loaded through ToolSearch."""
     permission: Level = "workspace"
     """The least level that offers it: ``none``, ``read``, ``workspace`` or ``unrestricted``."""
-    subagents: bool = True
-    """False keeps the tool out of every sub-agent's session (``Session.child``)."""
+    subagents: bool | Access = True
+    """What a sub-agent's session (``Session.child``) gets of the tool. True: what its policy offers,
+    like its parent. False: never offered to one. ``"read"`` or ``"full"``: offered only when whoever
+    makes the child grants it (``child(access={name: "read"})``), and at most this much; ``"read"``
+    means only what the tool counts as reading, which the tool itself enforces through
+    ``request.access`` / ``ctx.access``."""
     description: str | None = None
     """Fallback model-facing text, used when no description hook and no ``descriptions/<name>.md``
     file gives one (one-file plugins and MCP tools have no file)."""
@@ -358,16 +401,34 @@ class Tool:
     metadata: Mapping[str, Any] = field(default_factory=dict)
     """Free-form facts for other plugins and the core: ``{"requires": "Bash"}`` makes the tool go
     when Bash is blocked; ``{"rule_names": [...]}`` names that rules for it may use."""
-    offered_when: Callable[[Session], bool] | str | None = None
-    """``offered_when(session) -> bool`` (or ``"module:attribute"`` naming it): the tool is offered
-    only to sessions it says yes to (StructuredOutput: a session with an answer schema). None:
-    every session its policy offers it to. Asked whenever the session's tools are looked at, so
-    keep it cheap; one that raises hides the tool (and is reported). Listings still show the tool."""
+    offered_when: Callable[[Session], bool | Absent] | str | None = None
+    """``offered_when(session) -> bool | Absent`` (or ``"module:attribute"`` naming it): the tool is
+    offered only to sessions it says True to (StructuredOutput: a session with an answer schema);
+    return ``Absent("why")`` rather than False to say why (the model that calls the tool is told, and
+    listings show it). None: every session its policy offers it to. Asked whenever the session's
+    tools are looked at, so keep it cheap; one that raises hides the tool (and is reported)."""
+    permission_examples: tuple[tuple[str, Mapping[str, Any]], ...] = ()
+    """``(label, input)`` pairs that show what the tool may do: ``pegboard tools list`` shows the
+    permission decision for each input in the listed mode (rules included), ``tools show`` in every
+    mode. Bash: ``("read-only commands", {"command": "ls"})``, ``("other commands", {"command":
+    "rm -rf build"})``, so that a tool offered at the ``read`` level is not taken for one that only
+    reads. Empty: the listing shows the level alone."""
+    absent: str | None = None
+    """Why the tool cannot be offered in this toolbox at all (WebSearch: no search key): it is
+    registered all the same, so that ``pegboard tools list`` and ``tools show`` give the reason
+    and a call gets it as its error, but no session is offered it. None: not absent."""
     session_schema: Callable[[Session], Mapping[str, Any]] | str | None = None
     """``session_schema(session) -> dict`` (or ``"module:attribute"``): the input schema a session's
     catalogue shows in place of the registered one (StructuredOutput's is the session's answer
     schema). The handler then checks its arguments itself: the pipeline validates against the
     registered ``input_schema`` only, as advice."""
+    native: Mapping[str, Mapping[str, Any]] = field(default_factory=dict)
+    """The tool's definition as a model API's own tool type, by API (``"anthropic"``): what an export
+    sends in place of the function definition when the host asks for it
+    (``catalogue.to_anthropic(native={"memory"})``), such as
+    ``{"anthropic": {"type": "memory_20250818", "name": "memory"}}``. Its ``name`` must be the tool's
+    (the model calls it back by that name; left out, it is added). The handler takes the calls the
+    provider's model makes of that type, so ``input_model`` must accept the provider's arguments."""
     vote: Callable[..., Vote | None] | str | None = None
     """This tool's own permission vote (or ``"module:attribute"`` naming it, imported at the tool's
     first decision): ``vote(request, config, context)`` taking those of the three arguments it names,
@@ -377,11 +438,14 @@ class Tool:
 
     def __init__(self, *, name: str, handler: Handler | str, input_model: type[BaseModel] | str | None = None,
                  input_schema: Mapping[str, Any] | None = None, read_only: bool = False, loading: Loading = "always",
-                 permission: Level = "workspace", subagents: bool = True, description: str | None = None,
+                 permission: Level = "workspace", subagents: bool | Access = True, description: str | None = None,
                  timeout_s: float | None = None, lifts_caps_with_scratchpad: bool = False, plugin: str = "",
                  group: str | None = None, title: str | None = None, metadata: Mapping[str, Any] = FACTORY,
-                 offered_when: Callable[[Session], bool] | str | None = None,
+                 offered_when: Callable[[Session], bool | Absent] | str | None = None,
+                 permission_examples: tuple[tuple[str, Mapping[str, Any]], ...] = (),
+                 absent: str | None = None,
                  session_schema: Callable[[Session], Mapping[str, Any]] | str | None = None,
+                 native: Mapping[str, Mapping[str, Any]] = FACTORY,
                  vote: Callable[..., Vote | None] | str | None = None) -> None:
         _set = object.__setattr__
         _set(self, "name", name)
@@ -400,7 +464,10 @@ class Tool:
         _set(self, "title", title)
         _set(self, "metadata", {} if metadata is FACTORY else metadata)
         _set(self, "offered_when", offered_when)
+        _set(self, "permission_examples", tuple((str(label), dict(example)) for label, example in permission_examples))
+        _set(self, "absent", absent)
         _set(self, "session_schema", session_schema)
+        _set(self, "native", {} if native is FACTORY else native)
         _set(self, "vote", vote)
         _set(self, "_declared_at", _caller_line())
         self.__post_init__()
@@ -418,6 +485,20 @@ class Tool:
             raise ValueError(f"tool {self.name!r}: permission must be one of {LEVELS}")
         if self.loading not in ("always", "deferred"):
             raise ValueError(f"tool {self.name!r}: loading must be 'always' or 'deferred'")
+        if self.absent is not None and (not isinstance(self.absent, str) or not self.absent.strip()):
+            raise ValueError(f"tool {self.name!r}: absent must be the reason (a sentence), or None")
+        if not isinstance(self.subagents, bool) and self.subagents not in ACCESSES:
+            raise ValueError(f"tool {self.name!r}: subagents must be True, False or one of {ACCESSES}")
+        for provider, definition in self.native.items():
+            if provider not in NATIVE_PROVIDERS:
+                raise ValueError(f"tool {self.name!r}: native: no export sends a native tool of {provider!r} "
+                                 f"(known: {', '.join(NATIVE_PROVIDERS)})")
+            if not isinstance(definition, Mapping) or not isinstance(definition.get("type"), str):
+                raise ValueError(f"tool {self.name!r}: native[{provider!r}] must be a mapping with the tool's "
+                                 "\"type\"")
+            if definition.get("name", self.name) != self.name:
+                raise ValueError(f"tool {self.name!r}: native[{provider!r}] names it {definition['name']!r}; the "
+                                 "model calls a native tool back by its name, so it must be the tool's own")
 
     @cached_property
     def model(self) -> type[BaseModel] | None:
@@ -444,11 +525,25 @@ class Tool:
     def offered_to(self, session: Session) -> bool:
         """Whether ``offered_when`` lets ``session`` have this tool (True without one); what it
         raises comes through (``Session.hides`` reports it and hides the tool)."""
+        return self.absence_in(session) is None
+
+    def absence_in(self, session: Session) -> str | None:
+        """Why this tool keeps itself from ``session`` (``absent``, or the reason of the ``Absent``
+        its ``offered_when`` returned; a general sentence for a plain False), or None when it does
+        not. What ``offered_when`` raises comes through."""
+        if self.absent is not None:
+            return self.absent
         check = self.offered_when
         if check is None:
-            return True
+            return None
         fn = _import_attr(check) if isinstance(check, str) else check
-        return bool(fn(session))
+        answer = fn(session)
+        if isinstance(answer, Absent):
+            return answer.reason
+        if answer:
+            return None
+        owner = f"the {self.plugin} plugin offers it" if self.plugin else "it is offered"
+        return f"{owner} only to sessions where it applies"
 
     def schema_in(self, session: Session | None) -> dict[str, Any]:
         """The input JSON Schema ``session`` shows the model: ``session_schema``'s, else ``schema``."""
@@ -583,6 +678,14 @@ class ToolContext:
         found = self._resolved.get(path if type(path) is str else os.fspath(path))
         return found[0] if found is not None else None
 
+    @property
+    def access(self) -> Access:
+        """What this session may do with this tool: ``"full"`` for a top
+        session; for a sub-agent's, what its maker granted within the tool's
+        ``subagents`` (``"read"``: only what the tool counts as reading,
+        which the tool enforces)."""
+        return self.session.access_to(self.tool)
+
     def rule_for(self, behavior: Literal["allow", "ask", "deny"], tool: str,
                  input: Mapping[str, Any]) -> CompiledRule | None:
         """``PermissionRequest.rule_for``, for a handler: the first
@@ -609,6 +712,14 @@ class ToolContext:
     def emit(self, kind: str, data: Mapping[str, Any]) -> None:
         """Send an event to the host (notifications, progress, one-time notes)."""
         self.session.emit(kind, {"tool": self.tool.name, "call_id": self.call_id, **data})
+
+    def output(self, text: str, kind: str = "output", **data: Any) -> None:
+        """Stream a piece of this call's output as it comes (a line a command
+        printed, a progress message): the host hears the event ``kind`` with
+        ``text`` (and ``data``), ``Session.stream`` yields it, and the
+        adapters and ``pegboard call`` at a terminal show it. The result
+        still carries the whole output."""
+        self.session.emit(kind, {"tool": self.tool.name, "call_id": self.call_id, **data, "text": text})
 
     def note_once(self, key: str) -> bool:
         """True the first time ``key`` is seen in this session."""

@@ -16,11 +16,11 @@ from __future__ import annotations
 import hashlib
 import os
 import re
+from dataclasses import dataclass
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
-from ._records import record
 
 __all__ = ["TRUST_FILE", "TrustStore", "TrustedFolder", "project_grants_file", "project_key"]
 
@@ -29,17 +29,12 @@ _HEADER = ("Folders whose project files pegboard applies (`pegboard trust DIR`, 
            "Each path is a folder's real path; folders inside it are not covered.")
 
 
-@record(frozen=True)
+@dataclass(frozen=True, slots=True)
 class TrustedFolder:
     """A folder the person trusts (``pegboard trust``), and since when."""
 
     path: str
     since: datetime | None
-
-    def __init__(self, path: str, since: datetime | None) -> None:
-        _set = object.__setattr__
-        _set(self, "path", path)
-        _set(self, "since", since)
 
     def to_json(self) -> dict[str, Any]:
         return {"path": self.path, "since": self.since.isoformat() if self.since else None,

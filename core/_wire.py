@@ -15,7 +15,8 @@ from typing import TYPE_CHECKING, Any
 if TYPE_CHECKING:
     from ._tools import ToolResult
 
-__all__ = ["anthropic_result", "openai_chat_messages", "openai_chat_result", "responses_result"]
+__all__ = ["anthropic_result", "openai_chat_messages", "openai_chat_result", "parts_of", "responses_result",
+           "unsupported_image"]
 
 # What the Messages API takes as an image source; other types are described instead.
 ANTHROPIC_IMAGE_TYPES = frozenset({"image/jpeg", "image/png", "image/gif", "image/webp"})
@@ -27,7 +28,7 @@ def _blob_note(uri: str, mime_type: str | None, data: str) -> str:
     return f"[resource {uri} ({mime_type or 'binary'}, about {size:,} bytes) is not shown: this API cannot take it]"
 
 
-def _parts(result: ToolResult) -> list[tuple[str, Any]]:
+def parts_of(result: ToolResult) -> list[tuple[str, Any]]:
     """The result as ("text", str), ("image", (mime, base64)) and
     ("pdf", (uri, base64)) parts, resources unwrapped; structured content
     as JSON text when there is nothing else to read."""
@@ -50,7 +51,7 @@ def _parts(result: ToolResult) -> list[tuple[str, Any]]:
     return parts
 
 
-def _unsupported_image(mime: str) -> str:
+def unsupported_image(mime: str) -> str:
     return f"[an image of type {mime} is not shown: this API takes JPEG, PNG, GIF and WebP]"
 
 
@@ -59,7 +60,7 @@ def _unsupported_image(mime: str) -> str:
 
 def anthropic_result(result: ToolResult, tool_use_id: str) -> dict[str, Any]:
     blocks: list[dict[str, Any]] = []
-    for kind, value in _parts(result):
+    for kind, value in parts_of(result):
         if kind == "text":
             if value:  # the API refuses empty text blocks
                 blocks.append({"type": "text", "text": value})
@@ -68,7 +69,7 @@ def anthropic_result(result: ToolResult, tool_use_id: str) -> dict[str, Any]:
             if mime in ANTHROPIC_IMAGE_TYPES:
                 blocks.append({"type": "image", "source": {"type": "base64", "media_type": mime, "data": data}})
             else:
-                blocks.append({"type": "text", "text": _unsupported_image(mime)})
+                blocks.append({"type": "text", "text": unsupported_image(mime)})
         else:
             uri, data = value
             blocks.append({"type": "document", "title": uri,
@@ -92,13 +93,13 @@ def openai_chat_result(result: ToolResult, tool_call_id: str) -> list[dict[str, 
     ``user`` message carrying them: a Chat tool message takes text only."""
     texts: list[str] = []
     media: list[dict[str, Any]] = []
-    for kind, value in _parts(result):
+    for kind, value in parts_of(result):
         if kind == "text":
             texts.append(value)
         elif kind == "image" and value[0] in OPENAI_IMAGE_TYPES:
             media.append({"type": "image_url", "image_url": {"url": _data_url(*value)}})
         elif kind == "image":
-            texts.append(_unsupported_image(value[0]))
+            texts.append(unsupported_image(value[0]))
         else:
             uri, data = value
             media.append({"type": "file", "file": {"filename": uri.rsplit("/", 1)[-1] or "document.pdf",
@@ -131,7 +132,7 @@ def openai_chat_messages(results: Iterable[tuple[str, ToolResult]]) -> list[dict
 def responses_result(result: ToolResult, call_id: str) -> dict[str, Any]:
     """A ``function_call_output`` item: a plain string for text alone, else
     a list of ``input_text``, ``input_image`` and ``input_file`` parts."""
-    parts = _parts(result)
+    parts = parts_of(result)
     if all(kind == "text" for kind, _ in parts):
         output: Any = "\n".join(value for _, value in parts)
     else:
@@ -142,7 +143,7 @@ def responses_result(result: ToolResult, call_id: str) -> dict[str, Any]:
             elif kind == "image" and value[0] in OPENAI_IMAGE_TYPES:
                 output.append({"type": "input_image", "image_url": _data_url(*value)})
             elif kind == "image":
-                output.append({"type": "input_text", "text": _unsupported_image(value[0])})
+                output.append({"type": "input_text", "text": unsupported_image(value[0])})
             else:
                 uri, data = value
                 output.append({"type": "input_file", "filename": uri.rsplit("/", 1)[-1] or "document.pdf",

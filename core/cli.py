@@ -23,10 +23,20 @@ toolbox they select::
 ``claim_stdout()`` is for a command that speaks a protocol on stdout: it
 returns the real stdout and sends everything else printed from then on to
 stderr (what plugins print while they are imported goes there already).
+``progress(text)`` shows that something is under way, at a terminal only
+(a spinner with the seconds so far, ``step(line)`` for a line per step)::
+
+    from pegboard.cli import progress
+
+    with progress("Indexing the notes") as shown:
+        for name in names:
+            index(name)
+            shown.step(f"indexed {name}")
 """
 
 from ._cli_shared import JSON, MODE, CLIState, current_state, fail_config, global_options, terminal_host
+from ._progress import Progress, progress
 from ._stdout import claim_stdout
 
-__all__ = ["CLIState", "JSON", "MODE", "claim_stdout", "current_state", "fail_config", "global_options",
-           "terminal_host"]
+__all__ = ["CLIState", "JSON", "MODE", "Progress", "claim_stdout", "current_state", "fail_config", "global_options",
+           "progress", "terminal_host"]

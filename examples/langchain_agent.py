@@ -25,16 +25,16 @@ MODEL = os.environ.get("MODEL", "claude-sonnet-4-5")
 
 async def main(task: str) -> None:
     session = Toolbox.load(cwd=".").session("default")
-    lc_tools = tools(session)
-    by_name = {tool.name: tool for tool in lc_tools}
-    model = ChatAnthropic(model=MODEL).bind_tools(lc_tools)
+    chat = ChatAnthropic(model=MODEL)
     messages = [HumanMessage(task)]
     while True:
-        reply = await model.ainvoke(messages)
+        offered = tools(session)  # again each turn: ToolSearch may have loaded tools
+        reply = await chat.bind_tools(offered).ainvoke(messages)
         messages.append(reply)
         if not reply.tool_calls:
             print(reply.text)
             return
+        by_name = {tool.name: tool for tool in offered}
         messages += await asyncio.gather(*(by_name[call["name"]].ainvoke(call) for call in reply.tool_calls))
         for waiting in session.pending.list():  # asks wait as pending calls: a person answers
             reply = input(f"{waiting.reason}. Allow {waiting.tool}? [y/N] ")

@@ -77,6 +77,13 @@ def test_tools_cost_names_what_each_source_adds(tmp_path: Path) -> None:
     assert sources["mcp big"]["deferred"] == 1000 and sources["fs"]["loaded"] >= 1
     assert data["deferred_listing_characters"] <= data["deferred_budget"] == 8000
     assert data["total_tokens"] == round(data["total_characters"] / 4)
+    apis = {r["api"]: r for r in data["apis"]}
+    # With the provider's own tool search every deferred tool goes whole (1,000 of them here);
+    # through ToolSearch, only their listing, within the budget.
+    assert apis["anthropic defer_loading"]["tools"] > 1000 > apis["anthropic"]["tools"]
+    assert apis["anthropic defer_loading"]["characters"] > apis["anthropic"]["characters"]
+    assert set(apis) == {"anthropic", "anthropic defer_loading", "openai chat strict", "openai responses strict",
+                         "openai responses strict defer_loading"}
     human = subprocess.run([str(PEGBOARD), "--cwd", str(tmp_path), "--config", str(cfg), "tools", "cost"],
                            capture_output=True, text=True, timeout=120, env=dict(os.environ)).stdout
-    assert "mcp big" in human and "deferred listing:" in human
+    assert "mcp big" in human and "deferred listing:" in human and "per API" in human

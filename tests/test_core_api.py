@@ -25,10 +25,10 @@ PUBLIC_MODULES = ("pegboard", "pegboard.paths", "pegboard.cli", "pegboard.testin
 
 def test_exported_names() -> None:
     assert pegboard.__all__ == sorted([
-        "API_VERSION", "Answer", "CallInfo", "Catalogue", "CatalogueTool", "Check", "Client", "CompiledRule", "ConfigError",
-        "Content", "Decision", "Grant", "ImageContent", "InputFieldMatcher", "PermissionRequest", "PluginCheck",
+        "API_VERSION", "Absent", "Answer", "CallEvent", "CallInfo", "CallStream", "Catalogue", "CatalogueTool", "Check", "Client", "CompiledRule",
+        "ConfigError", "Content", "Decision", "Grant", "ImageContent", "InputFieldMatcher", "PermissionRequest", "PluginCheck",
         "PluginContext", "PluginStore", "Policy", "PreCall", "ResourceContent", "Rule", "RuleMatcher", "RuleSamples",
-        "Session", "Settings", "StoreError", "StoreSchema", "TextContent", "Tool", "ToolContext", "ToolNamespace",
+        "Session", "Settings", "StoreError", "SyncCallStream", "SyncSession", "StoreSchema", "TextContent", "Tool", "ToolContext", "ToolNamespace",
         "ToolResult",
         "Toolbox", "UserScope", "Vote", "check_plugin", "clamp_policy", "hookimpl", "hookspec", "policy_for",
     ])
@@ -37,8 +37,8 @@ def test_exported_names() -> None:
         "is_git_dir", "is_within", "looks_like_git_dir", "open_dir", "relative_posix", "resolve_path", "walk_error",
     ])
     assert pegboard.cli.__all__ == sorted([
-        "CLIState", "JSON", "MODE", "claim_stdout", "current_state", "fail_config", "global_options",
-        "terminal_host",
+        "CLIState", "JSON", "MODE", "Progress", "claim_stdout", "current_state", "fail_config", "global_options",
+        "progress", "terminal_host",
     ])
     assert pegboard.testing.__all__ == sorted([
         "Asked", "CLIRunner", "PegboardEnv", "PluginCheck", "PluginLoadError", "Project", "ScriptedHost", "StoreUpgrade",
@@ -158,6 +158,30 @@ def test_what_the_docs_taught_still_imports_with_a_warning(old: str, name: str, 
         getattr(module, "NoSuchName")
 
 
+def test_the_tool_fields_and_export_options_plugins_and_hosts_rely_on() -> None:
+    """A tool declares its provider-native form (``native``) and what sub-agents
+    get of it (``subagents``: a bool or an access); hosts export the native
+    form by name (``to_anthropic(native=...)``) and grant sub-agents access
+    (``Session.child(access=...)``); tools read it (``request.access``, ``ctx.access``)."""
+    import inspect
+
+    assert list(inspect.signature(pegboard.Tool).parameters) == [
+        "name", "handler", "input_model", "input_schema", "read_only", "loading", "permission", "subagents",
+        "description", "timeout_s", "lifts_caps_with_scratchpad", "plugin", "group", "title", "metadata",
+        "offered_when", "permission_examples", "absent", "session_schema", "native", "vote"]
+    tool = pegboard.Tool(name="Mem", handler="x:y", input_schema={"type": "object"}, subagents="read",
+                         native={"anthropic": {"type": "some_type_20990101"}})
+    assert tool.subagents == "read" and tool.native == {"anthropic": {"type": "some_type_20990101"}}
+    to_anthropic = inspect.signature(pegboard.Catalogue.to_anthropic).parameters
+    assert [(p.name, p.kind.name, p.default) for p in to_anthropic.values()][1:] == [
+        ("defer_loading", "KEYWORD_ONLY", False), ("native", "KEYWORD_ONLY", ())]
+    child = inspect.signature(pegboard.Session.child).parameters["access"]
+    assert child.kind.name == "KEYWORD_ONLY" and child.default is None
+    assert list(inspect.signature(pegboard.Session.access_to).parameters) == ["self", "tool"]
+    assert isinstance(pegboard.PermissionRequest.access, property)
+    assert isinstance(pegboard.ToolContext.access, property)
+
+
 def test_vote_strongest_weighs_votes_as_the_engine_does() -> None:
     allow, ask, deny = pegboard.Vote.allow("a"), pegboard.Vote.ask("b"), pegboard.Vote.deny("c")
     assert pegboard.Vote.strongest([]) is None
@@ -200,7 +224,7 @@ def test_every_hook_is_documented_with_an_example() -> None:
 
 
 def test_every_hook_is_exercised_by_a_test() -> None:
-    tests = "\n".join(p.read_text() for p in (ROOT / "tests").glob("test_*.py"))
+    tests = "\n".join(p.read_text() for p in (ROOT / "tests").rglob("test_*.py"))
     plugins = "\n".join(p.read_text() for p in (ROOT / "plugins").rglob("*.py"))
     for name in hook_names():
         assert name in tests or name in plugins, f"nothing exercises {name}"

@@ -170,6 +170,8 @@ def _arguments(toolbox: Toolbox, session: Any, added: list[object], registered: 
         "questions": [{"question": "Which library?", "header": "Library", "multiSelect": False,
                        "options": [{"label": "httpx", "description": "async"},
                                    {"label": "requests", "description": "sync"}]}],
+        "instructions": "Keep the port numbers.",
+        "keep_recent": True,
         "firing": Firing(id="job-1@0", job_id="job-1", session_id=session.id, kind="wakeup",
                          prompt="Check the build.", due_at=0.0, zone="UTC", root=str(session.root)),
     }
@@ -219,6 +221,14 @@ def _check(hook: str, value: Any, args: dict[str, Any], added: list[object], reg
         assert value["answers"] == {"Which library?": "httpx"}
     elif hook == "pegboard_schedule_deliver":
         assert value is True
+    elif hook == "pegboard_conversation_messages":
+        assert value is None or all("role" in m or "type" in m for m in value)
+    elif hook == "pegboard_context_usage":
+        from pegboard.plugins.conversation import ContextUsage
+
+        assert ContextUsage.model_validate(value).window_tokens > 0
+    elif hook == "pegboard_context_compact":
+        assert value is True and args["session"].plugin_state("host")["compact"] == ("Keep the port numbers.", True)
     elif hook == "pegboard_rule_samples":
         assert isinstance(value, RuleSamples) and value.rules and value.calls
     elif hook == "pegboard_tool_namespaces":

@@ -49,7 +49,7 @@ def test_builtin_plugins_come_through_entry_points() -> None:
 
 def test_core_never_imports_a_plugin_by_name() -> None:
     core = Path(__file__).parent.parent / "core"
-    for path in core.glob("*.py"):
+    for path in core.rglob("*.py"):
         assert "pegboard.plugins" not in path.read_text(), path
 
 
@@ -131,7 +131,8 @@ def test_plugin_config_typo_is_reported(plugin_factory: PluginFactory) -> None:
     plugin_factory.write(ECHO)
     config = plugin_factory.config("[plugins.pipetest]\ntimeout = 3\n")
     toolbox = Toolbox.load(cwd=plugin_factory.root, plugins=["pipetest"])
-    assert toolbox.records["pipetest"].error == f"{config}: [plugins.pipetest] timeout: unknown key"
+    assert toolbox.records["pipetest"].error == (f"{config}: [plugins.pipetest] timeout: unknown key; "
+                                                 "did you mean 'timeout_s'?")
 
 
 def test_core_config_errors_name_file_and_key(tmp_path: Path) -> None:
@@ -141,7 +142,7 @@ def test_core_config_errors_name_file_and_key(tmp_path: Path) -> None:
     with pytest.raises(ConfigError) as info:
         Toolbox.load(cwd=tmp_path, plugins=[])
     assert f"{config}: [background] enabled: expected true or false" in info.value.problems
-    assert f"{config}: [tools] blok: unknown key" in info.value.problems
+    assert f"{config}: [tools] blok: unknown key; did you mean 'block'?" in info.value.problems
 
 
 def test_invalid_toml_names_the_file(tmp_path: Path) -> None:
@@ -162,7 +163,7 @@ def test_unknown_plugin_table_is_reported(tmp_path: Path) -> None:
     config.parent.mkdir()
     config.write_text("[plugins.wbe]\nenabled = false\n")
     toolbox = Toolbox.load(cwd=tmp_path)
-    assert f"{config}: [plugins.wbe]: no installed plugin is called 'wbe'" in toolbox.settings.problems
+    assert f"{config}: [plugins.wbe]: no installed plugin is called 'wbe'; did you mean 'web'?" in toolbox.settings.problems
 
 
 def test_layers_override_in_order(plugin_factory: PluginFactory, isolated_env: Path, tmp_path: Path) -> None:

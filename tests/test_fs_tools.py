@@ -281,11 +281,6 @@ async def test_write_keeps_permission_bits(session: Any, proj: Path) -> None:
     assert os.stat(f).st_mode & 0o777 == 0o755
 
 
-async def test_write_into_missing_folder_says_so(session: Any, proj: Path) -> None:
-    r = await call(session, "Write", file_path=str(proj / "no" / "such" / "f.txt"), content="x")
-    assert r.is_error and "does not exist" in r.text_content()
-
-
 # --- NotebookEdit ----------------------------------------------------------------------
 
 

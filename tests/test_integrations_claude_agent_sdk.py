@@ -36,12 +36,15 @@ async def test_the_in_process_server_runs_the_session_s_tools(tmp_path: Path) ->
     (tmp_path / "a.txt").write_text("alpha\n")
     (tmp_path / "b.txt").write_text("beta\n")
     (tmp_path / "dot.png").write_bytes(PNG)
-    session = Toolbox.load(cwd=tmp_path, plugins=["fs"], host=LaterHost()).session("default")
+    session = Toolbox.load(cwd=tmp_path, plugins=["fs", "schedule"], host=LaterHost()).session("default")
     config = mcp_server(session)
     assert config["type"] == "sdk" and config["name"] == "pegboard"
     async with Client(config["instance"]) as client:
         names = {t.name for t in (await client.list_tools()).tools}
-        assert {"Read", "Write", "Grep", "ToolSearch"} <= names
+        # Every tool, deferred ones too, and no ToolSearch: the SDK's server cannot say its tools changed.
+        assert {"Read", "Write", "Grep", "NotebookEdit", "CronList"} <= names and "ToolSearch" not in names
+        scheduled = await client.call_tool("CronList", {})
+        assert not scheduled.is_error and "No scheduled jobs" in scheduled.content[0].text
         read = await client.call_tool("Read", {"file_path": str(tmp_path / "a.txt")})
         assert not read.is_error and "alpha" in read.content[0].text
         pair = await asyncio.gather(client.call_tool("Read", {"file_path": str(tmp_path / "b.txt")}),

@@ -185,3 +185,35 @@ async def test_over_the_responses_api_wire(project: Path) -> None:
     assert any(p.get("type") == "input_image" for p in outputs["Read:dot.png"]), outputs["Read:dot.png"]
     assert "missing.txt" in str(outputs["Read:missing.txt"])
     assert "new.txt" in str(outputs["Write:new.txt"])
+
+
+@pytest.mark.slow
+async def test_on_chat_completions_tool_search_loads_and_images_follow(project: Path) -> None:
+    """A Chat Completions model (no hosted tool search): pegboard's ToolSearch
+    loads CronList and the next request offers it and runs it; an image Read
+    reaches the model in a user message after the tool messages
+    (``images_after_tool_outputs``), every request valid for the API."""
+    from openai import AsyncOpenAI
+
+    from _model_servers import model_server, say, use
+    from agents import OpenAIChatCompletionsModel, RunConfig
+
+    from pegboard.integrations.openai_agents import images_after_tool_outputs
+
+    session = Toolbox.load(cwd=project, plugins=["fs", "schedule"]).session("default")
+    steps = [use(("ToolSearch", {"query": "select:CronList"})), use(("CronList", {})),
+             use(("Read", {"file_path": str(project / "dot.png")})), say("done")]
+    with model_server("openai", steps) as server:
+        chat = OpenAIChatCompletionsModel(model="test-model",
+                                          openai_client=AsyncOpenAI(base_url=server.url, api_key="test-key"))
+        agent = Agent(name="t", model=chat, tools=function_tools(session, defer_loading=False))
+        result = await Runner.run(agent, "look", run_config=RunConfig(call_model_input_filter=images_after_tool_outputs))
+    assert server.problems == [], server.problems
+    assert result.final_output == "done"
+    offered = [{t["function"]["name"] for t in r.get("tools", [])} for r in server.requests]
+    assert "ToolSearch" in offered[0] and "CronList" not in offered[0] and "CronList" in offered[1]
+    messages = server.requests[3]["messages"]
+    tool_messages = [m for m in messages if m["role"] == "tool"]
+    assert "No scheduled jobs" in str(tool_messages[1]["content"])
+    assert messages[-2]["role"] == "tool" and messages[-1]["role"] == "user"
+    assert any(p.get("type") == "image_url" for p in messages[-1]["content"]), messages[-1]

@@ -127,3 +127,90 @@ async def test_a_denied_approval_tells_the_model_and_runs_nothing(project: Path)
                     output_type=[str, DeferredToolRequests])
     assert not target.exists()
     assert "Not in this folder." in str(script.returns()["w1"])
+
+
+async def test_a_tool_loaded_by_tool_search_is_called_next(project: Path) -> None:
+    """pydantic-ai's own tool search loads a deferred tool; the next request
+    offers it and the call runs (the toolset is asked before each request)."""
+    session = Toolbox.load(cwd=project, plugins=["fs", "schedule"]).session("default")
+    script = Script([call("search_tools", {"queries": ["CronList scheduled jobs"]}, "s1")],
+                    [call("CronList", {}, "c1")])
+    agent = Agent(FunctionModel(script), toolsets=[PegboardToolset(session)])
+    assert (await agent.run("what is scheduled?")).output == "done"
+    assert "No scheduled jobs" in str(script.returns()["c1"])
+
+
+def _pydantic_model(api: str, url: str) -> Any:
+    if api == "anthropic":
+        from pydantic_ai.models.anthropic import AnthropicModel
+        from pydantic_ai.providers.anthropic import AnthropicProvider
+
+        return AnthropicModel("test-model", provider=AnthropicProvider(base_url=url, api_key="test-key"))
+    from pydantic_ai.providers.openai import OpenAIProvider
+
+    if api == "openai":
+        from pydantic_ai.models.openai import OpenAIChatModel
+
+        return OpenAIChatModel("test-model", provider=OpenAIProvider(base_url=url, api_key="test-key"))
+    from pydantic_ai.models.openai import OpenAIResponsesModel
+
+    return OpenAIResponsesModel("test-model", provider=OpenAIProvider(base_url=url, api_key="test-key"))
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("api", ["anthropic", "openai", "responses"])
+async def test_images_and_errors_on_each_wire(project: Path, api: str) -> None:
+    """pydantic-ai's own models against local servers speaking each API
+    (tests/_model_servers.py, which checks every request against the SDK's
+    types): an image Read is a valid request, and a failed call carries the
+    error flag where the API has one (Anthropic's ``is_error``)."""
+    from _model_servers import model_server, say, use
+
+    session = Toolbox.load(cwd=project, plugins=["fs"]).session("default")
+    steps = [use(("Read", {"file_path": str(project / "dot.png")})),
+             use(("Read", {"file_path": str(project / "missing.txt")})), say("done")]
+    with model_server(api, steps) as server:
+        agent = Agent(_pydantic_model(api, server.url), toolsets=[PegboardToolset(session)])
+        assert (await agent.run("look")).output == "done"
+    assert server.problems == [], server.problems
+    image_request, error_request = server.requests[1], server.requests[2]
+    if api == "anthropic":
+        blocks = [b for m in image_request["messages"] for b in (m["content"] if isinstance(m["content"], list) else [])]
+        assert any(b.get("type") == "image" or any(c.get("type") == "image" for c in b.get("content", []) or []
+                                                   if isinstance(c, dict)) for b in blocks), blocks
+        results = [b for b in error_request["messages"][-1]["content"] if b.get("type") == "tool_result"]
+        assert results[-1]["is_error"] is True
+    elif api == "openai":
+        users = [m for m in image_request["messages"] if m["role"] == "user" and isinstance(m["content"], list)]
+        assert any(p.get("type") == "image_url" for m in users for p in m["content"]), image_request["messages"]
+        tools = [m for m in image_request["messages"] if m["role"] == "tool"]
+        assert all(isinstance(m["content"], str) or all(p.get("type") == "text" for p in m["content"])
+                   for m in tools)
+    else:
+        text = str(image_request["input"])
+        assert "input_image" in text
+    assert "missing.txt" in str(error_request)
+
+
+@pytest.mark.slow
+async def test_a_command_s_lines_reach_the_run_s_event_stream(project: Path) -> None:
+    import shutil
+
+    from pegboard.integrations.pydantic_ai import PegboardOutput
+
+    if shutil.which("bash") is None:
+        pytest.skip("bash is not installed")
+    session = Toolbox.load(cwd=project, plugins=["shell"]).session("bypassPermissions")
+    script = Script([call("Bash", {"command": "echo one; echo two"}, "b1")])
+    agent = Agent(FunctionModel(script), toolsets=[PegboardToolset(session)])
+    seen: list[Any] = []
+    async with agent.iter("run it") as run:
+        async for node in run:
+            if Agent.is_call_tools_node(node):
+                async with node.stream(run.ctx) as events:
+                    async for event in events:
+                        if isinstance(event, PegboardOutput):
+                            seen.append((event.text, event.kind, event.tool_call_id))
+    assert run.result is not None and run.result.output == "done"
+    assert seen == [("one", "bash.line", "b1"), ("two", "bash.line", "b1")]
+    await session.aclose()

@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import itertools
 import re
 from pathlib import Path
@@ -38,8 +39,8 @@ def test_the_documented_table_is_the_code() -> None:
 def test_auto_differs_from_default_only_by_its_classifier() -> None:
     auto, default = policy_for("auto"), policy_for("default")
     assert auto.on_ask == "classifier" and default.on_ask == "ask"
-    assert {k: v for k, v in vars(auto).items() if k not in ("name", "on_ask")} == \
-        {k: v for k, v in vars(default).items() if k not in ("name", "on_ask")}
+    assert {k: v for k, v in dataclasses.asdict(auto).items() if k not in ("name", "on_ask")} == \
+        {k: v for k, v in dataclasses.asdict(default).items() if k not in ("name", "on_ask")}
 
 
 # --- the order -------------------------------------------------------------------

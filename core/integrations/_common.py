@@ -8,10 +8,14 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
+    from collections.abc import Awaitable, Callable
+
+    from .._decisions import Answer
     from .._session import Session
+    from .._streams import CallEvent
     from .._tools import ToolResult
 
-__all__ = ["OfferedTool", "offered_tools", "require", "result_parts"]
+__all__ = ["OfferedTool", "data_url", "offered_tools", "require", "result_parts", "run_streamed", "text_of"]
 
 
 def require(module: str, extra: str) -> None:
@@ -46,15 +50,52 @@ def offered_tools(session: Session, *, defer_loading: bool = True) -> list[Offer
 
 
 def result_parts(result: ToolResult) -> list[tuple[str, Any]]:
-    """("text", str) and ("image", (mime, bytes)) parts; other media are
-    described in text (see ``_wire``)."""
+    """("text", str), ("image", (mime, bytes)) and ("pdf", (filename, bytes))
+    parts, as pegboard's own converters see the result (``_wire``): images of
+    types the model APIs do not take, and other binary resources, are
+    described in text."""
+    from .._wire import OPENAI_IMAGE_TYPES, parts_of, unsupported_image
+
     parts: list[tuple[str, Any]] = []
-    for block in result.to_anthropic("-").get("content", []):
-        if block["type"] == "text":
-            parts.append(("text", block["text"]))
-        elif block["type"] == "image":
-            source = block["source"]
-            parts.append(("image", (source["media_type"], base64.b64decode(source["data"]))))
+    for kind, value in parts_of(result):
+        if kind == "text":
+            parts.append(("text", value))
+        elif kind == "image" and value[0] in OPENAI_IMAGE_TYPES:
+            parts.append(("image", (value[0], base64.b64decode(value[1]))))
+        elif kind == "image":
+            parts.append(("text", unsupported_image(value[0])))
         else:
-            parts.append(("text", f"[a document ({block.get('title', 'PDF')}) is not shown here]"))
+            uri, data = value
+            parts.append(("pdf", (uri.rsplit("/", 1)[-1] or "document.pdf", base64.b64decode(data))))
     return parts
+
+
+def text_of(parts: list[tuple[str, Any]]) -> str:
+    """The text parts joined (what a text-only place gets)."""
+    return "\n".join(value for kind, value in parts if kind == "text")
+
+
+def data_url(mime: str, data: bytes) -> str:
+    return f"data:{mime};base64,{base64.b64encode(data).decode()}"
+
+
+async def run_streamed(session: Session, name: str, arguments: Any, *, call_id: str | None = None,
+                       approval: Answer | None = None, on_output: Callable[[str, CallEvent], Awaitable[None]]
+                       ) -> ToolResult:
+    """``session.call`` read as a stream: ``on_output(text, event)`` for each
+    piece of output as it comes (a framework's way of streaming tool output);
+    a failing ``on_output`` stops the streaming, never the call."""
+    stream = session.stream(name, arguments, call_id=call_id, approval=approval)
+    streaming = True
+    async for event in stream:
+        text = event.text
+        if streaming and text is not None:
+            try:
+                await on_output(text, event)
+            except Exception as exc:  # the framework refused the event: the call goes on without it
+                from .._plugins import report_failure
+
+                report_failure(f"streaming the output of {name} to the framework", exc)
+                streaming = False
+    assert stream.result is not None
+    return stream.result

@@ -11,6 +11,16 @@ The tools run in this process, through the session's whole pipeline:
 pegboard's permission engine decides every call, and an ask goes to the
 session's ``pegboard_ask`` host (``Answer.later()`` makes it a pending call).
 Claude sees them as ``mcp__pegboard__<Tool>``.
+
+The server offers every tool the session may come to offer, deferred ones
+included, and no ToolSearch: the SDK's in-process server cannot tell the CLI
+that its tools changed (it drops ``notifications/tools/list_changed``), so a
+tool ToolSearch loaded later would never be callable. Claude Code defers MCP
+tools behind its own tool search (unless ``ENABLE_TOOL_SEARCH=false``).
+
+Results: text, images and the error flag. The SDK drops binary resources
+from an in-process tool's result, so a PDF is described in text; the output
+a call streams is not passed on either (the SDK drops progress notifications).
 """
 
 from __future__ import annotations
@@ -31,22 +41,29 @@ __all__ = ["mcp_server"]
 
 
 def mcp_server(session: Session, *, name: str = "pegboard") -> McpSdkServerConfig:
-    """The server config for ``ClaudeAgentOptions.mcp_servers`` (the
-    catalogue as it stands: deferred tools through ToolSearch)."""
+    """The server config for ``ClaudeAgentOptions.mcp_servers``: every tool
+    the session offers, deferred ones with their schemas."""
     from importlib.metadata import version
 
     tools = [SdkMcpTool(name=t.name, description=t.description, input_schema=t.schema,
                         handler=_handler(session, t.name))
-             for t in offered_tools(session, defer_loading=False)]
+             for t in offered_tools(session, defer_loading=True)]
     return create_sdk_mcp_server(name, version=version("pegboard"), tools=tools)
 
 
 def _handler(session: Session, name: str) -> Any:
     async def handle(arguments: dict[str, Any]) -> dict[str, Any]:
         result = await session.call(name, arguments)
-        content = [{"type": "text", "text": value} if kind == "text" else
-                   {"type": "image", "data": base64.b64encode(value[1]).decode(), "mimeType": value[0]}
-                   for kind, value in result_parts(result)]
+        content: list[dict[str, Any]] = []
+        for kind, value in result_parts(result):
+            if kind == "text":
+                content.append({"type": "text", "text": value})
+            elif kind == "image":
+                content.append({"type": "image", "data": base64.b64encode(value[1]).decode(), "mimeType": value[0]})
+            else:
+                content.append({"type": "text", "text": f"[the PDF {value[0]} ({len(value[1]):,} bytes) is not shown: "
+                                                        "the Claude Agent SDK passes no documents from its "
+                                                        "in-process tools; read it as text instead]"})
         return {"content": content, "is_error": result.is_error}
 
     return handle

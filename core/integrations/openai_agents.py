@@ -14,40 +14,67 @@ to keep a pegboard rule too, call ``session.grant(rule)`` or answer with
 ``remember`` in a later ``pegboard_ask``.
 
 Schemas are sent in strict mode where strict mode can say them (optional
-parameters nullable; a null means "not given"). Deferred tools come with
-``defer_loading``, and the list ends with the SDK's ``ToolSearchTool()``
-(the Responses API's hosted tool search, which loads them; an agent takes one
-only), unless ``defer_loading=False``, which gives the catalogue as it
-stands, with pegboard's ToolSearch: for models without tool search (Chat
-Completions models in the SDK).
+parameters nullable; a null means "not given"). How deferred tools reach the
+model:
+
+- ``defer_loading=True`` (the default, for Responses models): every tool is
+  in the list, the deferred ones with ``defer_loading``, and the list ends
+  with the SDK's ``ToolSearchTool()`` (the Responses API's hosted tool
+  search, which loads them; an agent takes one only).
+- ``defer_loading=False`` (for models without tool search: Chat Completions
+  models in the SDK): pegboard's ToolSearch. Every tool is in the list, each
+  enabled (``is_enabled``) while the session's catalogue has it, and the SDK
+  asks before every model request, so a tool ToolSearch loaded is offered
+  and runs from the next request on.
+
+Results: text, images (``ToolOutputImage``) and PDFs (``ToolOutputFileContent``).
+The SDK's Chat Completions converter keeps only the text of a tool output;
+``RunConfig(call_model_input_filter=images_after_tool_outputs)`` moves
+images and PDFs into a user message after the tool outputs, where Chat
+Completions takes them. The OpenAI APIs have no error flag: an error result's
+text says what went wrong. The SDK has no way to stream a function tool's
+output; ``session.stream`` and the host's ``pegboard_event`` see it.
 """
 
 from __future__ import annotations
 
-import base64
 from typing import TYPE_CHECKING, Any
 
 from .._decisions import Answer
 from .._schemas import strict_schema
-from ._common import offered_tools, require, result_parts
+from ._common import data_url, offered_tools, require, result_parts, text_of
 
 require("agents", "openai-agents")
 
-from agents import FunctionTool, RunContextWrapper, Tool, ToolOutputImage, ToolOutputText, ToolSearchTool  # noqa: E402
+from agents import (  # noqa: E402
+    FunctionTool,
+    RunContextWrapper,
+    Tool,
+    ToolOutputFileContent,
+    ToolOutputImage,
+    ToolOutputText,
+    ToolSearchTool,
+)
+from agents.run_config import CallModelData, ModelInputData  # noqa: E402
 from agents.tool_context import ToolContext  # noqa: E402
 
 if TYPE_CHECKING:
     from .._session import Session
     from .._tools import ToolResult
 
-__all__ = ["function_tools"]
+__all__ = ["function_tools", "images_after_tool_outputs"]
 
 
 def function_tools(session: Session, *, strict: bool = True, defer_loading: bool = True) -> list[Tool]:
-    """The tools ``session`` offers, as ``FunctionTool`` objects (and a
-    ``ToolSearchTool`` when some of them are deferred)."""
+    """The tools ``session`` offers, as ``FunctionTool`` objects: with
+    ``defer_loading``, the deferred ones flagged and a ``ToolSearchTool``;
+    without, pegboard's ToolSearch and each tool enabled while the
+    session's catalogue has it."""
     out: list[Tool] = []
-    for tool in offered_tools(session, defer_loading=defer_loading):
+    every = {t.name: t for t in offered_tools(session, defer_loading=True)}
+    if not defer_loading:
+        every.update({t.name: t for t in offered_tools(session, defer_loading=False)})  # ToolSearch too
+    for tool in every.values():
         tight = strict_schema(tool.schema) if strict else None
         out.append(FunctionTool(
             name=tool.name,
@@ -56,13 +83,55 @@ def function_tools(session: Session, *, strict: bool = True, defer_loading: bool
             on_invoke_tool=_invoker(session, tool.name),
             strict_json_schema=tight is not None,
             needs_approval=_approval_check(session, tool.name),
-            defer_loading=tool.deferred,
+            defer_loading=defer_loading and tool.deferred,
+            is_enabled=True if defer_loading else _in_catalogue(session, tool.name),
         ))
     if any(isinstance(tool, FunctionTool) and tool.defer_loading for tool in out):
         # The Responses API loads deferred functions through its hosted tool search, and the
         # SDK refuses deferred tools without it.
         out.append(ToolSearchTool())
     return out
+
+
+def _in_catalogue(session: Session, name: str) -> Any:
+    def enabled(ctx: RunContextWrapper[Any], agent: Any) -> bool:
+        return name in {t.name for t in session.catalogue().tools}
+
+    return enabled
+
+
+def images_after_tool_outputs(data: CallModelData[Any]) -> ModelInputData:
+    """A ``RunConfig.call_model_input_filter`` for Chat Completions models,
+    whose tool messages take text only (the SDK's converter drops the rest):
+    the images and PDFs of each run of tool outputs move into one user
+    message after them, and each output keeps its text."""
+    items: list[Any] = []
+    moved: list[dict[str, Any]] = []
+
+    def flush() -> None:
+        if moved:
+            items.append({"role": "user", "content": list(moved)})
+            moved.clear()
+
+    for item in data.model_data.input:
+        raw: dict[str, Any] = dict(item) if isinstance(item, dict) else {}
+        output = raw.get("output") if raw.get("type") == "function_call_output" else None
+        if not isinstance(output, list):
+            if raw.get("type") != "function_call_output":
+                flush()
+            items.append(item)
+            continue
+        texts = [p.get("text", "") for p in output if isinstance(p, dict) and p.get("type") == "input_text"]
+        media = [p for p in output if isinstance(p, dict) and p.get("type") in ("input_image", "input_file")]
+        if not media:
+            items.append(item)
+            continue
+        texts.append(f"[{len(media)} attachment(s) of this result follow in the next message]")
+        items.append({**raw, "output": "\n".join(texts)})
+        moved.append({"type": "input_text", "text": f"Attachments of the result of tool call {raw['call_id']}:"})
+        moved.extend(media)
+    flush()
+    return ModelInputData(input=items, instructions=data.model_data.instructions)
 
 
 def _approval_check(session: Session, name: str) -> Any:
@@ -86,7 +155,8 @@ def _invoker(session: Session, name: str) -> Any:
 def _output(result: ToolResult) -> Any:
     parts = result_parts(result)
     if all(kind == "text" for kind, _ in parts):
-        return "\n".join(text for _, text in parts)
+        return text_of(parts)
     return [ToolOutputText(text=value) if kind == "text" else
-            ToolOutputImage(image_url=f"data:{value[0]};base64,{base64.b64encode(value[1]).decode()}")
+            ToolOutputImage(image_url=data_url(*value)) if kind == "image" else
+            ToolOutputFileContent(file_data=data_url("application/pdf", value[1]), filename=value[0])
             for kind, value in parts]

@@ -12,23 +12,34 @@ runs the call, ``ToolDenied(message)`` tells the model no. To approve and
 remember the rule, pass ``metadata={tool_call_id: {"remember": "session"}}``
 (or "project", "user"; ``"rule"`` picks another rule than the suggested one).
 
-Read-only tools run side by side; the others are ``sequential`` (one at a
-time, in order), as in ``Session.call_batch``. Deferred tools are offered
-with ``defer_loading``, so pydantic-ai's tool search loads them.
+The toolset is dynamic: pydantic-ai asks it for its tools before every model
+request, so it always offers the session's catalogue as it stands. Deferred
+tools are offered with ``defer_loading``, so pydantic-ai's tool search loads
+them. Read-only tools run side by side; the others are ``sequential`` (one at
+a time, in order), as in ``Session.call_batch``.
+
+Results: text, images and PDFs as ``BinaryContent``; a failed call is
+pydantic-ai's ``ToolFailed``, so the model API gets the error flag
+(``is_error`` on Anthropic). Output a call streams (a command's lines) is
+emitted into the run's event stream as ``PegboardOutput`` events. With the
+agent instrumented, pegboard's spans go on pydantic-ai's own
+``execute_tool`` span.
 """
 
 from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
+from dataclasses import dataclass
+
 from .._decisions import Answer
-from ._common import offered_tools, require, result_parts
+from ._common import offered_tools, require, result_parts, run_streamed, text_of
 
 require("pydantic_ai", "pydantic-ai")
 
 from pydantic import TypeAdapter  # noqa: E402
-from pydantic_ai import BinaryContent  # noqa: E402
-from pydantic_ai.exceptions import ApprovalRequired  # noqa: E402
+from pydantic_ai import BinaryContent, CustomEvent  # noqa: E402
+from pydantic_ai.exceptions import ApprovalRequired, ToolFailed, UserError  # noqa: E402
 from pydantic_ai.tools import ToolDefinition  # noqa: E402
 from pydantic_ai.toolsets.abstract import AbstractToolset, ToolsetTool  # noqa: E402
 
@@ -38,9 +49,21 @@ if TYPE_CHECKING:
     from .._session import Session
     from .._tools import ToolResult
 
-__all__ = ["PegboardToolset"]
+__all__ = ["PegboardOutput", "PegboardToolset"]
 
 _ANY_ARGS = TypeAdapter(dict[str, Any]).validator  # pegboard validates each call itself
+
+
+@dataclass(kw_only=True)
+class PegboardOutput(CustomEvent, name="pegboard_output"):
+    """A piece of a call's output as it came (a line a command printed, a
+    progress message), in the run's event stream (``event_stream_handler``,
+    ``run_stream_events``); the result still carries the whole output."""
+
+    text: str
+    """The output."""
+    kind: str
+    """pegboard's event kind (``bash.line``, ``monitor.line``, ``progress``, ...)."""
 
 
 class PegboardToolset(AbstractToolset[Any]):
@@ -83,12 +106,56 @@ class PegboardToolset(AbstractToolset[Any]):
             if decision.decision == "ask":
                 raise ApprovalRequired(metadata={"reason": decision.reason, "source": decision.source,
                                                  "suggestions": list(decision.suggestions)})
-        result = await self.session.call(name, tool_args, call_id=ctx.tool_call_id, approval=approval)
-        return _returned(result)
+        return _returned(await self._run(name, tool_args, ctx, approval))
+
+    async def _run(self, name: str, tool_args: dict[str, Any], ctx: RunContext[Any],
+                   approval: Answer | None) -> ToolResult:
+        emitting = True
+
+        async def output(text: str, event: Any) -> None:
+            nonlocal emitting
+            if emitting:
+                try:
+                    await ctx.emit(PegboardOutput(text=text, kind=event.kind))
+                except UserError:  # no event stream in this run: nobody to stream to
+                    emitting = False
+
+        framework = _framework_span(ctx)
+        if framework is None:
+            return await run_streamed(self.session, name, tool_args, call_id=ctx.tool_call_id, approval=approval,
+                                      on_output=output)
+        from .._tracing import FRAMEWORK_SPAN
+
+        token = FRAMEWORK_SPAN.set(framework)
+        try:
+            return await run_streamed(self.session, name, tool_args, call_id=ctx.tool_call_id, approval=approval,
+                                      on_output=output)
+        finally:
+            FRAMEWORK_SPAN.reset(token)
+
+
+def _framework_span(ctx: RunContext[Any]) -> Any:
+    """pydantic-ai's own ``execute_tool`` span of this call, when the agent is
+    instrumented and pegboard traces too (else None)."""
+    from .._tracing import tracer
+
+    if tracer() is None:
+        return None
+    from opentelemetry.trace import NoOpTracer, get_current_span
+
+    if isinstance(ctx.tracer, NoOpTracer):
+        return None
+    current = get_current_span()
+    return current if current.is_recording() else None
 
 
 def _returned(result: ToolResult) -> Any:
     parts = result_parts(result)
+    if result.is_error:
+        # The model API's error flag (is_error on Anthropic), as pegboard's own converters set it.
+        raise ToolFailed(text_of(parts) or "The call failed.")
     if all(kind == "text" for kind, _ in parts):
-        return "\n".join(text for _, text in parts)
-    return [text if kind == "text" else BinaryContent(data=text[1], media_type=text[0]) for kind, text in parts]
+        return text_of(parts)
+    return [value if kind == "text" else
+            BinaryContent(data=value[1], media_type=value[0] if kind == "image" else "application/pdf")
+            for kind, value in parts]

@@ -18,7 +18,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
-from pegboard import Tool, Vote, hookimpl
+from pegboard import Absent, Tool, Vote, hookimpl
 
 from . import _hookspecs
 
@@ -74,7 +74,11 @@ def pegboard_register_tools(register: Callable[[Tool], None], context: PluginCon
     # is where clarifying questions matter most.
     register(Tool(vote=_tool_vote, name="AskUserQuestion", handler=f"{_P}._handlers:ask_user_question",
                   input_model=f"{_P}._models:AskUserQuestionInput", read_only=True, loading="always",
-                  permission="read", offered_when=lambda session: someone_answers(context, session)))
+                  permission="read", offered_when=lambda session: someone_answers(context, session) or _NOBODY))
+
+
+_NOBODY = Absent("no host puts questions to a person here: a host implements pegboard_ask_user or "
+                 "pegboard_elicit, and `pegboard call` asks at a terminal")
 
 
 def _tool_vote(request: PermissionRequest) -> Vote | None:

@@ -26,6 +26,7 @@ __all__ = [
     "MultiplyLinked",
     "NotRegular",
     "atomic_write",
+    "make_folders",
     "open_dir",
     "open_dir_readable",
     "open_read",
@@ -101,6 +102,38 @@ def open_dir_readable(real_dir: Path) -> int:
         return os.open(".", os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC, dir_fd=fd)
     finally:
         os.close(fd)
+
+
+def make_folders(real_dir: Path) -> list[Path]:
+    """Create the folders of the resolved path ``real_dir`` that are missing,
+    each by ``mkdir`` relative to its parent's fd, following no symlink (a
+    component that became one makes it fail with ``PathChanged``); a folder
+    made meanwhile by someone else is used as it is. The folders made,
+    outermost first."""
+    missing: list[str] = []
+    existing = real_dir
+    while not os.path.lexists(existing) and existing != existing.parent:
+        missing.append(existing.name)
+        existing = existing.parent
+    dfd = open_dir(existing)
+    made: list[Path] = []
+    try:
+        for name in reversed(missing):
+            try:
+                os.mkdir(name, 0o777, dir_fd=dfd)  # the umask applies, as mkdir -p's
+                made.append(existing / name)
+            except FileExistsError:
+                pass  # made meanwhile: opened below as a folder, not followed as a link
+            try:
+                fd = os.open(name, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC, dir_fd=dfd)
+            except OSError as exc:
+                raise PathChanged(errno.ELOOP, f"{existing / name} is not a folder (it changed while the "
+                                               f"missing folders were made): {exc.strerror}") from None
+            os.close(dfd)
+            dfd, existing = fd, existing / name
+    finally:
+        os.close(dfd)
+    return made
 
 
 def stat_nofollow(real: Path) -> os.stat_result | None:

@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from pegboard import ToolResult
+from pegboard.paths import is_within
 
 from . import _safeio
 from ._checkpoints import CheckpointStore
@@ -44,13 +45,24 @@ async def write_checked(ctx: ToolContext, raw: str, change: Change, *, must_exis
 
 def _write_sync(ctx: ToolContext, real: Path, change: Change, must_exist: bool) -> ToolResult:
     tool = ctx.tool.name
+    made: list[Path] = []
     try:
-        st = _safeio.stat_nofollow(real)
-    except FileNotFoundError:
-        return ToolResult.error(f"{real.parent} does not exist. Create the folder first (e.g. mkdir -p), "
-                                f"then write the file.")
+        try:
+            st = _safeio.stat_nofollow(real)
+        except FileNotFoundError:
+            if must_exist:
+                return ToolResult.error(f"{real} does not exist (nor does its folder). Use Write to create a "
+                                        "new file.")
+            if not any(is_within(real.parent, d) for d in ctx.working_dirs):
+                # outside the working directories nothing is created, whatever allowed the write
+                return ToolResult.error(f"{real.parent} does not exist, and {tool} creates missing folders only "
+                                        "inside the working directories. Nothing was written.")
+            made = _safeio.make_folders(real.parent)
+            st = _safeio.stat_nofollow(real)
     except _safeio.PathChanged as exc:
         return ToolResult.error(f"{exc}. Nothing was written; check the path and call again.")
+    except OSError as exc:
+        return ToolResult.error(f"Cannot create {real.parent}: {exc.strerror or exc}. Nothing was written.")
     if st is None and must_exist:
         return ToolResult.error(f"{real} does not exist. Use Write to create a new file.")
     old: bytes | None = None
@@ -101,6 +113,8 @@ def _write_sync(ctx: ToolContext, real: Path, change: Change, must_exist: bool) 
     except OSError as exc:
         return ToolResult.error(f"Writing {real} failed: {exc.strerror or exc}. {untouched}")
     tracker(ctx.state).record(real, new_st)
+    if made:
+        message += f" (Created the folder{'s' if len(made) > 1 else ''} {', '.join(str(p) for p in made)}.)"
     return ToolResult.text(message)
 
 

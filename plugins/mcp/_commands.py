@@ -85,6 +85,8 @@ def server_rows(toolbox: Any, plugin: str) -> list[dict[str, Any]]:
 
 async def _refresh(toolbox: Any, plugin: str, names: list[str]) -> dict[str, tuple[bool, str]]:
     """Start the named servers once, to record their tool lists."""
+    from pegboard.cli import progress
+
     from ._config import own_folder
     from ._pool import ServerPool
 
@@ -92,20 +94,23 @@ async def _refresh(toolbox: Any, plugin: str, names: list[str]) -> dict[str, tup
     specs = [s for s in _specs(toolbox, plugin) if s.name in names]
     pool = ServerPool(specs, data_dir=folder)
     out: dict[str, tuple[bool, str]] = {}
+    what = f"Listing the tools of {len(names)} MCP server{'' if len(names) == 1 else 's'}"
     try:
-        async def one(name: str) -> None:
-            why = pool.why_unavailable(name)
-            if why:
-                out[name] = (False, why)
-                return
-            try:
-                conn = pool.connection(name)
-                await conn.ensure_started()
-                out[name] = (True, f"{len(conn.tools)} tools")
-            except Exception as exc:
-                out[name] = (False, f"failed: {exc}")
+        with progress(what) as shown:
+            async def one(name: str) -> None:
+                why = pool.why_unavailable(name)
+                if why:
+                    out[name] = (False, why)
+                    return
+                try:
+                    conn = pool.connection(name)
+                    await conn.ensure_started()
+                    out[name] = (True, f"{len(conn.tools)} tools")
+                except Exception as exc:
+                    out[name] = (False, f"failed: {exc}")
+                shown.update(f"{what} ({len(out)} done)")
 
-        await asyncio.gather(*(one(n) for n in names))
+            await asyncio.gather(*(one(n) for n in names))
     finally:
         await pool.aclose()
     return out
@@ -133,11 +138,15 @@ async def _login(toolbox: Any, plugin: str, name: str, browser: bool, timeout_s:
 
     data_dir = own_folder(_context(toolbox, plugin))
     signin = SignIn(spec, data_dir, open_url=show, scope=ToolCache(data_dir).sign_in_scope(spec))
+    from pegboard.cli import progress
+
     try:
-        url = await signin.start()
+        with progress(f"Asking {name} how to sign in"):
+            url = await signin.start()
         if url is not None:
             click.echo(f"Waiting for the sign-in (up to {timeout_s:g} s)...", err=True)
-        tools = await signin.finish(timeout_s)
+        with progress(f"Waiting for the sign-in to {name}" if url is not None else f"Signing in to {name}"):
+            tools = await signin.finish(timeout_s)
     except TimeoutError:
         click.echo(f"pegboard: the sign-in to {name} did not complete within {timeout_s:g} s", err=True)
         return 1

@@ -102,7 +102,8 @@ async def call_server_tool(args: dict[str, Any], ctx: ToolContext) -> ToolResult
                 "change (`pegboard mcp list` shows them the new description).")
         pool.approve_tool(server, live)
     async def progress(done: float, total: float | None, message: str | None) -> None:
-        ctx.emit("progress", {"server": server, "progress": done, "total": total, "message": message})
+        shown = message if message else (f"{done:g}/{total:g}" if total else f"{done:g}")
+        ctx.output(shown, "progress", server=server, progress=done, total=total, message=message)
 
     try:
         result = await conn.call_tool(tool, args, progress=progress)

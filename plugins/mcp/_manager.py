@@ -15,7 +15,7 @@ import tempfile
 import time
 import warnings
 from collections.abc import Awaitable, Callable, Mapping, Sequence
-from contextlib import AbstractAsyncContextManager, asynccontextmanager, suppress
+from contextlib import AbstractAsyncContextManager, asynccontextmanager, nullcontext, suppress
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
@@ -25,6 +25,8 @@ import mcp_types as types
 from mcp import Client, MCPError
 from mcp.client.stdio import get_default_environment
 from mcp_types.version import MODERN_PROTOCOL_VERSIONS
+
+from pegboard.cli import progress
 
 from ._config import ServerSpec, expand_vars
 from ._stdio import StdioProcess, stdio_transport
@@ -404,8 +406,11 @@ class ServerConnection:
         self._stop = stop
         self._task = asyncio.create_task(self._run(ready, stop), name=f"mcp-server-{self.name}")
         timeout = self.spec.config.startup_timeout_s
+        # The first connect is the slow one a person waits through (at a terminal, it says so).
+        shown = progress(f"Starting MCP server {self.name}") if self.starts == 1 else nullcontext()
         try:
-            await asyncio.wait_for(asyncio.shield(ready), timeout)
+            with shown:
+                await asyncio.wait_for(asyncio.shield(ready), timeout)
         except TimeoutError:
             await self._reap(cancel=True)
             if ready.done() and not ready.cancelled():

@@ -25,6 +25,13 @@ PEGBOARD_API = "1.0"
 PEGBOARD_TOOL_NAMES = ("Bash", "Monitor", "TaskStop", "EnterWorktree", "ExitWorktree")
 
 _P = "pegboard.plugins.shell"
+# What `pegboard tools list` decides, mode by mode, to show what Bash may do
+# (docs/plugins/shell.md's table "Bash in each mode" has the same three kinds).
+_WHAT_BASH_MAY_DO = (
+    ("read-only commands (ls)", {"command": "ls"}),
+    ("file commands (mkdir new)", {"command": "mkdir new"}),
+    ("other commands (rm -rf build)", {"command": "rm -rf build"}),
+)
 
 
 @hookimpl
@@ -43,7 +50,8 @@ def pegboard_register_tools(register: Callable[[Tool], None], config: Any) -> No
     # the classifier and tree-sitter are imported at the first Bash decision, not with the plugin
     bash_vote = f"{_P}._permission:bash_vote"
     register(Tool(name="Bash", handler=f"{_P}._bash:bash", input_model=f"{_P}._models:BashInput",
-                  loading="always", permission=level, vote=bash_vote))  # type: ignore[arg-type]
+                  loading="always", permission=level, vote=bash_vote,  # type: ignore[arg-type]
+                  permission_examples=_WHAT_BASH_MAY_DO))
     register(Tool(name="Monitor", handler=f"{_P}._bash:monitor", input_model=f"{_P}._models:MonitorInput",
                   loading="deferred", permission=level, vote=bash_vote,  # type: ignore[arg-type]
                   metadata={"requires": "Bash", "rule_names": ("Bash",)}))

@@ -98,7 +98,7 @@ async def bash(args: BashInput, ctx: ToolContext) -> ToolResult:
     try:
         outcome = await run(args.command, wrapper, cwd=cwd, env=env, timeout_s=timeout_ms / 1000,
                             max_chars=cfg.max_output_chars, data_dir=data_dir, spill_dir=data_dir / ctx.plugin,
-                            on_line=lambda line: ctx.emit("bash.line", {"line": line}))
+                            on_line=lambda line: ctx.output(line, "bash.line", line=line))
     except CommandTooLong as exc:
         return ToolResult.error(str(exc))
     notes = [note] if note else []
@@ -243,8 +243,8 @@ async def monitor(args: MonitorInput, ctx: ToolContext) -> ToolResult:
                 if not raw:
                     break
                 lines += 1
-                ctx.emit("monitor.line", {"task_id": holder.get("id"), "description": args.description,
-                                          "line": raw.decode("utf-8", "replace").rstrip("\n")})
+                line = raw.decode("utf-8", "replace").rstrip("\n")
+                ctx.output(line, "monitor.line", task_id=holder.get("id"), description=args.description, line=line)
 
         pumping = asyncio.ensure_future(pump())
         exiting = asyncio.ensure_future(proc.wait())

@@ -625,9 +625,3 @@ def _glob_literal(spec: str) -> str:
     text = " ".join(spec.split())
     body = text[:-2] if text.endswith(" *") else text
     return body.split("*", 1)[0]
-
-
-def rule_matcher(rule: Rule) -> BashRule | None:
-    if rule.tool not in ("Bash", "Monitor") or rule.specifier is None:
-        return None
-    return BashRule(rule)

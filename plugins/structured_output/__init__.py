@@ -15,7 +15,7 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, Any
 
-from pegboard import Tool, Vote, hookimpl
+from pegboard import Absent, Tool, Vote, hookimpl
 
 if TYPE_CHECKING:
     from pegboard import PermissionRequest, PluginContext, Session
@@ -34,8 +34,11 @@ _PLACEHOLDER_SCHEMA: Mapping[str, Any] = {
 }
 
 
-def _has_answer_schema(session: Session) -> bool:
-    return session.output_schema is not None
+def _has_answer_schema(session: Session) -> bool | Absent:
+    return session.output_schema is not None or _NO_SCHEMA
+
+
+_NO_SCHEMA = Absent("the host gave this session no answer schema: Toolbox.session(output_schema=...) gives one")
 
 
 def _answer_schema(session: Session) -> Mapping[str, Any]:

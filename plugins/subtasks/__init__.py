@@ -17,7 +17,7 @@ import fnmatch
 from collections.abc import Callable, Iterable
 from typing import TYPE_CHECKING, Any
 
-from pegboard import PermissionRequest, PluginContext, Rule, Tool, Vote, hookimpl
+from pegboard import Absent, PermissionRequest, PluginContext, Rule, Tool, Vote, hookimpl
 
 from . import _hookspecs
 from ._config import SubtasksConfig
@@ -54,8 +54,11 @@ _M = f"{_P}._models"
 _CLASSIFIED = frozenset({"Agent", "SendMessage", "SubagentHandback"})
 
 
-def _a_subagent_in_auto(session: Session) -> bool:
-    return session.parent is not None and session.mode == "auto"
+def _a_subagent_in_auto(session: Session) -> bool | Absent:
+    return session.parent is not None and session.mode == "auto" or _NOT_A_CHILD_IN_AUTO
+
+
+_NOT_A_CHILD_IN_AUTO = Absent("it is offered only to a sub-agent running in auto mode, which hands its report in")
 
 
 @hookimpl

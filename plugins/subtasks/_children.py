@@ -110,7 +110,8 @@ def make_session(parent: Session, agent_id: str, terms: Terms) -> Session:
         only = (*only, "StructuredOutput")  # an agent type's own tool list must not hide the answer's tool
     child = parent.child(mode=terms.mode, hide=terms.hide, only=only,
                          working_dirs=list(terms.working_dirs) or None, label=f"{terms.label} ({agent_id})",
-                         session_id=agent_id, copies=worktree_copies(terms.worktree))
+                         session_id=agent_id, copies=worktree_copies(terms.worktree),
+                         access=terms.access)
     _terms[child] = terms
     if wanted is not None:
         child.output_schema = wanted

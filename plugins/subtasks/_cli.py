@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING, Any
 
 import click
 
-from pegboard.cli import JSON, MODE, current_state, global_options, terminal_host
+from pegboard.cli import JSON, MODE, current_state, global_options, progress, terminal_host
 
 if TYPE_CHECKING:
     from pegboard import Toolbox
@@ -108,8 +108,9 @@ def agent_run(prompt: str, agent_type: str | None, session_id: str | None, schem
         async with toolbox.session(mode, session_id=session_id) as session:
             if schema is not None:
                 session.plugin_state(PLUGIN)[CHILD_OUTPUT_SCHEMA] = schema
-            result = await session.call("Agent", {"description": label, "prompt": prompt,
-                                                  "subagent_type": agent_type, "run_in_background": False})
+            with progress(f"Running agent {agent_type or 'general-purpose'}: {label}"):
+                result = await session.call("Agent", {"description": label, "prompt": prompt,
+                                                      "subagent_type": agent_type, "run_in_background": False})
             answer.extend(child.session.structured_output for child in family(session).live.values()
                           if child.session.structured_output is not None)
             return result

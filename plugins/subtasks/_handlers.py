@@ -96,7 +96,8 @@ async def agent(args: AgentInput, ctx: ToolContext) -> ToolResult:
                   only=definition.tools, agent_types=definition.agent_types,
                   model=args.model or definition.model, max_turns=max_turns,
                   system_prompt=system_prompt(ctx, definition, agent_id, args.description, workdir, worktree),
-                  working_dirs=(workdir,) if workdir else (), worktree=worktree, name=args.name)
+                  working_dirs=(workdir,) if workdir else (), worktree=worktree, name=args.name,
+                  access={grant.tool: grant.access for grant in args.tool_access})
     try:
         child = make_session(parent, agent_id, terms)
     except ValueError as exc:

@@ -2,15 +2,23 @@
 
 from __future__ import annotations
 
-from typing import Literal
+from typing import Annotated, Literal
 
-from pydantic import BaseModel, Field, field_validator
+from pydantic import BaseModel, ConfigDict, Field, WithJsonSchema, field_validator
 
 from ._config import ABSOLUTE_MAX_DEPTH, check_names
 
-__all__ = ["AgentInput", "DeleteAgentInput", "ListAgentsInput", "SendMessageInput", "SubagentHandbackInput"]
+__all__ = ["AgentInput", "DeleteAgentInput", "ListAgentsInput", "SendMessageInput", "SubagentHandbackInput",
+           "ToolAccess"]
 
 NAME_PATTERN = r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$"
+
+
+class ToolAccess(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    tool: str = Field(description="The tool's name.")
+    access: Literal["read", "full"] = Field(description="read: only what the tool counts as reading; full: all.")
 
 
 class AgentInput(BaseModel):
@@ -32,6 +40,12 @@ class AgentInput(BaseModel):
         "wider than yours: a wider one gets yours."))
     deny_tools: list[str] = Field(default_factory=list, description="Tools the agent must not get.")
     deny_servers: list[str] = Field(default_factory=list, description="MCP servers the agent must not get.")
+    # (the item's schema written in, not a $ref: strict-mode checkers refuse bare references)
+    tool_access: list[Annotated[ToolAccess, WithJsonSchema(ToolAccess.model_json_schema())]] = Field(
+        default_factory=list, description=(
+        "Tools an agent gets only when given, with how much: [{\"tool\": \"memory\", \"access\": \"read\"}] "
+        "lets it read your memories. Never more than the tool allows or you hold; without it, it gets none of "
+        "them."))
     max_depth: int | None = Field(None, ge=0, le=ABSOLUTE_MAX_DEPTH, description=(
         "How many levels of sub-agents may nest below this one (it can only lower the limit; 0: none)."))
 

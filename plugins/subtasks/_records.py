@@ -20,7 +20,7 @@ import secrets
 import socket
 import time
 from dataclasses import asdict, dataclass, field, replace
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Literal
 
 if TYPE_CHECKING:
     from pegboard import PluginStore, StoreSchema
@@ -49,6 +49,8 @@ class Terms:
     working_dirs: tuple[str, ...] = ()
     worktree: dict[str, str] | None = None
     name: str | None = None
+    access: dict[str, Literal["none", "read", "full"]] = field(default_factory=dict)
+    """What it was granted of tools sub-agents get only when given (``Session.child``'s ``access``)."""
 
     def to_json(self) -> str:
         return json.dumps(asdict(self), sort_keys=True)

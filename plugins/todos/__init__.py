@@ -23,7 +23,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import TYPE_CHECKING, get_args
 
-from pegboard import Tool, Vote, hookimpl
+from pegboard import Absent, Tool, Vote, hookimpl
 
 from ._config import Style, TodosConfig
 
@@ -62,9 +62,11 @@ def session_style(session: Session, default: Style = "tasks") -> Style:
     return chosen
 
 
-def _offered_in(style: Style, default: Style) -> Callable[[Session], bool]:
-    def offered(session: Session) -> bool:
-        return session_style(session, default) == style
+def _offered_in(style: Style, default: Style) -> Callable[[Session], bool | Absent]:
+    def offered(session: Session) -> bool | Absent:
+        chosen = session_style(session, default)
+        return chosen == style or Absent(f"this session has the {chosen!r} style of task tools: [plugins.todos] "
+                                         "style, or the host's use_style, chooses")
     return offered
 
 

@@ -44,7 +44,7 @@ def pegboard_config_model() -> type[BaseModel]:
 
 
 @hookimpl
-def pegboard_register_tools(register: Callable[[Tool], None], config: Any) -> None:
+def pegboard_register_tools(register: Callable[[Tool], None], config: Any, context: PluginContext) -> None:
     cfg = config if isinstance(config, WebConfig) else WebConfig()
     register(
         Tool(
@@ -60,20 +60,28 @@ def pegboard_register_tools(register: Callable[[Tool], None], config: Any) -> No
             timeout_s=cfg.timeout_s + 120,
         )
     )
-    # Without a key the tool would only ever fail, so it is not offered at all.
-    if api_key(cfg) is not None:
-        register(
-            Tool(
-                vote=_tool_vote,
-                name=SEARCH,
-                handler=f"{_PKG}._websearch:web_search",
-                input_model=f"{_PKG}._models:WebSearchInput",
-                read_only=True,
-                loading="deferred",
-                permission="read",
-                timeout_s=cfg.search_timeout_s + 10,
-            )
+    # Without a key the tool would only ever fail: it is registered absent, so that
+    # listings and a model that calls it learn what is missing.
+    register(
+        Tool(
+            vote=_tool_vote,
+            name=SEARCH,
+            handler=f"{_PKG}._websearch:web_search",
+            input_model=f"{_PKG}._models:WebSearchInput",
+            read_only=True,
+            loading="deferred",
+            permission="read",
+            timeout_s=cfg.search_timeout_s + 10,
+            absent=None if api_key(cfg) is not None else _no_key(context.name),
         )
+    )
+
+
+def _no_key(plugin: str) -> str:
+    from ._config import ENV_KEY
+
+    return (f"no search API key is set (the operator sets {ENV_KEY} or [plugins.{plugin}] search_api_key); "
+            "WebFetch still reads a page whose address is known")
 
 
 def _tool_vote(request: PermissionRequest) -> Vote | None:
@@ -92,7 +100,6 @@ def pegboard_doctor(config: Any, context: PluginContext) -> list[Check]:
 
     from pegboard import Check, Rule
 
-    from ._config import ENV_KEY
     from ._rules import PERSON_LAYERS, explicitly_allowed_hosts
 
     cfg = config if isinstance(config, WebConfig) else WebConfig()
@@ -107,7 +114,7 @@ def pegboard_doctor(config: Any, context: PluginContext) -> list[Check]:
     if api_key(cfg) is not None:
         checks.append(Check("search", "ok", f"WebSearch is offered (Tavily API at {cfg.search_base_url})"))
     else:
-        checks.append(Check("search", "ok", f"WebSearch is off: no key in {ENV_KEY} or [plugins.{context.name}]"))
+        checks.append(Check("search", "ok", f"WebSearch is absent: {_no_key(context.name)}"))
     rules = []
     for behavior, text, layer in context.settings.rules():
         if layer.name not in PERSON_LAYERS:
