@@ -354,7 +354,8 @@ class _Writer:
 
 
 def recorded(store: PluginStore, *, session: str | None = None, since: float | None = None, tool: str | None = None,
-             decision: str | None = None, limit: int = 100, after: int | None = None) -> list[dict[str, Any]]:
+             decision: str | None = None, limit: int = 100, after: int | None = None,
+             client: str | None = None) -> list[dict[str, Any]]:
     """Recorded decisions, oldest first: the newest ``limit`` that match (or,
     with ``after``, the first ``limit`` with a greater id)."""
     from sqlalchemy import select
@@ -362,7 +363,7 @@ def recorded(store: PluginStore, *, session: str | None = None, since: float | N
     from ._tables import audit
 
     filters = [column == value for column, value in ((audit.c.session_id, session), (audit.c.tool, tool),
-                                                     (audit.c.decision, decision)) if value]
+                                                     (audit.c.decision, decision), (audit.c.client, client)) if value]
     if since is not None:
         filters.append(audit.c.at >= since)
     query = select(audit).where(*filters)

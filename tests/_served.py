@@ -10,13 +10,20 @@ import queue
 import subprocess
 import sys
 import threading
-from collections.abc import AsyncIterator
+import uuid
+from collections.abc import AsyncIterator, Callable, Iterator
 from contextlib import asynccontextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+import pytest
+
 PEGBOARD = Path(sys.executable).parent / "pegboard"
+
+# A team's server: keys, sessions in the store, asks for approvers, replicas taken for dead after 3 s.
+TEAM = ('[plugins.mcp.serve]\napi_keys = true\nstateless = true\napprovals = "approvers"\n'
+        'approval_timeout_s = 120\nreplica_timeout_s = 3\n[audit]\nenabled = true\n')
 
 
 @dataclass
@@ -115,3 +122,34 @@ async def mcp_client(url: str, credential: str | None, **options: Any) -> AsyncI
     async with httpx2.AsyncClient(headers=headers, timeout=httpx2.Timeout(30, read=300)) as http:
         async with Client(streamable_http_client(url, http_client=http), **options) as client:
             yield client
+
+
+@pytest.fixture
+def pg_store(postgres_database: str, user_config: Callable[[str], Path]) -> Iterator[str]:
+    """A schema of its own in this run's PostgreSQL database, named in the user's config."""
+    import psycopg
+
+    schema = f"t_{uuid.uuid4().hex[:12]}"
+    conninfo = f"host=127.0.0.1 port=5432 user=postgres dbname={postgres_database.rsplit('/', 1)[1]}"
+    with psycopg.connect(conninfo, autocommit=True) as conn:
+        conn.execute(f'CREATE SCHEMA "{schema}"')
+    url = f"{postgres_database}?options=-csearch_path%3D{schema}"
+    user_config(f'[store]\nurl = "{url}"\n')
+    yield url
+    from pegboard._store import dispose_all
+
+    dispose_all()
+    with psycopg.connect(conninfo, autocommit=True) as conn:
+        conn.execute(f'DROP SCHEMA "{schema}" CASCADE')
+
+
+@pytest.fixture
+def replicas(project: Path, pg_store: str, user_config: Callable[[str], Path]) -> Iterator[tuple[Serve, Serve]]:
+    user_config(TEAM)
+    first = start_serve(project)
+    second = start_serve(project)
+    try:
+        yield first, second
+    finally:
+        stop_serve(first)
+        stop_serve(second)

@@ -9,7 +9,6 @@ from __future__ import annotations
 import json
 import signal
 import time
-import uuid
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
@@ -17,31 +16,9 @@ from typing import Any
 import anyio
 import pytest
 from _alternating_proxy import AlternatingProxy
-from _served import Serve, add_key, mcp_client, pegboard, start_serve, stop_serve
+from _served import Serve, add_key, mcp_client, pegboard, pg_store, replicas  # noqa: F401 (fixtures)
 
 pytestmark = pytest.mark.slow
-
-TEAM = ('[plugins.mcp.serve]\napi_keys = true\nstateless = true\napprovals = "approvers"\n'
-        'approval_timeout_s = 120\nreplica_timeout_s = 3\n[audit]\nenabled = true\n')
-
-
-@pytest.fixture
-def pg_store(postgres_database: str, user_config: Callable[[str], Path]) -> Iterator[str]:
-    """A schema of its own in this run's PostgreSQL database, named in the user's config."""
-    import psycopg
-
-    schema = f"t_{uuid.uuid4().hex[:12]}"
-    conninfo = f"host=127.0.0.1 port=5432 user=postgres dbname={postgres_database.rsplit('/', 1)[1]}"
-    with psycopg.connect(conninfo, autocommit=True) as conn:
-        conn.execute(f'CREATE SCHEMA "{schema}"')
-    url = f"{postgres_database}?options=-csearch_path%3D{schema}"
-    user_config(f'[store]\nurl = "{url}"\n')
-    yield url
-    from pegboard._store import dispose_all
-
-    dispose_all()
-    with psycopg.connect(conninfo, autocommit=True) as conn:
-        conn.execute(f'DROP SCHEMA "{schema}" CASCADE')
 
 
 @pytest.fixture
@@ -50,18 +27,6 @@ def project(tmp_path: Path) -> Path:
     root.mkdir()
     (root / "notes.txt").write_text("first line\nsecond line\n")
     return root
-
-
-@pytest.fixture
-def replicas(project: Path, pg_store: str, user_config: Callable[[str], Path]) -> Iterator[tuple[Serve, Serve]]:
-    user_config(TEAM)
-    first = start_serve(project)
-    second = start_serve(project)
-    try:
-        yield first, second
-    finally:
-        stop_serve(first)
-        stop_serve(second)
 
 
 def text(result: Any) -> str:

@@ -575,9 +575,21 @@ async def serve_http(toolbox: Any, mode: str | None, plan: Any, sock: Any, token
                     replica_timeout_s=team_plan.replica_timeout_s)
         log.replica = team.id
         registry.team = team
+    page = None
+    if team is not None:
+        from ._serve_approvals import TeamApprovals, shared_secret
+        from ._serve_http import host_checks
+
+        checks = host_checks(plan.host, port, plan.scheme, plan.allow_remote)
+        keys = [await anyio.to_thread.run_sync(shared_secret, team_plan.store, name) for name in ("cookie", "csrf")]
+        page = TeamApprovals(toolbox, credentials, team_plan.store, log,
+                             hosts=frozenset(checks.allowed_hosts) if checks.enable_dns_rebinding_protection else None,
+                             secure=plan.tls is not None or (serve.url or "").startswith("https://"),
+                             cookie_key=keys[0], csrf_key=keys[1])
     server = build_server(toolbox, registry)
     app = build_app(server, plan=plan, port=port, credentials=credentials, log=log, serve=serve,
-                    readiness=Readiness(stores, team), replica=team.id if team else None, stateless=serve.stateless)
+                    readiness=Readiness(stores, team), replica=team.id if team else None, stateless=serve.stateless,
+                    approvals=page)
     certfile, keyfile = plan.tls or (None, None)
     # A call waiting for an approver would hold a stop for as long as it waits: requests still
     # running after this are cut off (their calls left to whoever asks again).

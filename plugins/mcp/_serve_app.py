@@ -8,7 +8,7 @@ client and the operator reach without a client's credential.
 | ``/healthz`` | liveness: 200 while the process serves |
 | ``/readyz`` | readiness: 200 when the store answers (and this replica's heartbeat reaches it), else 503 and why |
 | ``/.well-known/oauth-protected-resource/mcp`` | RFC 9728 metadata (OAuth mode): the resource and its authorization server |
-| ``/approvals/`` | the team's approvals page (its own sign-in) |
+| ``/approvals/`` | the team's approvals page (``approvals = "approvers"``; its own sign-in) |
 """
 
 from __future__ import annotations
@@ -54,8 +54,10 @@ def _ping(conn: Any) -> None:
 
 
 def build_app(server: Any, *, plan: Any, port: int, credentials: Any, log: Any, serve: Any,
-              readiness: Readiness, replica: str | None, stateless: bool, extra_routes: list[Any] | None = None) -> Any:
-    """The whole application: the SDK's Streamable HTTP app with our routes, behind the gate."""
+              readiness: Readiness, replica: str | None, stateless: bool, approvals: Any = None) -> Any:
+    """The whole application: the SDK's Streamable HTTP app with our routes, behind the gate;
+    ``approvals``: the team's approvals page (``_serve_approvals.TeamApprovals``), which signs its
+    people in itself."""
     from starlette.requests import Request
     from starlette.responses import JSONResponse
     from starlette.routing import Route
@@ -88,9 +90,18 @@ def build_app(server: Any, *, plan: Any, port: int, credentials: Any, log: Any, 
         bare = Route("/.well-known/oauth-protected-resource", found[0].endpoint, methods=["GET", "OPTIONS"])
         routes += [*found, bare]
         public += [r.path for r in found] + ["/.well-known/oauth-protected-resource"]
-    for route in extra_routes or []:
-        routes.append(route)
-        public.append(route.path.rstrip("/") + "/" if getattr(route, "routes", None) is not None else route.path)
     app = server.streamable_http_app(host=plan.host, stateless_http=stateless, custom_starlette_routes=routes,
                                      transport_security=host_checks(plan.host, port, plan.scheme, plan.allow_remote))
-    return SignInGate(app, credentials, log, public=tuple(public), resource_metadata=metadata_url)
+    gated = SignInGate(app, credentials, log, public=tuple(public), resource_metadata=metadata_url)
+    if approvals is None:
+        return gated
+    from ._serve_approvals import PREFIX
+
+    async def dispatch(scope: dict[str, Any], receive: Any, send: Any) -> None:
+        path = scope.get("path", "") if scope["type"] == "http" else ""
+        if path == PREFIX or path.startswith(PREFIX + "/"):
+            await approvals(scope, receive, send)
+        else:
+            await gated(scope, receive, send)
+
+    return dispatch

@@ -38,6 +38,10 @@ def local_user() -> str:
 class SignedIn:
     client: Client
     approver: bool
+    key_id: str | None = None
+    """The API key it signed in with (to check it again later), if any."""
+    expires_at: float | None = None
+    """When the credential stops working (a key's expiry, a token's ``exp``), if known."""
 
 
 @dataclass(frozen=True)
@@ -103,7 +107,8 @@ class Credentials:
         key, why = await self.keys.run(lambda conn: find_key(conn, text, now), read_only=True)
         if key is None:
             return Refused(401, why)
-        return SignedIn(Client(key.name, via="api key", level=key.level), approver=key.approver)
+        return SignedIn(Client(key.name, via="api key", level=key.level), approver=key.approver, key_id=key.id,
+                        expires_at=key.expires_at)
 
     async def _access_token(self, text: str) -> SignedIn | Refused:
         claims, why = await self.oauth.verify(text)
@@ -116,4 +121,4 @@ class Credentials:
             return Refused(403, f"{claims.subject}: none of the token's scopes gives a level here",
                            scope=" ".join(sorted(self.oauth.config.scopes)))
         return SignedIn(Client(claims.subject, via="oauth", level=level, scopes=claims.scopes),
-                        approver=self.oauth.is_approver(claims.scopes))
+                        approver=self.oauth.is_approver(claims.scopes), expires_at=claims.expires_at)
