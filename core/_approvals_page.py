@@ -100,12 +100,17 @@ class PageRequest:
 
     def __init__(self, scope: Scope):
         self.method: str = scope["method"]
+        """``GET``, ``POST``, ..."""
         self.path: str = scope["path"]
+        """The path, below where the page is served (``/``, ``/events``, ``/answer``)."""
         self.scheme: str = scope.get("scheme", "http")
+        """``http`` or ``https``, as the server sees it."""
         self.query: dict[str, str] = {}
+        """The query's parameters (the first of a repeated one)."""
         for key, value in parse_qsl(scope.get("query_string", b"").decode("latin-1"), keep_blank_values=True):
             self.query.setdefault(key, value)  # the first of a repeated parameter
         self.headers: dict[str, list[str]] = {}
+        """Every header's values, by lower-case name."""
         for key, value in scope.get("headers", []):
             self.headers.setdefault(key.decode("latin-1").lower(), []).append(value.decode("latin-1"))
 
@@ -144,15 +149,25 @@ class ApprovalsPage:
     """The ASGI application. ``identify`` names the approver of a request or
     refuses it (None); ``secret`` signs the forms' CSRF tokens (the same for
     every copy serving one store); ``hosts``: the Host headers accepted
-    (None: any, for a server behind a proxy that checks them)."""
+    (None: any, for a server behind a proxy that checks them); ``origins``:
+    the origins a form may be posted from besides the page's own as the
+    server sees it (the public ``https://`` address of a proxy that
+    terminates TLS in front of it)."""
 
     def __init__(self, toolbox: Toolbox, identify: Callable[[PageRequest], Approver | None], *,
-                 secret: bytes | None = None, hosts: frozenset[str] | None = None, poll_s: float = POLL_S):
+                 secret: bytes | None = None, hosts: frozenset[str] | None = None, poll_s: float = POLL_S,
+                 origins: frozenset[str] = frozenset()):
         self.toolbox = toolbox
+        """The toolbox whose store the page reads and answers in."""
         self.identify = identify
+        """The approver of a request, or None to refuse it (403)."""
         self._secret = secret or secrets.token_bytes(32)
         self.hosts = hosts
+        """The Host headers accepted (None: any)."""
+        self.origins = origins
+        """Origins a form may be posted from besides the page's own."""
         self.poll_s = poll_s
+        """How often an open page's event stream looks at the store, in seconds."""
         self._streams = 0
 
     # --- ASGI ----------------------------------------------------------------
@@ -268,6 +283,7 @@ class ApprovalsPage:
         await _respond(send, 200, body.encode(), "text/html; charset=utf-8", nonce=nonce)
 
     def csrf_token(self, approver: Approver) -> str:
+        """The token the page's forms carry for ``approver`` (an HMAC under ``secret``)."""
         return hmac.new(self._secret, f"csrf:{approver.name}".encode(), hashlib.sha256).hexdigest()
 
     # --- answering --------------------------------------------------------------
@@ -292,7 +308,8 @@ class ApprovalsPage:
 
     def _check_origin(self, request: PageRequest) -> None:
         origin = request.header("origin")
-        if origin is not None and origin != f"{request.scheme}://{request.header('host')}":
+        if origin is not None and origin != f"{request.scheme}://{request.header('host')}" \
+                and origin not in self.origins:
             raise _Refused(403, f"Refused: a form posted from {origin} (CSRF); answer from the page itself.")
         site = request.header("sec-fetch-site")
         if site is not None and site not in ("same-origin", "none"):

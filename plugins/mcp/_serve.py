@@ -585,7 +585,7 @@ async def serve_http(toolbox: Any, mode: str | None, plan: Any, sock: Any, token
         page = TeamApprovals(toolbox, credentials, team_plan.store, log,
                              hosts=frozenset(checks.allowed_hosts) if checks.enable_dns_rebinding_protection else None,
                              secure=plan.tls is not None or (serve.url or "").startswith("https://"),
-                             cookie_key=keys[0], csrf_key=keys[1])
+                             cookie_key=keys[0], csrf_key=keys[1], origins=_origins(serve.url))
     server = build_server(toolbox, registry)
     app = build_app(server, plan=plan, port=port, credentials=credentials, log=log, serve=serve,
                     readiness=Readiness(stores, team), replica=team.id if team else None, stateless=serve.stateless,
@@ -609,6 +609,16 @@ async def serve_http(toolbox: Any, mode: str | None, plan: Any, sock: Any, token
             if team is not None:
                 await team.leave()
             await registry.aclose()
+
+
+def _origins(url: str | None) -> frozenset[str]:
+    """The origin of ``[plugins.mcp.serve] url``: where people open the approvals page behind a proxy."""
+    if not url:
+        return frozenset()
+    from urllib.parse import urlsplit
+
+    parts = urlsplit(url)
+    return frozenset({f"{parts.scheme}://{parts.netloc}"})
 
 
 @dataclass

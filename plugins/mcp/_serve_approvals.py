@@ -74,7 +74,7 @@ class TeamApprovals:
     """ASGI, for every path under ``/approvals``."""
 
     def __init__(self, toolbox: Any, credentials: Any, store: Any, log: Any, *, hosts: frozenset[str] | None,
-                 secure: bool, cookie_key: bytes, csrf_key: bytes):
+                 secure: bool, cookie_key: bytes, csrf_key: bytes, origins: frozenset[str] = frozenset()):
         from pegboard import ApprovalsPage
 
         self.credentials = credentials
@@ -82,9 +82,10 @@ class TeamApprovals:
         self.log = log
         self.secure = secure
         self.hosts = hosts
+        self.origins = origins
         self._key = cookie_key
         self._checked: dict[str, tuple[float, bool]] = {}
-        self.page = ApprovalsPage(toolbox, self.identify, secret=csrf_key, hosts=hosts)
+        self.page = ApprovalsPage(toolbox, self.identify, secret=csrf_key, hosts=hosts, origins=origins)
 
     # --- the cookie ------------------------------------------------------------------
 
@@ -184,8 +185,8 @@ class TeamApprovals:
             await _send(send, 405, b"GET or POST.\n", "text/plain")
             return
         origin, site = request.header("origin"), request.header("sec-fetch-site")
-        if (origin is not None and origin != f"{request.scheme}://{request.header('host')}") or \
-                (site is not None and site not in ("same-origin", "none")):
+        if (origin is not None and origin != f"{request.scheme}://{request.header('host')}"
+                and origin not in self.origins) or (site is not None and site not in ("same-origin", "none")):
             await _send(send, 403, b"Refused: sign in from the page itself.\n", "text/plain")
             return
         body = b""
