@@ -124,6 +124,9 @@ async def test_a_replica_killed_mid_session_the_client_carries_on(replicas: tupl
     first, second = replicas
     dave = add_key(project, "dave")
     with AlternatingProxy([first.base, second.base]) as proxy:
+        async with mcp_client(first.url, dave) as client:  # kept in the session through the first replica
+            assert not (await client.call_tool("Read", {"file_path": str(project / "notes.txt"),
+                                                        "scratchpad": "before"})).is_error
         async with mcp_client(proxy.base + "/mcp", dave) as client:
             for _ in range(2):
                 assert not (await client.call_tool("Read", {"file_path": str(project / "notes.txt")})).is_error
@@ -132,6 +135,9 @@ async def test_a_replica_killed_mid_session_the_client_carries_on(replicas: tupl
             for _ in range(4):
                 result = await client.call_tool("Read", {"file_path": str(project / "notes.txt")})
                 assert not result.is_error, text(result)
+            # what the session kept through the dead replica, the live one has
+            kept = await client.read_resource("pegboard://scratchpad/before")
+            assert "second line" in kept.contents[0].text
     assert len(calls_on(second)) >= 4
 
 
