@@ -86,7 +86,7 @@ async def test_a_call_waiting_on_one_replica_is_approved_from_anywhere_and_compl
     async with anyio.create_task_group() as tg:
         tg.start_soon(call)
         waiting = await anyio.to_thread.run_sync(waiting_call, project)
-        assert waiting["tool"] == "Write" and not target.exists()
+        assert waiting["tool"] == "Write" and waiting["requester"] == "bob" and not target.exists()
         # answered in another process: the CLI (the approvals page does the same)
         approved = await anyio.to_thread.run_sync(lambda: pegboard(project, "approvals", "approve", waiting["id"]))
         assert approved.returncode == 0, approved.stderr
