@@ -165,3 +165,32 @@ def test_the_audit_records_the_client_and_gains_the_column_on_first_use(
     with engine.connect() as conn:
         assert conn.execute(sa.text(f"SELECT version FROM {SCHEMA_TABLE} WHERE component = 'pegboard'")).scalar() \
             == version
+
+
+def test_an_operator_checks_and_reads_a_clients_decisions(project: Path, store_url: str,
+                                                          user_config: Callable[[str], Path]) -> None:
+    """``permissions check --client`` decides as for that client; ``audit list --client`` shows its rows."""
+    import json
+
+    from click.testing import CliRunner
+
+    from pegboard._cli import cli
+
+    user_config('\n[audit]\nenabled = true\n[clients.alice]\ndeny = ["Read"]\n')
+    read = json.dumps({"file_path": str(project / "a.txt")})
+    run = lambda *a: CliRunner().invoke(cli, ["--cwd", str(project), *a])  # noqa: E731
+    checked = run("permissions", "check", "Read", "--input", read, "--client", "alice")
+    assert checked.exit_code == 1 and "[clients.alice]" in checked.output, checked.output
+    assert run("permissions", "check", "Read", "--input", read, "--client", "bob").exit_code == 0
+    toolbox = Toolbox.load(cwd=project, plugins=["fs"])
+
+    async def calls() -> None:
+        for who in ("alice", "bob"):
+            async with toolbox.session(session_id=f"s-{who}", client=Client(who)) as session:
+                await session.call("Read", {"file_path": str(project / "a.txt")})
+
+    asyncio.run(calls())
+    audit_rows(toolbox)  # flushed
+    listed = json.loads(run("audit", "list", "--client", "alice", "--json").output)
+    assert [(r["client"], r["decision"]) for r in listed] == [("alice", "deny")]
+    assert "client bob; source" in run("audit", "list", "--client", "bob").output
