@@ -58,6 +58,44 @@ async def test_readiness_says_why_it_is_not_ready(tmp_path: Path) -> None:
         assert (await http.get("/mcp")).status_code == 401
 
 
+@pytest.mark.slow
+@pytest.mark.anyio
+async def test_an_issuer_that_does_not_answer_is_503_not_a_wrong_token(tmp_path: Path) -> None:
+    pytest.importorskip("mcp")
+    import socket
+
+    import httpx
+
+    from pegboard.plugins.mcp._config import ServeConfig
+    from pegboard.plugins.mcp._serve import SessionRegistry, build_server
+    from pegboard.plugins.mcp._serve_app import Readiness, build_app
+    from pegboard.plugins.mcp._serve_credentials import Credentials
+    from pegboard.plugins.mcp._serve_http import HttpPlan, TokenSource
+    from pegboard.plugins.mcp._serve_log import ServeLog
+    from pegboard.plugins.mcp._serve_oauth import OAuthVerifier
+
+    closed = socket.socket()
+    closed.bind(("127.0.0.1", 0))
+    nowhere = f"http://127.0.0.1:{closed.getsockname()[1]}"  # bound, not listening: refused
+    serve = ServeConfig.model_validate({"url": "https://pegboard.test/mcp", "oauth": {
+        "issuer": nowhere, "jwks_url": nowhere + "/jwks.json"}})
+    toolbox = Toolbox.load(cwd=tmp_path, plugins=[])
+    server = build_server(toolbox, SessionRegistry(toolbox, None, single_connection=False))
+    plan = HttpPlan(host="127.0.0.1", port=8765, allow_remote=False, tls=None, no_auth=False, tokens=TokenSource())
+    out = io.StringIO()
+    credentials = Credentials(token="t" * 32, owner="me", oauth=OAuthVerifier(serve.oauth, audience=serve.url))
+    app = build_app(server, plan=plan, port=8765, credentials=credentials, log=ServeLog(True, out), serve=serve,
+                    readiness=Readiness([]), replica=None, stateless=False)
+    token = "eyJhbGciOiJSUzI1NiIsImtpZCI6ImsxIn0.eyJzdWIiOiJ4In0.c2ln"
+    async with httpx.AsyncClient(transport=httpx.ASGITransport(app=app), base_url="http://127.0.0.1:8765") as http:
+        down = await http.post("/mcp", json={}, headers={"authorization": f"Bearer {token}"})
+        assert down.status_code == 503 and down.headers["retry-after"] == "5"
+        assert (await http.post("/mcp", json={}, headers={"authorization": "Bearer nonsense"})).status_code == 401
+    closed.close()
+    events = [json.loads(line) for line in out.getvalue().splitlines()]
+    assert any(e["event"] == "sign_in_unavailable" and "could not be fetched" in e["why"] for e in events)
+
+
 def test_the_json_log_is_one_object_a_line() -> None:
     from pegboard.plugins.mcp._serve_log import ServeLog
 

@@ -199,9 +199,15 @@ class TeamApprovals:
             if not message.get("more_body"):
                 break
         credential = dict(parse_qsl(body.decode("utf-8", "replace"))).get("credential", "").strip()
-        from ._serve_credentials import SignedIn
+        from ._serve_credentials import SignedIn, Unavailable
 
-        verdict = await self.credentials.check([b"Bearer " + credential.encode("utf-8", "replace")])
+        try:
+            verdict = await self.credentials.check([b"Bearer " + credential.encode("utf-8", "replace")])
+        except Unavailable as exc:
+            self.log.event("approvals.sign_in_unavailable", level="error", why=str(exc))
+            await _send(send, 503, _signin_page("The sign-in could not be checked just now; try again.").encode(),
+                        "text/html; charset=utf-8")
+            return
         if not isinstance(verdict, SignedIn) or not verdict.approver:
             why = verdict.why if not isinstance(verdict, SignedIn) else f"{verdict.client.id} may not approve"
             self.log.event("approvals.sign_in_refused", level="warning", why=why)

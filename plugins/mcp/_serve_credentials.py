@@ -23,7 +23,7 @@ from pegboard import Client
 
 from ._serve_keys import KEY_PREFIX
 
-__all__ = ["Credentials", "Refused", "SignedIn", "local_user"]
+__all__ = ["Credentials", "Refused", "SignedIn", "Unavailable", "local_user"]
 
 
 def local_user() -> str:
@@ -42,6 +42,11 @@ class SignedIn:
     """The API key it signed in with (to check it again later), if any."""
     expires_at: float | None = None
     """When the credential stops working (a key's expiry, a token's ``exp``), if known."""
+
+
+class Unavailable(Exception):
+    """What checks a credential did not answer (the store, the issuer's keys or its introspection):
+    the request is refused with 503, not as a wrong credential."""
 
 
 @dataclass(frozen=True)
@@ -104,7 +109,10 @@ class Credentials:
         from ._serve_keys import find_key
 
         now = time.time()
-        key, why = await self.keys.run(lambda conn: find_key(conn, text, now), read_only=True)
+        try:
+            key, why = await self.keys.run(lambda conn: find_key(conn, text, now), read_only=True)
+        except Exception as exc:
+            raise Unavailable(f"the store did not answer: {self.keys.describe_error(exc)}") from None
         if key is None:
             return Refused(401, why)
         return SignedIn(Client(key.name, via="api key", level=key.level), approver=key.approver, key_id=key.id,

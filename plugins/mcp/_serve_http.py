@@ -237,9 +237,20 @@ class SignInGate:
             if self._is_public(scope.get("path", "")):
                 await self.app(scope, receive, watch)
                 return
-            from ._serve_credentials import SignedIn
+            from ._serve_credentials import SignedIn, Unavailable
 
-            verdict = await self.credentials.check([v for k, v in scope.get("headers", []) if k.lower() == b"authorization"])
+            try:
+                verdict = await self.credentials.check([v for k, v in scope.get("headers", [])
+                                                        if k.lower() == b"authorization"])
+            except Unavailable as exc:
+                self.log.event("sign_in_unavailable", level="error", why=str(exc), path=scope.get("path"))
+                if scope["type"] == "http":
+                    body = b"The sign-in could not be checked just now (see the server's log); try again.\n"
+                    await watch({"type": "http.response.start", "status": 503, "headers": [
+                        (b"content-type", b"text/plain; charset=utf-8"), (b"retry-after", b"5"),
+                        (b"content-length", str(len(body)).encode())]})
+                    await watch({"type": "http.response.body", "body": body})
+                return
             if isinstance(verdict, SignedIn):
                 client = verdict.client
                 _sign_in(scope, verdict)

@@ -98,11 +98,13 @@ class OAuthVerifier:
         return self._jwks
 
     async def _key_for(self, kid: str | None) -> Any:
+        from ._serve_credentials import Unavailable
+
         for force in (False, True):
             try:
                 keys = await self._keys(force)
             except Exception as exc:
-                raise LookupError(f"the issuer's keys could not be fetched from {self.config.jwks_url}: "
+                raise Unavailable(f"the issuer's keys could not be fetched from {self.config.jwks_url}: "
                                   f"{type(exc).__name__}: {exc}") from None
             usable = [k for k in keys.keys if k.public_key_use in (None, "sig")]
             if kid is None and len(usable) == 1:
@@ -154,7 +156,9 @@ class OAuthVerifier:
                 response.raise_for_status()
                 found = response.json()
         except Exception as exc:
-            return None, f"the introspection endpoint failed: {type(exc).__name__}: {exc}"
+            from ._serve_credentials import Unavailable
+
+            raise Unavailable(f"the introspection endpoint failed: {type(exc).__name__}: {exc}") from None
         if not isinstance(found, dict) or found.get("active") is not True:
             return None, "token not active at the issuer"
         if found.get("iss") is not None and found.get("iss") != self.config.issuer:
