@@ -136,3 +136,53 @@ def test_a_key_is_kept_as_a_hash_and_found_by_its_id(tmp_path: Path) -> None:
     for wrong in ("yesterday", "0d", "2001-01-01"):
         with pytest.raises(ValueError):
             parse_expiry(wrong)
+
+
+@pytest.mark.slow
+@pytest.mark.anyio
+async def test_an_opaque_token_is_asked_about_at_the_issuers_introspection_endpoint() -> None:
+    import http.server
+    import threading
+    from urllib.parse import parse_qs
+
+    from pegboard.plugins.mcp._config import ServeOAuthConfig
+    from pegboard.plugins.mcp._serve_credentials import Credentials, Refused, SignedIn
+    from pegboard.plugins.mcp._serve_oauth import OAuthVerifier
+
+    audience, asked = "https://pegboard.test/mcp", []
+    answers = {
+        "good": {"active": True, "aud": [audience], "sub": "gina", "scope": "pegboard:read", "exp": time.time() + 60},
+        "elsewhere": {"active": True, "aud": "https://other.example", "sub": "hal", "scope": "pegboard:read"},
+        "revoked": {"active": False},
+    }
+
+    class Issuer(http.server.BaseHTTPRequestHandler):
+        def do_POST(self) -> None:  # noqa: N802
+            form = parse_qs(self.rfile.read(int(self.headers["content-length"])).decode())
+            asked.append((form["token"][0], self.headers["authorization"]))
+            body = json.dumps(answers.get(form["token"][0], {"active": False})).encode()
+            self.send_response(200)
+            self.send_header("content-type", "application/json")
+            self.end_headers()
+            self.wfile.write(body)
+
+        def log_message(self, *args: Any) -> None:
+            pass
+
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Issuer)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    url = f"http://127.0.0.1:{server.server_address[1]}"
+    try:
+        config = ServeOAuthConfig(issuer=url, introspection_url=url + "/introspect", introspection_client_id="pb",
+                                  introspection_client_secret="s3cret", scopes={"pegboard:read": "read"})
+        credentials = Credentials(token=None, owner="me", oauth=OAuthVerifier(config, audience=audience))
+        good = await credentials.check([b"Bearer good"])
+        assert isinstance(good, SignedIn) and good.client.id == "gina" and good.client.level == "read"
+        assert isinstance(await credentials.check([b"Bearer good"]), SignedIn)
+        assert [t for t, _ in asked] == ["good"]  # a yes is kept a few seconds
+        assert asked[0][1].startswith("Basic ")  # pegboard's own client credentials
+        for token, why in (("elsewhere", "audience"), ("revoked", "not active")):
+            refused = await credentials.check([f"Bearer {token}".encode()])
+            assert isinstance(refused, Refused) and refused.status == 401 and why in refused.why
+    finally:
+        server.shutdown()
