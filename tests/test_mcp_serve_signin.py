@@ -128,6 +128,9 @@ async def test_per_client_rules_differ_in_one_server(project: Path, user_config:
 
 @pytest.mark.anyio
 async def test_a_keys_level_is_a_ceiling(keyed: Serve, project: Path) -> None:
+    wide = add_key(project, "reader")  # the same name, no ceiling: its session is not the narrow key's
+    async with mcp_client(keyed.url, wide) as client:
+        assert "Write" in {t.name for t in (await client.list_tools()).tools}
     reader = add_key(project, "reader", "--level", "read")
     async with mcp_client(keyed.url, reader) as client:
         names = {t.name for t in (await client.list_tools()).tools}

@@ -318,8 +318,10 @@ class SessionRegistry:
         connection = getattr(ctx.session, "_connection", None)
         mcp_session = self._key(ctx)
         client = self.client(ctx)
+        # The whole client, not its id alone: two keys of one name with different levels must not
+        # share a session (the wider one's policy would serve the narrower one's calls).
         key = f"mcp-session:{mcp_session}" if mcp_session is not None else \
-            f"client:{client.id}" if client is not None else None
+            f"client:{client_key(client)}" if client is not None else None
         session = self.sessions.get(key)
         if session is None:
             from ._serve_team import serve_session_id
@@ -347,6 +349,11 @@ class SessionRegistry:
         sessions, self.sessions = list(self.sessions.values()), {}
         for session in sessions:
             await session.aclose()
+
+
+def client_key(client: Client) -> str:
+    """Everything that decides what a client's session may do, as one string."""
+    return json.dumps([client.id, client.via, client.level, sorted(client.scopes)])
 
 
 def _listing(toolbox: Any, session: Any) -> list[types.Tool]:

@@ -299,9 +299,12 @@ def _sign_in(scope: dict[str, Any], verdict: Any) -> None:
     from mcp.server.auth.provider import AccessToken
     from starlette.authentication import AuthCredentials
 
+    from ._serve import client_key
+
     client = verdict.client
-    # The SDK binds a handshake-era session to the (client_id, issuer, subject) that opened it.
-    scope["user"] = AuthenticatedUser(AccessToken(token="", client_id=client.id, scopes=list(client.scopes),
+    # The SDK binds a handshake-era session to the (client_id, issuer, subject) that opened it: the
+    # whole client, so that another credential of the same name but a wider level cannot use it.
+    scope["user"] = AuthenticatedUser(AccessToken(token="", client_id=client_key(client), scopes=list(client.scopes),
                                                   subject=client.id, claims={"iss": client.via}))
     scope["auth"] = AuthCredentials(list(client.scopes))
     scope[CLIENT_KEY] = client
