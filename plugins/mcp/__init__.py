@@ -14,13 +14,15 @@ from collections.abc import Callable
 from contextvars import ContextVar
 from typing import TYPE_CHECKING, Any
 
-from pegboard import PermissionRequest, Rule, StoreSchema, Tool, ToolNamespace, Vote, hookimpl
+from pegboard import PermissionRequest, Rule, Tool, ToolNamespace, Vote, hookimpl
 
 from ._config import (APPROVALS_FILE, McpConfig, ServerSpec, collect_servers, own_folder, read_mcp_json,
                       split_tool_name, tool_name)
 from ._sdk import sdk_problem
 
 if TYPE_CHECKING:
+    from pegboard import StoreSchema  # the store's module is imported when the store is used
+
     from ._store import ToolCache
 
 __all__ = ["RESOURCE_TOOLS", "get_prompt", "list_prompts"]
