@@ -20,6 +20,7 @@ from ._tools import CORE_PLUGIN, Tool, ToolResult
 if TYPE_CHECKING:
     import asyncio
 
+    from ._clients import Client
     from ._catalogue import Catalogue
     from ._decisions import CompiledRule, DecisionKind
     from ._pending import PendingCalls
@@ -108,9 +109,13 @@ class Session:
         """False when the host knows that a tool's question to the person (``elicit``, or a plugin's
         own hook) reaches nobody in this session (``pegboard serve`` for an MCP client that cannot
         take a form mid-call): tools that only ask are then not offered. None: not known."""
+        self.client: Client | None = None
+        """Who the session's calls are made for, when the host serves several
+        (``Toolbox.session(client=...)``); a child session has its parent's. None: the host's own."""
         self.requester: str | None = None
-        """Who the session's calls are made for, kept with its pending calls (a host serving several
-        clients names the client); None: the session it was made from says, else the local user."""
+        """Who the session's calls are made for, kept with its pending calls: the client's id when
+        the session has one (a host serving several clients may name them so without a ``Client``);
+        None: the session it was made from says, else the local user."""
         self.structured_output: Any = None
         """The model's answer, validated against ``output_schema``, once given (None until then)."""
         self._hides: dict[tuple[str, str, frozenset[str], frozenset[str] | None], bool] = {}
@@ -136,7 +141,7 @@ class Session:
         # Through the engine: disable_bypass_permissions and the system
         # policy's ceiling hold for a mode switched mid-session too.
         before = self.policy
-        self.policy = self.toolbox.permissions.session_policy(name)
+        self.policy = self.toolbox.permissions.session_policy(name, self.client)
         if self.policy != before:
             self.emit("mode.changed", {"mode": self.policy.name, "previous": before.name})
             self.emit("catalogue.changed", {"reason": "mode", "mode": self.policy.name})
@@ -275,8 +280,12 @@ class Session:
             # Granting the whole tool in place of a specifier nobody can read
             # would be wider than what was asked for.
             raise ValueError(f"{rule.text}: no loaded plugin understands specifiers for {rule.tool}")
-        self._grants[behavior].setdefault(rule.tool, []).append(compiled)
+        self._add_rule(compiled)
         return Grant(self, compiled)
+
+    def _add_rule(self, compiled: CompiledRule) -> None:
+        """Apply a compiled rule to this session's calls (a grant, a client's rule)."""
+        self._grants[compiled.rule.behavior].setdefault(compiled.rule.tool, []).append(compiled)
 
     def _revoke(self, compiled: CompiledRule) -> None:
         rules = self._grants[compiled.rule.behavior].get(compiled.rule.tool, [])
@@ -385,6 +394,7 @@ class Session:
         if session_id is not None and self.durable:
             self.toolbox.make_durable(child, session_id, self.id)
         child.parent, child.parent_id = self, self.id
+        child.client = self.client
         child.label = label
         child.granted_access = granted
         child.hidden_tools = self.hidden_tools | frozenset(hide)

@@ -50,6 +50,8 @@ audit = Table(
     Column("input_digest", String(64), nullable=False),
     Column("input_preview", Text, nullable=False),
     Column("pid", Integer, nullable=False),
+    # who the call was made for (Session.client), added to an older table on first use (no version step)
+    Column("client", String(200), nullable=True),
     Index("ix_pegboard_audit_session", "session_id", "at"),
     Index("ix_pegboard_audit_tool", "tool", "at"),
     # Added after version 3 without a version of its own: made on first use (ensure_indexes).

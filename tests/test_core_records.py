@@ -16,7 +16,7 @@ import pytest
 from pegboard._records import FACTORY, RECORDS, record
 
 # The modules that define records: importing them fills RECORDS.
-MODULES = ("pegboard._cli_shared", "pegboard._config", "pegboard._decisions", "pegboard._hooks",
+MODULES = ("pegboard._cli_shared", "pegboard._clients", "pegboard._config", "pegboard._decisions", "pegboard._hooks",
            "pegboard._localplugins", "pegboard._plugins", "pegboard._policy", "pegboard._scope", "pegboard._session",
            "pegboard._toolbox", "pegboard._tools", "pegboard._trust")
 for _name in MODULES:
@@ -24,7 +24,7 @@ for _name in MODULES:
 
 # Records whose __init__ takes other things than the fields and converts them
 # (as a class may with @dataclass, which keeps an __init__ the class wrote).
-OWN_INIT = {"RuleSamples", "PermissionRequest"}
+OWN_INIT = {"RuleSamples", "PermissionRequest", "Client"}
 
 
 def _twin(cls: type) -> Any:
