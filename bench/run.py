@@ -35,7 +35,7 @@ from _ratios import ENV, NOISY_SPREAD, Ratio  # noqa: E402
 
 # Cheap and isolated first; the ones that start servers and sandboxes last.
 BENCHES = ["startup", "permissions", "pipeline", "tracing", "fs", "web", "web_worst", "audit", "listing", "subtasks",
-           "schedule", "shell", "mcp", "mcp_catalogue", "catalogue", "mcp_servers"]
+           "schedule", "shell", "mcp", "mcp_catalogue", "catalogue", "mcp_servers", "serve_team"]
 TIMEOUT_S = 1200
 # The items of the issues the benches answer, each with the rows tagged with it (Ratio.item):
 # printed after the table, one block per item, so that an item without a row shows.

@@ -13,7 +13,9 @@ from ._hookspecs import hookimpl, hookspec
 from ._version import API_VERSION
 
 if _typing.TYPE_CHECKING:
+    from ._approvals_page import ApprovalsPage, Approver, PageRequest
     from ._catalogue import Catalogue, CatalogueTool
+    from ._clients import Client
     from ._streams import CallEvent, CallStream
     from ._sync import SyncCallStream, SyncSession
     from ._config import ConfigError, Settings
@@ -35,12 +37,15 @@ if _typing.TYPE_CHECKING:
 _LAZY = {
     "Absent": "pegboard._tools",
     "Answer": "pegboard._decisions",
+    "ApprovalsPage": "pegboard._approvals_page",
+    "Approver": "pegboard._approvals_page",
     "CallInfo": "pegboard._calls",
     "CallEvent": "pegboard._streams",
     "CallStream": "pegboard._streams",
     "Catalogue": "pegboard._catalogue",
     "CatalogueTool": "pegboard._catalogue",
     "Check": "pegboard._doctor",
+    "Client": "pegboard._clients",
     "CompiledRule": "pegboard._decisions",
     "ConfigError": "pegboard._config",
     "Content": "pegboard._tools",
@@ -48,6 +53,7 @@ _LAZY = {
     "Grant": "pegboard._decisions",
     "ImageContent": "pegboard._tools",
     "InputFieldMatcher": "pegboard._matchers",
+    "PageRequest": "pegboard._approvals_page",
     "PermissionRequest": "pegboard._decisions",
     "PluginCheck": "pegboard._plugincheck",
     "PluginContext": "pegboard._plugin_context",
@@ -82,13 +88,13 @@ _LAZY = {
 # module's explicit exports (mypy --strict in a plugin author's project);
 # tests/test_core_api.py holds it to _LAZY's names and the three above.
 __all__ = [
-    "API_VERSION", "Absent", "Answer", "CallEvent", "CallInfo", "CallStream", "Catalogue", "CatalogueTool",
-    "Check", "CompiledRule", "ConfigError", "Content", "Decision", "Grant", "ImageContent",
-    "InputFieldMatcher", "PermissionRequest", "PluginCheck", "PluginContext", "PluginSession", "PluginStore",
-    "Policy", "PreCall", "ResourceContent", "Rule", "RuleMatcher", "RuleSamples", "Session", "Settings",
-    "StoreError", "StoreSchema", "SyncCallStream", "SyncSession", "TextContent", "Tool", "ToolContext",
-    "ToolNamespace", "ToolResult", "Toolbox", "UserScope", "Vote", "check_plugin", "clamp_policy", "hookimpl",
-    "hookspec", "policy_for",
+    "API_VERSION", "Absent", "Answer", "ApprovalsPage", "Approver", "CallEvent", "CallInfo", "CallStream",
+    "Catalogue", "CatalogueTool", "Check", "Client", "CompiledRule", "ConfigError", "Content", "Decision", "Grant",
+    "ImageContent", "InputFieldMatcher", "PageRequest", "PermissionRequest", "PluginCheck", "PluginContext",
+    "PluginSession", "PluginStore", "Policy", "PreCall", "ResourceContent", "Rule", "RuleMatcher", "RuleSamples",
+    "Session", "Settings", "StoreError", "StoreSchema", "SyncCallStream", "SyncSession", "TextContent", "Tool",
+    "ToolContext", "ToolNamespace", "ToolResult", "Toolbox", "UserScope", "Vote", "check_plugin", "clamp_policy",
+    "hookimpl", "hookspec", "policy_for",
 ]
 
 

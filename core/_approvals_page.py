@@ -91,6 +91,9 @@ class Approver:
     """The requesters whose calls they see and answer (None: everyone's)."""
     carry: str = ""
     """A query string every link and form of the page carries (``token=...``), or ""."""
+    remember: tuple[str, ...] = ("project", "user", "session")
+    """Where this approver may keep an "approve always" rule (``SCOPES``' keys); empty: approve
+    once or deny only (a team's server, where the rules are the operator's config)."""
 
 
 class PageRequest:
@@ -98,12 +101,17 @@ class PageRequest:
 
     def __init__(self, scope: Scope):
         self.method: str = scope["method"]
+        """``GET``, ``POST``, ..."""
         self.path: str = scope["path"]
+        """The path, below where the page is served (``/``, ``/events``, ``/answer``)."""
         self.scheme: str = scope.get("scheme", "http")
+        """``http`` or ``https``, as the server sees it."""
         self.query: dict[str, str] = {}
+        """The query's parameters (the first of a repeated one)."""
         for key, value in parse_qsl(scope.get("query_string", b"").decode("latin-1"), keep_blank_values=True):
             self.query.setdefault(key, value)  # the first of a repeated parameter
         self.headers: dict[str, list[str]] = {}
+        """Every header's values, by lower-case name."""
         for key, value in scope.get("headers", []):
             self.headers.setdefault(key.decode("latin-1").lower(), []).append(value.decode("latin-1"))
 
@@ -142,15 +150,25 @@ class ApprovalsPage:
     """The ASGI application. ``identify`` names the approver of a request or
     refuses it (None); ``secret`` signs the forms' CSRF tokens (the same for
     every copy serving one store); ``hosts``: the Host headers accepted
-    (None: any, for a server behind a proxy that checks them)."""
+    (None: any, for a server behind a proxy that checks them); ``origins``:
+    the origins a form may be posted from besides the page's own as the
+    server sees it (the public ``https://`` address of a proxy that
+    terminates TLS in front of it)."""
 
     def __init__(self, toolbox: Toolbox, identify: Callable[[PageRequest], Approver | None], *,
-                 secret: bytes | None = None, hosts: frozenset[str] | None = None, poll_s: float = POLL_S):
+                 secret: bytes | None = None, hosts: frozenset[str] | None = None, poll_s: float = POLL_S,
+                 origins: frozenset[str] = frozenset()):
         self.toolbox = toolbox
+        """The toolbox whose store the page reads and answers in."""
         self.identify = identify
+        """The approver of a request, or None to refuse it (403)."""
         self._secret = secret or secrets.token_bytes(32)
         self.hosts = hosts
+        """The Host headers accepted (None: any)."""
+        self.origins = origins
+        """Origins a form may be posted from besides the page's own."""
         self.poll_s = poll_s
+        """How often an open page's event stream looks at the store, in seconds."""
         self._streams = 0
 
     # --- ASGI ----------------------------------------------------------------
@@ -212,7 +230,7 @@ class ApprovalsPage:
         waiting, answered = self._calls(approver, filters.get("client", ""))
         since = SINCE.get(filters.get("since", "7d"))
         decisions = recorded(self._store(), session=filters.get("session") or None,
-                             tool=filters.get("tool") or None,
+                             tool=filters.get("tool") or None, client=filters.get("client") or None,
                              decision=filters.get("decision") if filters.get("decision") in DECISIONS
                              else None, since=None if since is None else time.time() - since,
                              limit=DECISIONS_LIMIT)[::-1]
@@ -266,6 +284,7 @@ class ApprovalsPage:
         await _respond(send, 200, body.encode(), "text/html; charset=utf-8", nonce=nonce)
 
     def csrf_token(self, approver: Approver) -> str:
+        """The token the page's forms carry for ``approver`` (an HMAC under ``secret``)."""
         return hmac.new(self._secret, f"csrf:{approver.name}".encode(), hashlib.sha256).hexdigest()
 
     # --- answering --------------------------------------------------------------
@@ -290,7 +309,8 @@ class ApprovalsPage:
 
     def _check_origin(self, request: PageRequest) -> None:
         origin = request.header("origin")
-        if origin is not None and origin != f"{request.scheme}://{request.header('host')}":
+        if origin is not None and origin != f"{request.scheme}://{request.header('host')}" \
+                and origin not in self.origins:
             raise _Refused(403, f"Refused: a form posted from {origin} (CSRF); answer from the page itself.")
         site = request.header("sec-fetch-site")
         if site is not None and site not in ("same-origin", "none"):
@@ -310,7 +330,7 @@ class ApprovalsPage:
             scope = form.get("scope", "")
             rules = call.suggestions or (call.tool,)
             index = form.get("rule", "0")
-            if scope not in SCOPES or not index.isdigit() or int(index) >= len(rules):
+            if scope not in SCOPES or scope not in approver.remember or not index.isdigit() or int(index) >= len(rules):
                 raise _Refused(400, "Refused: choose one of the suggested rules and where to keep it.")
             answer = Answer(allow=True, remember=scope, rule=rules[int(index)],  # type: ignore[arg-type]
                             approver=approver.name)
@@ -499,16 +519,18 @@ def _card(page: ApprovalsPage, approver: Approver, call: PendingCall, sessions: 
         return f'<article class="call" id="call-{_e(call.id)}" data-status="{_e(call.status)}">{head}{foot}</article>'
     rules = call.suggestions or (call.tool,)
     rule_options = "".join(f'<option value="{i}">{_e(redact(rule))}</option>' for i, rule in enumerate(rules))
-    scope_options = "".join(f'<option value="{k}">{_e(v)}</option>' for k, v in SCOPES.items())
+    scope_options = "".join(f'<option value="{k}">{_e(v)}</option>' for k, v in SCOPES.items()
+                            if k in approver.remember)
+    always = f"""<fieldset><legend>Approve always</legend>
+<label>Rule <select name="rule">{rule_options}</select></label>
+<label>Keep it <select name="scope">{scope_options}</select></label>
+<button name="action" value="always" class="allow">Approve always</button></fieldset>""" if scope_options else ""
     form = f"""<form method="post" action="{_e(_link(approver, 'answer'))}">
 <input type="hidden" name="csrf" value="{_e(page.csrf_token(approver))}">
 <input type="hidden" name="id" value="{_e(call.id)}">
 <input type="hidden" name="digest" value="{_e(call.current_digest())}">
 <div class="row"><button name="action" value="approve" class="allow">Approve once</button></div>
-<fieldset><legend>Approve always</legend>
-<label>Rule <select name="rule">{rule_options}</select></label>
-<label>Keep it <select name="scope">{scope_options}</select></label>
-<button name="action" value="always" class="allow">Approve always</button></fieldset>
+{always}
 <fieldset><legend>Deny</legend>
 <label>Message to the model <textarea name="message" rows="2" maxlength="{MAX_MESSAGE}"
 placeholder="Why not, or what to do instead"></textarea></label>
@@ -550,7 +572,7 @@ def _decisions_section(page: ApprovalsPage, approver: Approver, filters: Mapping
 <label>Decision <select name="decision">{decision}</select></label>
 <label>Session <input name="session" value="{_e(filters.get('session', ''))}" size="10"></label>
 <label>Client <input name="client" value="{_e(filters.get('client', ''))}" size="10"
-title="the requester of waiting and answered calls"></label>
+title="who the calls were made for"></label>
 <label>When <select name="since">{since}</select></label>
 <button>Filter</button></form>"""
     items = []
@@ -559,7 +581,7 @@ title="the requester of waiting and answered calls"></label>
         items.append(f'<li><b>{_e(row["tool"])}</b> '
                      f'<span class="decision {_e(row["decision"])}">{_e(row["decision"])}</span> · '
                      f'{_e(redact(row["reason"]))}<br><span class="meta">session {_e(row["session_id"])} · '
-                     f'decided by {_e(row["source_kind"])} · mode {_e(row["mode"])} · {_e(answer)}'
+                     f'{_e("client " + row["client"] + " · ") if row.get("client") else ""}decided by {_e(row["source_kind"])} · mode {_e(row["mode"])} · {_e(answer)}'
                      f'{_ago(row["at"])}</span><br><code>{_e(row["input_preview"])}</code></li>')
     if not items:
         off = "" if page.toolbox.settings.core.audit.enabled else (

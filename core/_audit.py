@@ -138,6 +138,7 @@ class AuditLog:
                 "input_digest": digest(arguments),
                 "input_preview": preview(arguments, self._preview_chars),
                 "pid": self._pid,
+                "client": session.client.id if session.client is not None else None,
             })
         except Exception as exc:  # the call must get its decision whatever happens here
             _say(f"pegboard: could not record a decision in the audit log: {type(exc).__name__}: "
@@ -356,7 +357,8 @@ class _Writer:
 
 
 def recorded(store: ComponentStore, *, session: str | None = None, since: float | None = None, tool: str | None = None,
-             decision: str | None = None, limit: int = 100, after: int | None = None) -> list[dict[str, Any]]:
+             decision: str | None = None, limit: int = 100, after: int | None = None,
+             client: str | None = None) -> list[dict[str, Any]]:
     """Recorded decisions, oldest first: the newest ``limit`` that match (or,
     with ``after``, the first ``limit`` with a greater id)."""
     from sqlalchemy import select
@@ -364,7 +366,7 @@ def recorded(store: ComponentStore, *, session: str | None = None, since: float 
     from ._tables import audit, ensure_indexes
 
     ensure_indexes(store, audit)
-    filters = _filters(session, since, tool, decision)
+    filters = _filters(session, since, tool, decision, client)
     if after is not None:
         query = select(audit).where(*filters, audit.c.id > after).order_by(audit.c.id).limit(limit)
     else:
@@ -376,7 +378,7 @@ def recorded(store: ComponentStore, *, session: str | None = None, since: float 
 
 def recorded_page(store: ComponentStore, *, session: str | None = None, since: float | None = None,
                   tool: str | None = None, decision: str | None = None, limit: int = 100,
-                  more_cap: int = 10_000) -> tuple[list[dict[str, Any]], int]:
+                  more_cap: int = 10_000, client: str | None = None) -> tuple[list[dict[str, Any]], int]:
     """The newest ``limit`` decisions that match, newest first, and how many
     more match (counted no further than ``more_cap``)."""
     from sqlalchemy import select
@@ -384,7 +386,7 @@ def recorded_page(store: ComponentStore, *, session: str | None = None, since: f
     from ._tables import audit, count_upto, ensure_indexes
 
     ensure_indexes(store, audit)
-    filters = _filters(session, since, tool, decision)
+    filters = _filters(session, since, tool, decision, client)
     with store.begin(read_only=True) as conn:
         rows = [dict(r._mapping) for r in conn.execute(newest_first(select(audit), filters).limit(limit))]
         more = count_upto(conn, newest_first(select(audit.c.id), filters).offset(limit), more_cap) \
@@ -392,11 +394,13 @@ def recorded_page(store: ComponentStore, *, session: str | None = None, since: f
     return rows, more
 
 
-def _filters(session: str | None, since: float | None, tool: str | None, decision: str | None) -> list[Any]:
+def _filters(session: str | None, since: float | None, tool: str | None, decision: str | None,
+             client: str | None = None) -> list[Any]:
     from ._tables import audit
 
     filters: list[Any] = [column == value for column, value in ((audit.c.session_id, session), (audit.c.tool, tool),
-                                                                (audit.c.decision, decision)) if value]
+                                                                (audit.c.decision, decision), (audit.c.client, client))
+                          if value]
     if since is not None:
         filters.append(audit.c.at >= since)
     return filters

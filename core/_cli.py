@@ -420,15 +420,19 @@ def permissions() -> None:
     """Permission decisions and rules."""
 
 
-def _decide(toolbox: Any, sessions: dict[str, Any], tool_name: str, arguments: Any, mode: str | None) -> Decision:
-    """One call's decision, as ``Session.decide`` reaches it. Sessions are
-    made once per mode (``sessions`` caches them across a batch)."""
+def _decide(toolbox: Any, sessions: dict[str, Any], tool_name: str, arguments: Any, mode: str | None,
+            client: str | None = None) -> Decision:
+    """One call's decision, as ``Session.decide`` reaches it, for ``client``
+    (a server's signed-in client, by id) when given. Sessions are made once
+    per mode (``sessions`` caches them across a batch)."""
     from ._arguments import decide_call
 
     key = mode or ""
     session = sessions.get(key)
     if session is None:
-        session = sessions[key] = toolbox.session(mode)
+        from ._clients import Client
+
+        session = sessions[key] = toolbox.session(mode, client=Client(client) if client else None)
     if not isinstance(arguments, dict):
         from ._decisions import Decision
 
@@ -440,7 +444,8 @@ def _decide(toolbox: Any, sessions: dict[str, Any], tool_name: str, arguments: A
 EXIT_ALLOW, EXIT_DENY, EXIT_ASK = 0, 1, 3
 
 
-def _batch_line(toolbox: Any, sessions: dict[str, Any], number: int, line: str, mode: str | None) -> dict[str, Any]:
+def _batch_line(toolbox: Any, sessions: dict[str, Any], number: int, line: str, mode: str | None,
+                client: str | None = None) -> dict[str, Any]:
     from ._config import ConfigError
 
     try:
@@ -452,7 +457,7 @@ def _batch_line(toolbox: Any, sessions: dict[str, Any], number: int, line: str, 
         item_mode = item.get("mode") or mode
         if item_mode is not None:
             policy_for(item_mode)  # ValueError names the choices
-        return _decide(toolbox, sessions, str(item["tool"]), item.get("input", {}), item_mode).to_json()
+        return _decide(toolbox, sessions, str(item["tool"]), item.get("input", {}), item_mode, client).to_json()
     except ConfigError as exc:
         reason = "; ".join(exc.problems)
     except (ValueError, TypeError) as exc:  # JSONDecodeError is a ValueError
@@ -468,8 +473,11 @@ def _batch_line(toolbox: Any, sessions: dict[str, Any], number: int, line: str, 
 @click.option("--batch", type=click.File("r"), default=None,
               help='JSON lines {"tool","input","mode"} ("-" for stdin); one JSON line out per line in, in order.')
 @MODE
+@click.option("--client", "client", metavar="ID", default=None,
+              help="Decide as for this signed-in client of a server: its [clients.ID] mode and rules apply.")
 @JSON
-def permissions_check(tool: str | None, input_json: str, batch: Any, mode: str | None, as_json: bool) -> None:
+def permissions_check(tool: str | None, input_json: str, batch: Any, mode: str | None, client: str | None,
+                      as_json: bool) -> None:
     """The decision for a call (allow, ask or deny), why, and who decided.
 
     "ask" means a person (or auto's classifier) would be consulted; with
@@ -484,14 +492,18 @@ def permissions_check(tool: str | None, input_json: str, batch: Any, mode: str |
 
     if batch is None and tool is None:
         raise click.UsageError("give a TOOL or --batch FILE")
+    if client is not None and (not client.strip() or len(client) > 200):
+        raise click.BadParameter("a client id is a non-empty string of at most 200 characters", param_hint="--client")
     toolbox = _state().toolbox()
     sessions: dict[str, Any] = {}
     if batch is not None:
         if tool is not None:
             raise click.UsageError("give a TOOL or --batch FILE, not both")
         try:
-            if mode is not None:
-                sessions[mode] = toolbox.session(mode)
+            if mode is not None or client is not None:
+                from ._clients import Client
+
+                sessions[mode or ""] = toolbox.session(mode, client=Client(client) if client else None)
         except ConfigError as exc:
             fail_config(exc)
         out: list[str] = []
@@ -499,7 +511,7 @@ def permissions_check(tool: str | None, input_json: str, batch: Any, mode: str |
         for number, line in enumerate(batch, 1):
             if not line.strip():
                 continue
-            out.append(dumps(_batch_line(toolbox, sessions, number, line, mode)))
+            out.append(dumps(_batch_line(toolbox, sessions, number, line, mode, client)))
             if len(out) >= 1000:  # write in chunks: one echo per line is most of the time at 10k lines
                 click.echo("\n".join(out))
                 out.clear()
@@ -507,7 +519,7 @@ def permissions_check(tool: str | None, input_json: str, batch: Any, mode: str |
             click.echo("\n".join(out))
         return
     try:
-        decision = _decide(toolbox, sessions, str(tool), _parse_input(input_json), mode)
+        decision = _decide(toolbox, sessions, str(tool), _parse_input(input_json), mode, client)
     except ConfigError as exc:
         fail_config(exc)
         return

@@ -36,15 +36,18 @@ def parse_when(text: str, now: float | None = None) -> float:
                                  "2026-11-01 or 2026-11-01T09:30") from None
 
 
-def _filters(session: str | None, since: str | None, tool: str | None, decision: str | None) -> dict[str, Any]:
-    return {"session": session, "since": parse_when(since) if since else None, "tool": tool, "decision": decision}
+def _filters(session: str | None, since: str | None, tool: str | None, decision: str | None,
+             client: str | None) -> dict[str, Any]:
+    return {"session": session, "since": parse_when(since) if since else None, "tool": tool, "decision": decision,
+            "client": client}
 
 
 def _show(row: dict[str, Any]) -> str:
     answer = f" ({row['answer']} via {row['host']})" if row["answer"] else ""
+    client = f"client {row['client']}; " if row.get("client") else ""
     return (f"{when(row['at'])}  {row['session_id']:<14} {row['tool']:<14} {row['decision']:<5} "
             f"{row['source_kind']:<10} {row['reason']}{answer}\n"
-            f"{'':<21}source: {row['source']}; mode {row['mode']}; input {row['input_digest'][:12]} "
+            f"{'':<21}{client}source: {row['source']}; mode {row['mode']}; input {row['input_digest'][:12]} "
             f"{row['input_preview']}")
 
 
@@ -58,6 +61,7 @@ _FILTERS = [
     click.option("--since", default=None, help="Only decisions since WHEN: 10m, 2h, 3d, 1w, or 2026-11-01[T09:30]."),
     click.option("--tool", default=None, help="Only calls of this tool."),
     click.option("--decision", type=click.Choice(["allow", "deny"]), default=None, help="Only this outcome."),
+    click.option("--client", default=None, help="Only calls made for this client (a server's signed-in client)."),
 ]
 
 
@@ -78,15 +82,16 @@ def audit_group() -> None:
 @click.option("--limit", default=100, show_default=True, type=click.IntRange(min=1),
               help="At most this many (the newest).")
 @JSON
-def audit_list(session: str | None, since: str | None, tool: str | None, decision: str | None, limit: int,
-               as_json: bool) -> None:
+def audit_list(session: str | None, since: str | None, tool: str | None, decision: str | None, client: str | None,
+               limit: int, as_json: bool) -> None:
     """Recorded decisions, newest first, and how many more match.
 
     Exit status: 0 the decisions listed; 1 the store failed (the reason on stderr, the URL's
     password hidden); 2 a usage or configuration error."""
     toolbox, store = _audit_store()
     try:
-        rows, more = recorded_page(store, **_filters(session, since, tool, decision), limit=limit, more_cap=MORE_CAP)
+        rows, more = recorded_page(store, **_filters(session, since, tool, decision, client), limit=limit,
+                                   more_cap=MORE_CAP)
     except click.BadParameter:
         raise
     except Exception as exc:
@@ -112,8 +117,8 @@ def audit_list(session: str | None, since: str | None, tool: str | None, decisio
 @click.option("-n", "count", default=10, show_default=True, help="Show this many of the newest first.")
 @click.option("--follow/--no-follow", default=True, show_default=True, help="Keep printing new decisions.")
 @JSON
-def audit_tail(session: str | None, since: str | None, tool: str | None, decision: str | None, count: int,
-               follow: bool, as_json: bool) -> None:
+def audit_tail(session: str | None, since: str | None, tool: str | None, decision: str | None, client: str | None,
+               count: int, follow: bool, as_json: bool) -> None:
     """The newest decisions, then each new one as it is recorded (Ctrl-C ends).
 
     Exit status: 0 the decisions printed; 1 the store failed (the reason on stderr, the URL's
@@ -125,7 +130,7 @@ def audit_tail(session: str | None, since: str | None, tool: str | None, decisio
         sys.stdout.flush()
 
     try:
-        filters = _filters(session, since, tool, decision)
+        filters = _filters(session, since, tool, decision, client)
         rows = recorded(store, **filters, limit=count)
         # the newest by time: the greatest id is where new ones follow on (clocks of processes may differ)
         last = max((row["id"] for row in rows), default=None)

@@ -167,6 +167,29 @@ class AuditConfig(_Strict):
     """Only the newest this many decisions are kept (0: no limit)."""
 
 
+class ClientConfig(_Strict):
+    """``[clients.<id>]`` (user scope): what one signed-in client may do (docs/permissions.md)."""
+
+    mode: str | None = None
+    """The client's sessions run in this mode or level (unset: the host's); still clamped under the
+    level its credential allows and the system policy's mode."""
+    allow: list[str] = []
+    """Rules for this client's calls that run without asking; with every layer's `[permissions]` rules."""
+    ask: list[str] = []
+    """Rules for this client's calls that ask a person first."""
+    deny: list[str] = []
+    """Rules for this client's calls that never run."""
+
+    @field_validator("mode")
+    @classmethod
+    def _known_mode(cls, value: str | None) -> str | None:
+        from ._policy import policy_for
+
+        if value is not None:
+            policy_for(value)
+        return value
+
+
 class CoreConfig(_Strict):
     tools: ToolsConfig = Field(default_factory=ToolsConfig)
     permissions: PermissionsConfig = Field(default_factory=PermissionsConfig)
@@ -178,6 +201,8 @@ class CoreConfig(_Strict):
         default_factory=StoreConfig)
     audit: Annotated[AuditConfig, UserScope("it decides what is recorded of permission decisions")] = Field(
         default_factory=AuditConfig)
+    clients: Annotated[dict[str, ClientConfig], UserScope("it decides what each signed-in client may do")] = Field(
+        default_factory=dict)
     plugins: dict[str, dict[str, Any]] = Field(default_factory=dict)
 
 

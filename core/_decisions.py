@@ -14,6 +14,7 @@ from ._paths import _resolve_counted, resolve_counted
 from ._records import record
 
 if TYPE_CHECKING:
+    from ._clients import Client
     from ._levels import Access
     from ._plugin_session import PluginSession
     from ._policy import Policy
@@ -516,6 +517,12 @@ class PermissionRequest:
     def working_dirs(self) -> tuple[Path, ...]:
         """The session's working directories (resolved; the root first)."""
         return self.session.working_dirs
+
+    @property
+    def client(self) -> Client | None:
+        """Who the call is made for, when the host serves several (``session.client``): its
+        ``id``, how it signed in, the level its credential allows. None: the host's own."""
+        return self.session.client
 
     @property
     def access(self) -> Access:

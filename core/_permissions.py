@@ -49,6 +49,7 @@ from ._tracing import optional_span
 from ._trust import project_grants_file
 
 if TYPE_CHECKING:
+    from ._clients import Client
     from ._plugin_session import PluginSession
     from ._session import Session
     from ._toolbox import Toolbox
@@ -211,6 +212,11 @@ class PermissionEngine:
                 mark_rules_checked(layer_cache_dir(), layer.path, key)  # type: ignore[arg-type]
         if not any(isinstance(item, DeferredLayer) for item in self._order):
             self._index  # nothing deferred: as cheap to index now  # noqa: B018
+        # [clients.<id>] rules: compiled now (a mistake is the operator's, said at load), given to
+        # each session of that client as rules of its own (Toolbox.session(client=...)).
+        self._client_rules: dict[str, list[CompiledRule]] = {}
+        for layer in self.settings.layers:
+            problems += self._compile_client_layer(layer)
         patterns, pattern_problems = protected_patterns(
             self.settings, [pattern for pattern, _ in toolbox.plugins.protected_paths])
         problems += pattern_problems
@@ -251,6 +257,42 @@ class PermissionEngine:
                 if compiled is not None:
                     self._order.append(compiled)
         return problems
+
+    def _compile_client_layer(self, layer: Layer) -> list[str]:
+        problems: list[str] = []
+        clients = layer.data.get("clients", {})
+        if not isinstance(clients, Mapping):
+            return problems
+        for client_id, table in clients.items():
+            if not isinstance(table, Mapping):
+                continue  # the config model has said what is wrong with it
+            for behavior in RULE_KEYS:
+                for text in table.get(behavior, []) or []:
+                    key = f"[clients.{client_id}] {behavior}"
+                    if not isinstance(text, str):
+                        problems.append(f"{layer.label}: {key}: {text!r} is not a string")
+                        continue
+                    try:
+                        rule = Rule.parse(text, behavior, f"[clients.{client_id}] of {layer.label}",  # type: ignore[arg-type]
+                                          self.settings.root)
+                        if not self._names.knows(rule.tool):
+                            self._names.judge(rule, self._unknown)
+                        compiled = self.compile(rule, "client")
+                    except ValueError as exc:
+                        problems.append(f"{layer.label}: {key}: {_rule_error(text, exc)}")
+                        continue
+                    if compiled is not None:
+                        self._client_rules.setdefault(client_id, []).append(compiled)
+        return problems
+
+    def client_mode(self, client: Client | None) -> str | None:
+        """The mode ``[clients.<id>] mode`` sets for ``client`` (None: none set, or no client)."""
+        own = self.settings.core.clients.get(client.id) if client is not None else None
+        return own.mode if own is not None else None
+
+    def client_rules(self, client_id: str) -> list[CompiledRule]:
+        """The rules ``[clients.<client_id>]`` sets, compiled, in the layers' order."""
+        return list(self._client_rules.get(client_id, ()))
 
     # Built on first use when a layer's rules were deferred: a load whose
     # rules passed their checks before does no work per rule. Lazy
@@ -389,20 +431,29 @@ class PermissionEngine:
 
     # --- policies ----------------------------------------------------------
 
-    def session_policy(self, name: str | None) -> Policy:
+    def session_policy(self, name: str | None, client: Client | None = None) -> Policy:
         """The policy a session gets when it asks for mode or level ``name``
         (None: ``[permissions] mode``): ``ConfigError`` when
         ``disable_bypass_permissions`` forbids it; clamped under the system
         policy file's own ``mode``, if it sets one (a ceiling as well as the
         default: no one can run wider than the operator's policy). Both
-        ``Toolbox.session`` and ``Session.set_mode`` come through here."""
+        ``Toolbox.session`` and ``Session.set_mode`` come through here.
+
+        For a ``client``'s session, the mode its ``[clients.<id>]`` table
+        sets (``client_mode``) is a ceiling, and so is the level its
+        credential allows (``client.level``)."""
         perms = self.settings.core.permissions
+        own = self.client_mode(client)
         requested = policy_for(name or perms.mode)
         if requested.bypass and perms.disable_bypass_permissions:
             raise ConfigError([f"{requested.name} is disabled by [permissions] disable_bypass_permissions "
                                f"in {self.settings.source_of('permissions', 'disable_bypass_permissions')}"])
         ceiling = _policy_layer_mode(self.settings)
-        return clamp_policy(requested.name, ceiling) if ceiling is not None else requested
+        policy = clamp_policy(requested.name, ceiling) if ceiling is not None else requested
+        for limit in (own, client.level if client is not None else None):
+            if limit is not None:
+                policy = clamp_policy(policy.name, limit)
+        return policy
 
     # --- rules -------------------------------------------------------------
 

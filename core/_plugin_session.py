@@ -19,6 +19,7 @@ if TYPE_CHECKING:
 
     from ._calls import PendingCall
     from ._catalogue import Catalogue
+    from ._clients import Client
     from ._decisions import Answer, CompiledRule, Decision, DecisionKind, Grant
     from ._levels import Access
     from ._policy import Policy
@@ -87,6 +88,12 @@ class PluginSession(Protocol):
     @property
     def parent(self) -> PluginSession | None:
         """The session this one was made from (``child``); None for a top session."""
+        ...
+
+    @property
+    def client(self) -> Client | None:
+        """Who the session's calls are made for, when the host serves several (its ``id``, how it
+        signed in, the level its credential allows); None: the host's own."""
         ...
 
     @property

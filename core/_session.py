@@ -50,7 +50,7 @@ class Session(SessionState):
         # Through the engine: disable_bypass_permissions and the system
         # policy's ceiling hold for a mode switched mid-session too.
         before = self.policy
-        self.policy = self.toolbox.permissions.session_policy(name)
+        self.policy = self.toolbox.permissions.session_policy(name, self.client)
         if self.policy != before:
             self.emit("mode.changed", {"mode": self.policy.name, "previous": before.name})
             self.emit("catalogue.changed", {"reason": "mode", "mode": self.policy.name})
@@ -106,7 +106,7 @@ class Session(SessionState):
             # Granting the whole tool in place of a specifier nobody can read
             # would be wider than what was asked for.
             raise ValueError(f"{rule.text}: no loaded plugin understands specifiers for {rule.tool}")
-        self._grants[behavior].setdefault(rule.tool, []).append(compiled)
+        self._add_rule(compiled)
         return Grant(self, compiled, self._revoke)
 
     def rule_for(self, behavior: DecisionKind, tool: str, input: Mapping[str, Any]) -> CompiledRule | None:
@@ -174,6 +174,7 @@ class Session(SessionState):
         child.parent, child.parent_id = self, self.id
         child.label = label
         child.granted_access = granted
+        child.client = self.client
         child.hidden_tools = self.hidden_tools | frozenset(hide)
         if only is not None:
             wanted = frozenset(only)

@@ -26,6 +26,7 @@ from ._errors import report_failure as _report
 if TYPE_CHECKING:
     import asyncio
 
+    from ._clients import Client
     from ._decisions import CompiledRule, Rule
     from ._levels import Access
     from ._policy import Policy
@@ -100,9 +101,13 @@ class SessionState:
         """False when the host knows that a tool's question to the person (``elicit``, or a plugin's
         own hook) reaches nobody in this session (``pegboard serve`` for an MCP client that cannot
         take a form mid-call): tools that only ask are then not offered. None: not known."""
+        self.client: Client | None = None
+        """Who the session's calls are made for, when the host serves several
+        (``Toolbox.session(client=...)``); a child session has its parent's. None: the host's own."""
         self.requester: str | None = None
-        """Who the session's calls are made for, kept with its pending calls (a host serving several
-        clients names the client); None: the session it was made from says, else the local user."""
+        """Who the session's calls are made for, kept with its pending calls: the client's id when
+        the session has one (a host serving several clients may name them so without a ``Client``);
+        None: the session it was made from says, else the local user."""
         self.structured_output: Any = None
         """The model's answer, validated against ``output_schema``, once given (None until then)."""
         # The toolbox's answers for this session, kept here because they last as long as it:
@@ -248,6 +253,10 @@ class SessionState:
         return self.toolbox.access_to(self, tool)  # type: ignore[arg-type]  # every SessionState is a Session
 
     # --- grants ------------------------------------------------------------
+
+    def _add_rule(self, compiled: CompiledRule) -> None:
+        """Apply a compiled rule to this session's calls (a grant, a client's rule)."""
+        self._grants[compiled.rule.behavior].setdefault(compiled.rule.tool, []).append(compiled)
 
     def _revoke(self, compiled: CompiledRule) -> None:
         rules = self._grants[compiled.rule.behavior].get(compiled.rule.tool, [])

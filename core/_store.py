@@ -26,7 +26,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 from ._redact import redact_url
 
 if TYPE_CHECKING:
-    from sqlalchemy import Connection, Engine
+    from sqlalchemy import Connection, Engine, MetaData
 
     from ._config import Settings
     from ._plugin_context import StoreSchema
@@ -254,6 +254,8 @@ class Store:
                     if change is not None:  # None: the version only adds tables
                         change(conn)
             schema.metadata.create_all(conn, checkfirst=True)
+            if found is not None:
+                _add_missing_columns(conn, schema.metadata)
             if found is None:
                 conn.execute(table.insert().values(component=component, version=schema.version,
                                                    updated_at=time.time()))
@@ -275,6 +277,11 @@ class Store:
             return
         if found != schema.version:
             self._refuse_mismatch(component, found, schema.version)
+        with self.begin(read_only=True) as conn:
+            missing = _missing_columns(conn, schema.metadata)
+        if missing:
+            self.ensure(component, schema)  # writes: only the columns were missing
+            return
         self._current[component] = schema.version
 
     def _refuse_mismatch(self, component: str, found: int, code: int) -> None:
@@ -300,6 +307,34 @@ class Store:
             from sqlalchemy import text
 
             conn.execute(text("SELECT pg_advisory_xact_lock(:key)"), {"key": _LOCK_KEY})
+
+
+def _missing_columns(conn: Connection, metadata: MetaData) -> list[tuple[Any, Any]]:
+    """(table, column) for each nullable column ``metadata`` declares that an
+    existing table lacks."""
+    from sqlalchemy import inspect
+
+    inspector = inspect(conn)
+    out = []
+    for table in metadata.sorted_tables:
+        if not inspector.has_table(table.name):
+            continue  # made whole by create_all
+        present = {c["name"] for c in inspector.get_columns(table.name)}
+        out += [(table, column) for column in table.columns if column.name not in present and column.nullable]
+    return out
+
+
+def _add_missing_columns(conn: Connection, metadata: MetaData) -> None:
+    """Additive columns, without a version step: a nullable column a
+    component declares and its existing table lacks is added on first use.
+    A database at the same version keeps working with older code (which
+    names its columns and leaves the new one empty); no one has to run
+    ``pegboard store migrate`` for a column that only adds."""
+    from sqlalchemy.schema import CreateColumn
+
+    for table, column in _missing_columns(conn, metadata):
+        spec = CreateColumn(column).compile(dialect=conn.dialect)
+        conn.exec_driver_sql(f"ALTER TABLE {conn.dialect.identifier_preparer.format_table(table)} ADD COLUMN {spec}")
 
 
 # Any fixed number: the advisory lock that serialises schema upgrades.

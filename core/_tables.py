@@ -50,6 +50,8 @@ audit = Table(
     Column("input_digest", String(64), nullable=False),
     Column("input_preview", Text, nullable=False),
     Column("pid", Integer, nullable=False),
+    # who the call was made for (Session.client), added to an older table on first use (no version step)
+    Column("client", String(200), nullable=True),
     Index("ix_pegboard_audit_session", "session_id", "at"),
     Index("ix_pegboard_audit_tool", "tool", "at"),
     # Added after version 3 without a version of its own: made on first use (ensure_indexes).
@@ -72,7 +74,8 @@ pending = Table(
     Column("answer", Text, nullable=True),
     Column("created_at", Float, nullable=False),
     Column("resolved_at", Float, nullable=True),
-    # who the call was made for (Session.requester: a client, or the local user) (version 4)
+    # who the call was made for (Session.requester: a client, or the local user); added to an older
+    # table on first use (no version step)
     Column("requester", String(200), nullable=True, index=True),
 )
 
@@ -85,20 +88,11 @@ def _audit_parent(conn: Connection) -> None:
     conn.execute(text("ALTER TABLE pegboard_audit ADD COLUMN parent_id VARCHAR(64)"))
 
 
-def _pending_requester(conn: Connection) -> None:
-    from sqlalchemy import inspect
-
-    if not inspect(conn).has_table("pegboard_pending"):
-        return  # upgraded from before version 3: the table is made whole after the steps
-    conn.execute(text("ALTER TABLE pegboard_pending ADD COLUMN requester VARCHAR(200)"))
-    conn.execute(text("CREATE INDEX ix_pegboard_pending_requester ON pegboard_pending (requester)"))
-
-
 def core_schema() -> StoreSchema:
-    # 1: sessions, scratchpad, audit; 2: the audit records a child session's parent; 3: pending calls;
-    # 4: a pending call's requester.
-    return StoreSchema(metadata=metadata, version=4,
-                       upgrades={2: _audit_parent, 3: _no_step, 4: _pending_requester})
+    # 1: sessions, scratchpad, audit; 2: the audit records a child session's parent; 3: pending calls.
+    # Nullable columns added since (a pending call's requester, an audit row's client) need no version:
+    # the store adds them on first use, and older code keeps working beside them.
+    return StoreSchema(metadata=metadata, version=3, upgrades={2: _audit_parent, 3: _no_step})
 
 
 # (store, table) whose indexes this process has seen made.

@@ -27,6 +27,7 @@ from ._tools import CORE_PLUGIN, LEVELS, Level, Loading, LazyReferenceError, Too
 if TYPE_CHECKING:
     from ._calls import PendingCall
     from ._catalogue import Catalogue
+    from ._clients import Client
     from ._decisions import Answer
 
 __all__ = ["ABSENT", "Toolbox", "ToolStatus", "absence"]
@@ -538,7 +539,8 @@ class Toolbox:
     # --- sessions ----------------------------------------------------------
 
     def session(self, mode: str | None = None, *, session_id: str | None = None,
-                parent_id: str | None = None, output_schema: Mapping[str, Any] | None = None) -> Session:
+                parent_id: str | None = None, output_schema: Mapping[str, Any] | None = None,
+                client: Client | None = None) -> Session:
         """A new session in ``mode`` (a mode or level name; default from config).
 
         ``output_schema``: the JSON Schema (an object's) of the final answer
@@ -553,11 +555,23 @@ class Toolbox:
         same id resumes them from any process (docs/store.md says what lasts).
         ``parent_id`` records the session that made this one (a sub-agent's).
         ``StoreError`` (or the driver's error) when the store cannot be reached.
+
+        ``client``: who the session's calls are made for, when the host
+        serves several (``session.client``, ``request.client``; kept in the
+        audit log). Its ``[clients.<id>]`` table's mode is where the session
+        starts (in place of ``mode``) and the widest it may switch to, as is
+        the level the client's credential allows; its rules apply to this
+        session's calls, with every config layer's.
         """
         # The permission engine applies disable_bypass_permissions and the
         # system policy's mode as a ceiling (Session.set_mode goes there too).
         checked = _answer_schema(output_schema) if output_schema is not None else None
-        session = Session(self, self.permissions.session_policy(mode), session_id)
+        engine = self.permissions
+        session = Session(self, engine.session_policy(engine.client_mode(client) or mode, client), session_id)
+        if client is not None:
+            session.client, session.requester = client, client.id
+            for compiled in engine.client_rules(client.id):
+                session._add_rule(compiled)
         session.output_schema = checked
         if session_id is not None:
             self.make_durable(session, session_id, parent_id)

@@ -77,9 +77,10 @@ async def test_a_child_session_asks_for_its_parents_requester(tmp_path: Path) ->
     assert list_pending(toolbox, requester="someone-else") == []
 
 
-def test_a_store_from_schema_3_gains_the_requester_column(tmp_path: Path, store_url: str) -> None:
-    """Version 3 of the core's tables kept pending calls without a requester:
-    `pegboard store migrate` keeps the rows and adds the column."""
+def test_a_store_from_before_the_requester_gains_the_column_on_first_use(tmp_path: Path, store_url: str) -> None:
+    """The core's tables at version 3 kept pending calls without a requester:
+    the first use adds the column and keeps the rows, with no `pegboard store
+    migrate` and no new version (older code keeps working on the database)."""
     import sqlalchemy as sa
 
     from pegboard._store import SCHEMA_TABLE
@@ -101,9 +102,8 @@ def test_a_store_from_schema_3_gains_the_requester_column(tmp_path: Path, store_
             id="p-0123456789ab", session_id="old", call_id="c1", tool="Write", input=json.dumps({"content": "x"}),
             reason="r", source="plugin fs", suggestions="[]", status="pending", answer=None, created_at=time.time(),
             resolved_at=None))
-    with pytest.raises(Exception, match="store migrate"):
-        toolbox.pending_calls()
-    toolbox.plugins.stores("pegboard").ready()  # `pegboard store migrate`
     [call] = toolbox.pending_calls()
     assert (call.id, call.requester) == ("p-0123456789ab", None)
-    assert toolbox.plugins.stores.store.versions()["pegboard"] == core_schema().version == 4
+    assert toolbox.plugins.stores.store.versions()["pegboard"] == core_schema().version == 3
+    with engine.begin() as conn:
+        assert "requester" in {c["name"] for c in sa.inspect(conn).get_columns("pegboard_pending")}

@@ -14,7 +14,7 @@ import pytest
 
 CORE = Path(__file__).resolve().parent.parent / "core"
 
-CONTRACT = ("_calls", "_catalogue", "_decisions", "_doctor", "_hookspecs", "_levels", "_matchers",
+CONTRACT = ("_calls", "_catalogue", "_clients", "_decisions", "_doctor", "_hookspecs", "_levels", "_matchers",
             "_plugin_context", "_plugin_session", "_policy", "_records", "_schemas", "_tasks", "_tools",
             "_version", "_wire")
 UTILITIES = ("_atomic", "_deprecation", "_dirs", "_errors", "_gitdirs", "_nearest", "_paths", "_redact", "_stdout")

@@ -25,9 +25,9 @@ PUBLIC_MODULES = ("pegboard", "pegboard.paths", "pegboard.cli", "pegboard.testin
 
 def test_exported_names() -> None:
     assert pegboard.__all__ == sorted([
-        "API_VERSION", "Absent", "Answer", "CallEvent", "CallInfo", "CallStream", "Catalogue", "CatalogueTool", "Check", "CompiledRule",
-        "ConfigError", "Content", "Decision", "Grant", "ImageContent", "InputFieldMatcher", "PermissionRequest", "PluginCheck",
-        "PluginContext", "PluginSession", "PluginStore", "Policy", "PreCall", "ResourceContent", "Rule", "RuleMatcher", "RuleSamples",
+        "API_VERSION", "Absent", "Answer", "ApprovalsPage", "Approver", "CallEvent", "CallInfo", "CallStream", "Catalogue", "CatalogueTool", "Check", "Client", "CompiledRule",
+        "ConfigError", "Content", "Decision", "Grant", "ImageContent", "InputFieldMatcher", "PageRequest", "PermissionRequest",
+        "PluginCheck", "PluginContext", "PluginSession", "PluginStore", "Policy", "PreCall", "ResourceContent", "Rule", "RuleMatcher", "RuleSamples",
         "Session", "Settings", "StoreError", "SyncCallStream", "SyncSession", "StoreSchema", "TextContent", "Tool", "ToolContext", "ToolNamespace",
         "ToolResult",
         "Toolbox", "UserScope", "Vote", "check_plugin", "clamp_policy", "hookimpl", "hookspec", "policy_for",

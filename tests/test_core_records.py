@@ -16,15 +16,15 @@ import pytest
 from pegboard._records import FACTORY, RECORDS, record
 
 # The modules that define records: importing them fills RECORDS.
-MODULES = ("pegboard._cli_shared", "pegboard._config", "pegboard._decisions", "pegboard._hooks",
-           "pegboard._localplugins", "pegboard._plugin_context", "pegboard._plugins", "pegboard._policy", "pegboard._scope",
-           "pegboard._session", "pegboard._toolbox", "pegboard._tools", "pegboard._trust")
+MODULES = ("pegboard._cli_shared", "pegboard._clients", "pegboard._config", "pegboard._decisions", "pegboard._hooks",
+           "pegboard._localplugins", "pegboard._plugin_context", "pegboard._plugins", "pegboard._policy", "pegboard._scope", "pegboard._session",
+           "pegboard._toolbox", "pegboard._tools", "pegboard._trust")
 for _name in MODULES:
     importlib.import_module(_name)
 
 # Records whose __init__ takes other things than the fields and converts them
 # (as a class may with @dataclass, which keeps an __init__ the class wrote).
-OWN_INIT = {"RuleSamples", "PermissionRequest", "Grant"}
+OWN_INIT = {"RuleSamples", "PermissionRequest", "Client", "Grant"}
 
 
 def _twin(cls: type) -> Any:

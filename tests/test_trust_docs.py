@@ -52,5 +52,6 @@ def test_security_md_has_the_trust_model_the_table_and_the_box() -> None:
                     "## What the box narrows", "## Side by side"):
         assert heading in text
     assert "| | pegboard | Claude Code | Codex CLI | Gemini CLI |" in text
-    for key in marked() - {"[store] (every key)", "[audit] (every key)"}:
-        assert key.split("] ")[1] in text, key
+    for key in marked():
+        whole = key.removesuffix(" (every key)")
+        assert (f"`{whole}`" if whole != key else key.split("] ")[1]) in text, key

@@ -21,6 +21,8 @@ from ._config import (APPROVALS_FILE, McpConfig, ServerSpec, collect_servers, ow
 from ._sdk import sdk_problem
 
 if TYPE_CHECKING:
+    from pegboard import StoreSchema  # the store's module is imported when the store is used
+
     from ._store import ToolCache
 
 __all__ = ["RESOURCE_TOOLS", "get_prompt", "list_prompts"]
@@ -57,6 +59,14 @@ def pegboard_add_hooks(add: Callable[[object], None]) -> None:
 @hookimpl
 def pegboard_config_model() -> type[McpConfig]:
     return McpConfig
+
+
+@hookimpl
+def pegboard_store_schema() -> StoreSchema:
+    """``pegboard serve``'s tables: API keys (hashed), replicas, calls waiting for approvers."""
+    from ._serve_tables import store_schema
+
+    return store_schema()
 
 
 @hookimpl

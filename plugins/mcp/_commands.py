@@ -323,7 +323,7 @@ def add_commands(cli: click.Group, plugin: str) -> None:
         removed = TokenFile(own_folder(_context(toolbox, plugin)), spec).delete()
         click.echo(f"signed out of {name}" if removed else f"{name}: not signed in")
 
-    @cli.command("serve")
+    @cli.group("serve", invoke_without_command=True)
     @global_options
     @MODE
     @click.option("--http", "http", metavar="HOST:PORT", default=None,
@@ -344,26 +344,35 @@ def add_commands(cli: click.Group, plugin: str) -> None:
                   help="--http: the certificate's private key (PEM).")
     @click.option("--trusted-network", is_flag=True,
                   help="With --allow-remote and no TLS: the network is trusted (tokens and calls cross it in clear).")
-    def serve(mode: str | None, http: str | None, token_file: Path | None, token_env: str | None,
+    @click.option("--log-format", type=click.Choice(["text", "json"]), default="text", show_default=True,
+                  help="--http: stderr as lines for a person, or one JSON object per event (every request, "
+                       "sign-in refused, call, approval) for a log collector.")
+    @click.pass_context
+    def serve(ctx: click.Context, mode: str | None, http: str | None, token_file: Path | None, token_env: str | None,
               show_token: bool, no_auth: bool, allow_remote: bool, tls_cert: str | None, tls_key: str | None,
-              trusted_network: bool) -> None:
+              trusted_network: bool, log_format: str) -> None:
         """Offer pegboard's tools to an MCP client (stdio by default).
 
-        Over --http every request must carry a bearer token; stderr says where it is.
+        Over --http every request must sign in: the bearer token stderr says
+        where to find, or for a team an API key (`pegboard serve keys`) or an
+        access token of the organisation's authorization server
+        ([plugins.mcp.serve]).
 
         Exit status: 0 the client went away or the server was stopped; 1 the MCP SDK is not
         installed, or the server could not start; 2 a usage or configuration error (options that do
         not go together)."""
+        if ctx.invoked_subcommand is not None:
+            return
         from ._sdk import sdk_problem
 
         if (missing := sdk_problem()) is not None:
             raise click.ClickException(f"pegboard serve needs the MCP SDK: {missing}")
-        from ._serve import parse_address, run_serve
+        from ._serve import TeamPlan, parse_address, run_serve
 
         http_only = {"--token-file": token_file is not None, "--token-env": token_env is not None,
                      "--show-token": show_token, "--no-auth": no_auth, "--allow-remote": allow_remote,
                      "--tls-cert": tls_cert is not None, "--tls-key": tls_key is not None,
-                     "--trusted-network": trusted_network}
+                     "--trusted-network": trusted_network, "--log-format": log_format != "text"}
         if http is None:
             given = [name for name, on in http_only.items() if on]
             if given:
@@ -395,8 +404,130 @@ def add_commands(cli: click.Group, plugin: str) -> None:
         host, port = parse_address(http, allow_remote)
         plan = HttpPlan(host=host, port=port, allow_remote=allow_remote,
                         tls=(tls_cert, tls_key) if tls_cert and tls_key else None, no_auth=no_auth,
-                        tokens=TokenSource(file=token_file, env=token_env, show=show_token))
+                        tokens=TokenSource(file=token_file, env=token_env, show=show_token),
+                        log_json=log_format == "json")
         toolbox = _toolbox(listing=False)
-        from ._config import own_folder
+        context = _context(toolbox, plugin)
+        config = toolbox.plugin_config(plugin).serve
+        if no_auth and (config.api_keys or config.oauth is not None):
+            raise click.UsageError("--no-auth asks no credential: it does not go with [plugins.mcp.serve] api_keys or "
+                                   "oauth, which are for signing people in")
+        from pegboard import StoreError
 
-        run_serve(toolbox, mode=mode, http=plan, data_folder=own_folder(_context(toolbox, plugin)))
+        from ._config import own_folder
+        from ._serve_log import ServeLog
+
+        team_plan = TeamPlan(config=config, store=context.store, log=ServeLog(json_lines=plan.log_json),
+                             replica_timeout_s=config.replica_timeout_s)
+        if config.api_keys or config.stateless or config.approvals == "approvers":
+            try:  # the store answers, at this code's schema (the core's and ours), before anyone connects
+                with context.store.begin(read_only=True):
+                    pass
+                toolbox.pending_calls("-")
+            except StoreError as exc:
+                raise click.ClickException(str(exc)) from None
+            except Exception as exc:
+                raise click.ClickException(f"the store cannot be used: {context.store.describe_error(exc)}") from None
+        run_serve(toolbox, mode=mode, http=plan, data_folder=own_folder(context), team_plan=team_plan)
+
+    @serve.group("keys")
+    def keys_group() -> None:
+        """API keys for `pegboard serve --http` ([plugins.mcp.serve] api_keys = true)."""
+
+    @keys_group.command("add")
+    @global_options
+    @click.argument("name")
+    @click.option("--expires", default=None, metavar="WHEN",
+                  help="When the key stops working: a span (30d, 12h, 90m, 2w) or a date or time (2026-12-31).")
+    @click.option("--level", type=click.Choice(["none", "read", "workspace", "unrestricted"]), default=None,
+                  help="The most the key allows: its sessions' mode is clamped under this level.")
+    @click.option("--approver", is_flag=True, help="The key may also answer pending calls on the approvals page.")
+    @JSON
+    def keys_add(name: str, expires: str | None, level: str | None, approver: bool, as_json: bool) -> None:
+        """Make an API key for client NAME and print it once (only its hash is kept).
+
+        NAME is the client identity its requests carry: the audit log's client and the
+        [clients.NAME] table of the config.
+
+        Exit status: 0 made (the key on stdout); 1 the store failed; 2 a usage or configuration error."""
+        from ._serve_keys import make_key, parse_expiry
+
+        try:
+            expires_at = parse_expiry(expires) if expires is not None else None
+            from ._serve_keys import check_name
+
+            check_name(name)
+        except ValueError as exc:
+            raise click.UsageError(str(exc)) from None
+        store = _keys_store(plugin)
+        key, row = _store_call(store, lambda: make_key(store, name, level=level, approver=approver,
+                                                        expires_at=expires_at))
+        if as_json:
+            click.echo(json.dumps({"key": key, **row.to_json()}, indent=2))
+            return
+        click.echo(key)
+        until = f" until {_when(row.expires_at)}" if row.expires_at else ""
+        click.echo(f"pegboard: API key {row.id} for client {name!r}{until} (level {level or 'any'}"
+                   f"{', approver' if approver else ''}). It is shown this once; send it as "
+                   "'Authorization: Bearer <key>'.", err=True)
+
+    @keys_group.command("list")
+    @global_options
+    @JSON
+    def keys_list(as_json: bool) -> None:
+        """Every key: its id, client name, level, approver, when made, when it expires, state.
+
+        Exit status: 0 listed; 1 the store failed; 2 a usage or configuration error."""
+        from ._serve_keys import list_keys
+
+        store = _keys_store(plugin)
+        found = _store_call(store, lambda: list_keys(store))
+        if as_json:
+            click.echo(json.dumps([k.to_json() for k in found], indent=2))
+            return
+        if not found:
+            click.echo("no API keys (pegboard serve keys add NAME)")
+        for k in found:
+            click.echo(f"{k.id}  {k.name:<24} {k.state():<8} level {k.level or 'any':<12}"
+                       f"{'approver  ' if k.approver else '          '}made {_when(k.created_at)}"
+                       + (f", expires {_when(k.expires_at)}" if k.expires_at else "")
+                       + (f", revoked {_when(k.revoked_at)}" if k.revoked_at else ""))
+
+    @keys_group.command("revoke")
+    @global_options
+    @click.argument("name_or_id")
+    def keys_revoke(name_or_id: str) -> None:
+        """Revoke a key (by its id), or every active key of a client (by its name).
+
+        Every replica refuses it from its next request on.
+
+        Exit status: 0 revoked; 1 no active key has that id or name, or the store failed; 2 a usage or
+        configuration error."""
+        from ._serve_keys import revoke_keys
+
+        store = _keys_store(plugin)
+        gone = _store_call(store, lambda: revoke_keys(store, name_or_id))
+        if not gone:
+            click.echo(f"pegboard: no active key has the id or name {name_or_id!r} (pegboard serve keys list)", err=True)
+            raise SystemExit(1)
+        for k in gone:
+            click.echo(f"revoked {k.id} ({k.name})")
+
+
+def _keys_store(plugin: str) -> Any:
+    return _context(_toolbox(), plugin).store
+
+
+def _store_call(store: Any, work: Any) -> Any:
+    """The store's failure said in a line, the URL's password hidden, exit 1."""
+    try:
+        return work()
+    except Exception as exc:
+        click.echo(f"pegboard: {store.describe_error(exc)}", err=True)
+        raise SystemExit(1) from None
+
+
+def _when(stamp: float | None) -> str:
+    import time
+
+    return time.strftime("%Y-%m-%d %H:%M", time.localtime(stamp)) if stamp else "-"

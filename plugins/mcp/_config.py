@@ -14,14 +14,18 @@ import re
 import stat
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Literal
+from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
+
+from pegboard import UserScope
 
 __all__ = [
     "McpConfig",
     "OAuthConfig",
     "ServerConfig",
+    "ServeConfig",
+    "ServeOAuthConfig",
     "ServerSpec",
     "SERVER_NAME_RE",
     "check_server_name",
@@ -185,11 +189,96 @@ class ServerConfig(BaseModel):
         return not any(fnmatch.fnmatchcase(tool, p) for p in self.exclude_tools)
 
 
+Level = Literal["none", "read", "workspace", "unrestricted"]
+
+
+class ServeOAuthConfig(BaseModel):
+    """``[plugins.mcp.serve.oauth]``: `pegboard serve --http` as an OAuth 2.1 resource server of
+    an organisation's authorization server (docs/plugins/mcp.md)."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    issuer: str
+    """The authorization server's issuer URL: tokens must name it (`iss`), and the protected
+    resource metadata points clients at it."""
+    jwks_url: str | None = None
+    """Where the issuer publishes its signing keys: JWT access tokens are checked with them
+    (give this or `introspection_url`)."""
+    introspection_url: str | None = None
+    """The issuer's token introspection endpoint (RFC 7662), for opaque access tokens."""
+    introspection_client_id: str | None = None
+    """pegboard's client ID at the introspection endpoint."""
+    introspection_client_secret: str | None = None
+    """Its secret, best as `${VARIABLE}` (expanded when serve starts)."""
+    audience: str | None = None
+    """The audience (`aud`) a token must be issued for; unset: `[plugins.mcp.serve] url`."""
+    algorithms: list[str] = ["RS256", "ES256", "PS256", "EdDSA"]
+    """The signature algorithms accepted for JWT access tokens (never `none`, never an HMAC)."""
+    scopes: dict[str, Level] = Field(default_factory=dict)
+    """Scope to permission level (`{ "pegboard:read" = "read" }`): a token gets the highest level
+    of its scopes, a ceiling on its sessions; with any mapping, a token with none of them is refused
+    (403). Empty: any valid token, no ceiling."""
+    approver_scope: str | None = None
+    """A token carrying this scope may answer pending calls on the team's approvals page."""
+    leeway_s: float = Field(default=30.0, ge=0, le=300)
+    """Clock skew allowed on `exp` and `nbf`."""
+
+    @model_validator(mode="after")
+    def _one_way(self) -> ServeOAuthConfig:
+        if (self.jwks_url is None) == (self.introspection_url is None):
+            raise ValueError("give jwks_url (JWT access tokens) or introspection_url (opaque ones), one of them")
+        if self.introspection_url is not None and not self.introspection_client_id:
+            raise ValueError("introspection_url needs introspection_client_id (and its secret)")
+        bad = [a for a in self.algorithms if a.lower() == "none" or a.upper().startswith("HS")]
+        if bad:
+            raise ValueError(f"algorithms {bad}: an access token must be signed with the issuer's private key")
+        return self
+
+
+class ServeConfig(BaseModel):
+    """``[plugins.mcp.serve]``: who may use `pegboard serve --http` and how a team's replicas share
+    the work (docs/plugins/mcp.md)."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    url: str | None = None
+    """The address clients use for the MCP endpoint (`https://mcp.example.com/mcp`, the load
+    balancer's): the OAuth resource and audience, and where the protected resource metadata says it is."""
+    api_keys: bool = False
+    """Accept the API keys `pegboard serve keys add` made (kept hashed in the store)."""
+    oauth: ServeOAuthConfig | None = None
+    """Accept access tokens from an organisation's authorization server."""
+    stateless: bool = False
+    """Every request stands alone: a client's session lives in the store, keyed by who signed in,
+    so replicas on one store serve its requests in any order (the handshake era's mid-call
+    questions are then not available; see `approvals`)."""
+    approvals: Literal["client", "approvers"] = "client"
+    """Where a call that asks goes: `client`, to the MCP client's user (elicitation); `approvers`,
+    to the people holding an approver credential, on the approvals page (`/approvals/`) or with
+    `pegboard approvals`, while the call waits."""
+    approval_timeout_s: float = Field(default=300.0, gt=0, le=86_400)
+    """How long a call waits for an approver before it is denied."""
+    replica_timeout_s: float = Field(default=15.0, ge=1, le=3_600)
+    """A replica that has not said it is alive for this long is taken for dead: a call it waited on
+    is taken over by the same call asked again, or refused after as long again."""
+
+    @model_validator(mode="after")
+    def _url_for_oauth(self) -> ServeConfig:
+        if self.oauth is not None and not self.url:
+            raise ValueError("oauth needs url: the address clients use, which tokens must be issued for")
+        if self.url is not None and not self.url.startswith(("https://", "http://")):
+            raise ValueError(f"url {self.url!r}: expected an http(s) URL of the MCP endpoint")
+        return self
+
+
 class McpConfig(BaseModel):
     """``[plugins.mcp]``."""
 
     model_config = ConfigDict(extra="forbid")
 
+    serve: Annotated[ServeConfig, UserScope("it decides who may use pegboard serve and where their calls are asked")] \
+        = Field(default_factory=ServeConfig)
+    """`pegboard serve --http` for a team: sign-in, replicas, approvals."""
     servers: dict[str, ServerConfig] = Field(default_factory=dict)
     """The MCP servers, by name."""
     read_mcp_json: bool = True

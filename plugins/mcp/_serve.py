@@ -35,6 +35,7 @@ import json
 import os
 import signal
 import sys
+import time
 from contextlib import suppress
 from dataclasses import dataclass, field
 from typing import Any, BinaryIO
@@ -43,7 +44,8 @@ import anyio
 import mcp_types as types
 from mcp.server import Server
 from mcp.server.context import ServerRequestContext
-from pegboard import Answer, Decision, ImageContent, PermissionRequest, ResourceContent, TextContent, ToolResult, hookimpl
+from pegboard import (Answer, Client, Decision, ImageContent, PermissionRequest, ResourceContent, TextContent,
+                      ToolResult, hookimpl)
 from pegboard.paths import config_dir
 
 __all__ = ["AskingHost", "SessionRegistry", "build_server", "parse_address", "run_serve", "to_call_result"]
@@ -115,6 +117,8 @@ class _CallState:
     pending_form: tuple[str, str, dict[str, Any]] | None = None
     """2026-07-28: a tool's form to send as this round's input request (key, message, schema)."""
     progress: float = 0.0
+    held: str | None = None
+    """The pending call this call became (``approvals = "approvers"``), to wait on."""
 
 
 _current: contextvars.ContextVar[_CallState | None] = contextvars.ContextVar("pegboard_mcp_call", default=None)
@@ -123,8 +127,11 @@ _current: contextvars.ContextVar[_CallState | None] = contextvars.ContextVar("pe
 class AskingHost:
     """The host side of ``pegboard serve``: asks through the MCP client."""
 
-    def __init__(self, toolbox: Any) -> None:
+    def __init__(self, toolbox: Any, *, approvers: bool = False) -> None:
         self.toolbox = toolbox
+        # approvals = "approvers": an ask waits as a pending call for the people holding an
+        # approver credential (the approvals page, `pegboard approvals`), not the MCP client.
+        self.approvers = approvers
 
     def _cannot_ask(self, request: PermissionRequest, decision: Decision, why: str) -> Answer:
         """The result the model reads when nobody could be asked: what happened,
@@ -148,6 +155,8 @@ class AskingHost:
     @hookimpl
     async def pegboard_ask(self, request: PermissionRequest, decision: Decision) -> Answer:
         call = _current.get()
+        if self.approvers and request.session.durable:
+            return Answer.later()
         if call is None:
             return self._cannot_ask(request, decision, "no MCP client is connected")
         if not call.can_elicit:
@@ -208,6 +217,9 @@ class AskingHost:
         call = _current.get()
         if call is None:
             return
+        if kind == "approval.pending":
+            call.held = str(data.get("id"))
+            return
         message: str | None = None
         total: float | None = None
         if kind == "bash.line":
@@ -254,27 +266,49 @@ def to_call_result(result: ToolResult) -> types.CallToolResult:
 
 
 class SessionRegistry:
-    """One pegboard Session per MCP connection.
+    """One pegboard Session per MCP connection, or per signed-in client.
 
     stdio is one connection for the life of the process. Over HTTP a
     handshake-era client has a session id, and its Session closes with it;
-    2026-07-28 HTTP requests carry no connection, so they share one Session.
+    2026-07-28 requests (and every request of a stateless server) carry no
+    connection, so each signed-in client has one Session for all of them.
+
+    ``durable``: the Sessions live in the store, under an id made from the
+    client (or the MCP session), so that any replica sharing the store
+    carries on the same session, and pending calls can wait there.
+    ``stateless``: other replicas may have changed a Session since this one
+    last saw it, so its record is read again at each call.
     """
 
-    def __init__(self, toolbox: Any, mode: str | None, *, single_connection: bool) -> None:
+    def __init__(self, toolbox: Any, mode: str | None, *, single_connection: bool, durable: bool = False,
+                 stateless: bool = False) -> None:
         self.toolbox = toolbox
         self.mode = mode
         # stdio: the session without an id *is* the one connection.
         self.single_connection = single_connection
+        self.durable = durable
+        self.stateless = stateless
         self.sessions: dict[str | None, Any] = {}
         # logging/setLevel from a handshake-era client: the level is kept (and checked), but
         # pegboard serve sends no log messages of its own yet, at any level.
         self.log_level = "info"
+        self.team: Any = None
+        """``_serve_team.Team`` when calls wait for approvers in the store."""
+        self.log: Any = None
 
     @staticmethod
     def _key(ctx: ServerRequestContext[Any, Any]) -> str | None:
         connection = getattr(ctx.session, "_connection", None)  # the SDK keeps it private
         return getattr(connection, "session_id", None)
+
+    @staticmethod
+    def client(ctx: ServerRequestContext[Any, Any]) -> Client | None:
+        """Who signed in for this request (None: stdio, where the one client is the host's own)."""
+        from ._serve_http import CLIENT_KEY
+
+        request = ctx.request
+        scope = getattr(request, "scope", None)
+        return scope.get(CLIENT_KEY) if isinstance(scope, dict) else None
 
     def private(self, ctx: ServerRequestContext[Any, Any]) -> bool:
         """Whether the Session serving ``ctx`` belongs to one client only."""
@@ -282,12 +316,20 @@ class SessionRegistry:
 
     def get(self, ctx: ServerRequestContext[Any, Any]) -> Any:
         connection = getattr(ctx.session, "_connection", None)
-        key = self._key(ctx)
+        mcp_session = self._key(ctx)
+        client = self.client(ctx)
+        # The whole client, not its id alone: two keys of one name with different levels must not
+        # share a session (the wider one's policy would serve the narrower one's calls).
+        key = f"mcp-session:{mcp_session}" if mcp_session is not None else \
+            f"client:{client_key(client)}" if client is not None else None
         session = self.sessions.get(key)
         if session is None:
-            session = self.toolbox.session(self.mode)
+            from ._serve_team import serve_session_id
+
+            durable_id = serve_session_id(key or "stdio") if self.durable else None
+            session = self.toolbox.session(self.mode, session_id=durable_id, client=client)
             self.sessions[key] = session
-            if key is not None and connection is not None:
+            if mcp_session is not None and connection is not None:
                 async def close() -> None:
                     self.sessions.pop(key, None)
                     await session.aclose()
@@ -295,10 +337,23 @@ class SessionRegistry:
                 connection.exit_stack.push_async_callback(close)
         return session
 
+    async def fresh(self, ctx: ServerRequestContext[Any, Any]) -> Any:
+        """``get``, with a stateless server's session record read again (its
+        scratchpad may have been written through another replica)."""
+        session = self.get(ctx)
+        if self.stateless and session.durable:
+            await anyio.to_thread.run_sync(self.toolbox.make_durable, session, session.id, None)
+        return session
+
     async def aclose(self) -> None:
         sessions, self.sessions = list(self.sessions.values()), {}
         for session in sessions:
             await session.aclose()
+
+
+def client_key(client: Client) -> str:
+    """Everything that decides what a client's session may do, as one string."""
+    return json.dumps([client.id, client.via, client.level, sorted(client.scopes)])
 
 
 def _listing(toolbox: Any, session: Any) -> list[types.Tool]:
@@ -334,7 +389,17 @@ def build_server(toolbox: Any, registry: SessionRegistry) -> Server[Any]:
 
     async def on_call_tool(ctx: ServerRequestContext[Any, Any],
                            params: types.CallToolRequestParams) -> types.CallToolResult | types.InputRequiredResult:
-        session = registry.get(ctx)
+        started = time.monotonic()
+        session = await registry.fresh(ctx)
+        arguments = dict(params.arguments or {})
+        team = registry.team
+        if team is not None and session.durable:
+            # The same call asked again (a retry through another replica) takes over its pending call.
+            taken = await team.take_over(session, params.name, arguments)
+            if taken is not None:
+                result = await team.wait(session, taken, _progress(ctx))
+                _log_call(registry, session, params.name, result, started, taken)
+                return to_call_result(result)
         caps = ctx.session.client_capabilities
         elicitation = caps.elicitation if caps is not None else None
         can_elicit = elicitation is not None and (elicitation.form is not None or elicitation.url is None)
@@ -347,11 +412,15 @@ def build_server(toolbox: Any, registry: SessionRegistry) -> Server[Any]:
                            responses={**earlier, **dict(params.input_responses or {})}, asked_digest=asked_digest)
         token = _current.set(state)
         try:
-            result = await session.call(params.name, dict(params.arguments or {}))
+            result = await session.call(params.name, arguments)
         finally:
             _current.reset(token)
-        if state.pending is not None or state.pending_form is not None:
+        if state.held is not None and team is not None:
+            await team.hold(session, state.held)
+            result = await team.wait(session, state.held, _progress(ctx))
+        elif state.pending is not None or state.pending_form is not None:
             return _input_required(state)
+        _log_call(registry, session, params.name, result, started, state.held)
         return to_call_result(result)
 
     import warnings
@@ -364,6 +433,25 @@ def build_server(toolbox: Any, registry: SessionRegistry) -> Server[Any]:
         return Server("pegboard", version=_version(), on_list_tools=on_list_tools, on_call_tool=on_call_tool,
                       instructions="pegboard's tools; calls that need approval are asked through your client.",
                       **extra_handlers(toolbox, registry))
+
+
+def _progress(ctx: ServerRequestContext[Any, Any]) -> Any:
+    """A progress line on this request (when the client asked for progress)."""
+
+    async def say(message: str) -> None:
+        with suppress(Exception):
+            await ctx.session.report_progress(0, None, message)
+
+    return say
+
+
+def _log_call(registry: SessionRegistry, session: Any, tool: str, result: ToolResult, started: float,
+              pending: str | None) -> None:
+    if registry.log is None:
+        return
+    client = session.client
+    registry.log.event("call", tool=tool, client=client.id if client else None, session=session.id,
+                       is_error=result.is_error, ms=round((time.monotonic() - started) * 1000, 1), pending=pending)
 
 
 def _input_required(state: _CallState) -> types.InputRequiredResult:
@@ -461,37 +549,106 @@ async def _stop_on_signal(registry: SessionRegistry) -> None:
             os._exit(128 + signum)
 
 
-async def serve_http(toolbox: Any, mode: str | None, plan: Any, sock: Any, token: str | None) -> None:
+async def serve_http(toolbox: Any, mode: str | None, plan: Any, sock: Any, token: str | None, team_plan: Any) -> None:
     """``plan``: the checked options (``_serve_http.HttpPlan``); ``sock``: bound
-    already; ``token``: what every request must carry (None: ``--no-auth``)."""
+    already; ``token``: the start token (None: ``--no-auth``); ``team_plan``:
+    ``[plugins.mcp.serve]`` and what it needs (``TeamPlan``)."""
     import uvicorn
 
-    from ._serve_http import BearerGate, host_checks
+    from ._serve_app import Readiness, build_app
+    from ._serve_credentials import Credentials, local_user
 
-    registry = SessionRegistry(toolbox, mode, single_connection=False)
-    server = build_server(toolbox, registry)
+    serve, log = team_plan.config, team_plan.log
     port = sock.getsockname()[1]
-    app: Any = server.streamable_http_app(host=plan.host, transport_security=host_checks(
-        plan.host, port, plan.scheme, plan.allow_remote))
-    if token is not None:
-        app = BearerGate(app, token)
+    address = f"{plan.scheme}://{_url_host(plan.host)}:{port}/mcp"
+    durable = serve.stateless or serve.approvals == "approvers"
+    registry = SessionRegistry(toolbox, mode, single_connection=False, durable=durable, stateless=serve.stateless)
+    registry.log = log
+    oauth = None
+    if serve.oauth is not None:
+        from ._serve_oauth import OAuthVerifier
+
+        oauth = OAuthVerifier(serve.oauth, audience=serve.url)
+    credentials = Credentials(token=token, owner=local_user(), keys=team_plan.store if serve.api_keys else None,
+                              oauth=oauth)
+    team = None
+    stores: list[Any] = []
+    if durable or serve.api_keys:
+        stores = [team_plan.store]
+    if serve.approvals == "approvers":
+        from ._serve_team import Team
+
+        team = Team(toolbox, team_plan.store, log, address=address, approval_timeout_s=serve.approval_timeout_s,
+                    replica_timeout_s=team_plan.replica_timeout_s)
+        log.replica = team.id
+        registry.team = team
+    page = None
+    if team is not None:
+        from ._serve_approvals import TeamApprovals, shared_secret
+        from ._serve_http import host_checks
+
+        checks = host_checks(plan.host, port, plan.scheme, plan.allow_remote)
+        keys = [await anyio.to_thread.run_sync(shared_secret, team_plan.store, name) for name in ("cookie", "csrf")]
+        page = TeamApprovals(toolbox, credentials, team_plan.store, log,
+                             hosts=frozenset(checks.allowed_hosts) if checks.enable_dns_rebinding_protection else None,
+                             secure=plan.tls is not None or (serve.url or "").startswith("https://"),
+                             cookie_key=keys[0], csrf_key=keys[1], origins=_origins(serve.url))
+    server = build_server(toolbox, registry)
+    app = build_app(server, plan=plan, port=port, credentials=credentials, log=log, serve=serve,
+                    readiness=Readiness(stores, team), replica=team.id if team else None, stateless=serve.stateless,
+                    approvals=page)
     certfile, keyfile = plan.tls or (None, None)
-    config = uvicorn.Config(app, log_level="warning", lifespan="on", ssl_certfile=certfile, ssl_keyfile=keyfile)
+    # A call waiting for an approver would hold a stop for as long as it waits: requests still
+    # running after this are cut off (their calls left to whoever asks again).
+    config = uvicorn.Config(app, log_level="warning", lifespan="on", ssl_certfile=certfile, ssl_keyfile=keyfile,
+                            timeout_graceful_shutdown=5)
+    log.event("serving", url=address, sign_in=credentials.methods or ["none"], stateless=serve.stateless,
+              approvals=serve.approvals, durable=durable)
     try:
-        await uvicorn.Server(config).serve(sockets=[sock])  # uvicorn turns SIGTERM/SIGINT into a clean shutdown
+        async with anyio.create_task_group() as tg:
+            if team is not None:
+                await team.join()
+                tg.start_soon(team.run)
+            await uvicorn.Server(config).serve(sockets=[sock])  # uvicorn turns SIGTERM/SIGINT into a clean shutdown
+            tg.cancel_scope.cancel()
     finally:
         with anyio.CancelScope(shield=True):
+            if team is not None:
+                await team.leave()
             await registry.aclose()
 
 
+def _origins(url: str | None) -> frozenset[str]:
+    """The origin of ``[plugins.mcp.serve] url``: where people open the approvals page behind a proxy."""
+    if not url:
+        return frozenset()
+    from urllib.parse import urlsplit
+
+    parts = urlsplit(url)
+    return frozenset({f"{parts.scheme}://{parts.netloc}"})
+
+
+@dataclass
+class TeamPlan:
+    """``[plugins.mcp.serve]`` for one run, with the stores and the log it works with."""
+
+    config: Any
+    store: Any
+    """The plugin's store (keys, replicas, waiting calls), in the database the core's tables share."""
+    log: Any
+    replica_timeout_s: float = 15.0
+
+
 def run_serve(toolbox: Any, *, mode: str | None, wire: tuple[BinaryIO, BinaryIO] | None = None,
-              http: Any = None, data_folder: Any = None) -> None:
+              http: Any = None, data_folder: Any = None, team_plan: TeamPlan | None = None) -> None:
     """Stdio over ``wire`` (claimed by the command), or HTTP as ``http`` (an
-    ``HttpPlan``) says; ``data_folder``: the plugin's own, for a generated token."""
+    ``HttpPlan``) says; ``data_folder``: the plugin's own, for a generated token;
+    ``team_plan``: the serve settings (HTTP)."""
     from pegboard import ConfigError
     from pegboard.cli import fail_config
 
-    toolbox.add_host(AskingHost(toolbox), name="mcp-serve")
+    approvers = http is not None and team_plan is not None and team_plan.config.approvals == "approvers"
+    toolbox.add_host(AskingHost(toolbox, approvers=approvers), name="mcp-serve")
     try:
         # A disabled mode fails here, before any client connects.
         session = toolbox.session(mode)
@@ -503,8 +660,10 @@ def run_serve(toolbox: Any, *, mode: str | None, wire: tuple[BinaryIO, BinaryIO]
         assert wire is not None
         anyio.run(serve_stdio, toolbox, mode, wire)
         return
-    from ._serve_http import forget_token, listen, prepare_token, warn
+    assert team_plan is not None
+    from ._serve_http import forget_token, listen, prepare_token
 
+    log = team_plan.log
     sock = listen(http.host, http.port)
     port = sock.getsockname()[1]
     url = f"{http.scheme}://{_url_host(http.host)}:{port}/mcp"
@@ -528,16 +687,16 @@ def run_serve(toolbox: Any, *, mode: str | None, wire: tuple[BinaryIO, BinaryIO]
     previous = {sig: signal.signal(sig, stopping) for sig in (signal.SIGTERM, signal.SIGINT)}
     try:
         if http.no_auth:
-            warn(f"WARNING: --no-auth: {url} asks no credential. Any process on this machine, run by any "
-                 "user, can call pegboard's tools as you and answer their questions. Use it only in a "
-                 "single-user test setting.")
-            warn(f"serving MCP at {url}")
+            log.say(f"WARNING: --no-auth: {url} asks no credential. Any process on this machine, run by any "
+                    "user, can call pegboard's tools as you and answer their questions. Use it only in a "
+                    "single-user test setting.", event="no_auth", level="warning")
+            log.say(f"serving MCP at {url}", event="listening", url=url)
         else:
             token, line, written = prepare_token(http.tokens, data_folder, http.host, port)
-            warn(f"serving MCP at {url}")
-            warn(line)
-        anyio.run(serve_http, toolbox, mode, http, sock, token)
-    except _Stopped:
+            log.say(f"serving MCP at {url}", event="listening", url=url)
+            log.say(line, event="token", where=str(written or http.tokens.file or f"${http.tokens.env}"))
+        anyio.run(serve_http, toolbox, mode, http, sock, token, team_plan)
+    except* _Stopped:  # raised in serve_http's task group too, where it arrives in a group
         pass
     finally:
         sock.close()

@@ -71,7 +71,7 @@ def extra_handlers(toolbox: Any, registry: Any) -> dict[str, Any]:
     """The low-level Server's handlers for everything but tools."""
 
     async def on_list_resources(ctx: Any, params: Any) -> types.ListResourcesResult:
-        return types.ListResourcesResult(resources=_resources(registry.get(ctx)))
+        return types.ListResourcesResult(resources=_resources(await registry.fresh(ctx)))
 
     async def on_list_resource_templates(ctx: Any, params: Any) -> types.ListResourceTemplatesResult:
         return types.ListResourceTemplatesResult(resource_templates=[
@@ -81,7 +81,7 @@ def extra_handlers(toolbox: Any, registry: Any) -> dict[str, Any]:
 
     async def on_read_resource(ctx: Any, params: types.ReadResourceRequestParams) -> types.ReadResourceResult:
         uri = str(params.uri)
-        text = _read(registry.get(ctx), uri)
+        text = _read(await registry.fresh(ctx), uri)
         return types.ReadResourceResult(contents=[types.TextResourceContents(uri=uri, mime_type="text/plain",
                                                                              text=text)])
 
@@ -107,7 +107,7 @@ def extra_handlers(toolbox: Any, registry: Any) -> dict[str, Any]:
         typed = params.argument.value.lower()
         ref = params.ref
         if getattr(ref, "type", "") == "ref/resource":
-            names = sorted(registry.get(ctx).scratchpad)
+            names = sorted((await registry.fresh(ctx)).scratchpad)
         else:
             names = []  # a skill's $ARGUMENTS is free text: nothing to offer
         values = [n for n in names if n.lower().startswith(typed)]
