@@ -148,7 +148,7 @@ from pegboard import (
 )
 
 # The plugin API this plugin is written against: it loads on any 1.x from 1.0 on.
-PEGBOARD_API = "1.0"
+PEGBOARD_API = "1.1"
 
 TOOL = "$tool"
 

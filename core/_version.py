@@ -12,9 +12,9 @@ from __future__ import annotations
 
 __all__ = ["API_VERSION", "api_mismatch"]
 
-API_VERSION = "1.0"
+API_VERSION = "1.1"
 """The plugin API's version, ``"major.minor"``. A plugin that sets
-``PEGBOARD_API = "1.0"`` loads on any 1.x from 1.0 on and is reported as
+``PEGBOARD_API = "1.1"`` loads on any 1.x from 1.1 on and is reported as
 failed elsewhere, with both versions; CHANGELOG.md says what each added."""
 
 

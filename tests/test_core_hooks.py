@@ -99,9 +99,10 @@ def test_only_the_dispatch_module_calls_pluggy() -> None:
 
 @pytest.mark.parametrize(("required", "error"), [
     ('"1.0"', None),
+    ('"1.1"', None),
     ('"1"', None),
-    ('"1.99"', "cannot load here: it requires plugin API 1.99; this pegboard has plugin API 1.0"),
-    ('"2.0"', "cannot load here: it requires plugin API 2.0; this pegboard has plugin API 1.0"),
+    ('"1.99"', "cannot load here: it requires plugin API 1.99; this pegboard has plugin API 1.1"),
+    ('"2.0"', "cannot load here: it requires plugin API 2.0; this pegboard has plugin API 1.1"),
     ('"soon"', "cannot load here: PEGBOARD_API = 'soon' is not a version such as '1.0'"),
     ("1.0", "cannot load here: PEGBOARD_API must be a string such as '1.0', not 1.0"),
 ])
@@ -109,7 +110,7 @@ def test_a_plugin_can_require_a_plugin_api_version(plugin_factory: PluginFactory
                                                     error: str | None) -> None:
     from pegboard import API_VERSION
 
-    assert API_VERSION == "1.0"
+    assert API_VERSION == "1.1"
     toolbox = plugin_factory(f"PEGBOARD_API = {required}\n" + IMPLEMENTS, name="versioned")
     assert toolbox.records["versioned"].error == error
     if error is not None:
@@ -121,7 +122,9 @@ def test_the_builtins_say_which_api_they_use() -> None:
 
     from pegboard import API_VERSION
 
-    for name in ("fs", "shell", "subtasks", "web", "skills", "schedule", "mcp"):
+    builtins = [p.name for p in (ROOT / "plugins").iterdir() if (p / "__init__.py").is_file()]
+    assert len(builtins) >= 15
+    for name in builtins:
         assert importlib.import_module(f"pegboard.plugins.{name}").PEGBOARD_API == API_VERSION
 
 

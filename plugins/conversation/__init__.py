@@ -35,7 +35,7 @@ if TYPE_CHECKING:
 
 __all__ = ["PEGBOARD_API", "ContextUsage", "ConversationLog", "hookspecs", "log_available"]
 
-PEGBOARD_API = "1.0"
+PEGBOARD_API = "1.1"
 # Every tool name this plugin may register: reserved for it even while it is off (docs/plugins.md).
 PEGBOARD_TOOL_NAMES = ("ConversationSearch", "ConversationRead", "ContextCheck", "ContextCompact")
 

@@ -21,7 +21,7 @@ if TYPE_CHECKING:
 
 __all__ = ["MAX_FINDINGS", "PEGBOARD_API", "Finding", "ReportFindingsInput"]
 
-PEGBOARD_API = "1.0"
+PEGBOARD_API = "1.1"
 # Every tool name this plugin may register: reserved for it even while it is off (docs/plugins.md).
 PEGBOARD_TOOL_NAMES = ("ReportFindings",)
 MAX_FINDINGS = 32

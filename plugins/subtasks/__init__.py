@@ -32,7 +32,7 @@ if TYPE_CHECKING:
 
 __all__ = ["PEGBOARD_API", "SubagentRun", "SubtasksConfig", "hookspecs"]
 
-PEGBOARD_API = "1.0"
+PEGBOARD_API = "1.1"
 # Every tool name this plugin may register: reserved for it even while it is off (docs/plugins.md).
 PEGBOARD_TOOL_NAMES = ("Agent", "SendMessage", "ListAgents", "DeleteAgent", "SubagentHandback")
 

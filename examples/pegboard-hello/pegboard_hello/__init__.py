@@ -12,7 +12,7 @@ from pydantic import BaseModel, ConfigDict
 from pegboard import Tool, Vote, hookimpl
 
 # The plugin API this plugin was written against: it loads on any 1.x from 1.0 on.
-PEGBOARD_API = "1.0"
+PEGBOARD_API = "1.1"
 
 class HelloConfig(BaseModel):
     """``[plugins.hello]`` in config.toml."""
