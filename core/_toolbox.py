@@ -622,12 +622,14 @@ class Toolbox:
     def permission_examples(self, tool: Tool, modes: Iterable[str] | None = None) -> dict[str, list[dict[str, str]]]:
         """For a tool with ``permission_examples``: per mode (``modes``, else
         every one), each example's label and the decision for it there
-        (``decision``, ``reason``), as ``Session.decide`` reaches it (rules
+        (``decision``, ``reason``), as the permission engine reaches it (rules
         included; nobody asked). A mode this configuration forbids, or that
-        does not offer the tool, is left out."""
+        does not offer the tool, is left out. The examples are the plugin's
+        own inputs, decided as given: a listing does not build the tool's
+        input model to validate them (a cold ``tools list`` imports none)."""
         if not tool.permission_examples:
             return {}
-        from ._arguments import decide_call
+        from ._decisions import PermissionRequest
         from ._policy import POLICY_NAMES
 
         out: dict[str, list[dict[str, str]]] = {}
@@ -643,7 +645,8 @@ class Toolbox:
                 continue
             rows = []
             for label, example in tool.permission_examples:
-                decision = decide_call(session, tool.name, dict(example))
+                request = PermissionRequest(tool=tool, input=dict(example), session=session, policy=session.policy)
+                decision = self.permissions.evaluate(request)
                 rows.append({"label": label, "decision": decision.decision, "reason": decision.reason})
             out[mode] = rows
         return out

@@ -47,7 +47,7 @@ def test_example_with_fs() -> None:
     assert results["toolu_05"][0] is True and "Permission denied for Write" in results["toolu_05"][1]
     assert results["toolu_06"][0] is False and results["toolu_06"][1].startswith("notes\t")
     assert results["toolu_08"][0] and "- name:" in results["toolu_08"][1]
-    assert results["toolu_09"] == (True, "There is no tool called 'Raed'.")
+    assert results["toolu_09"] == (True, "There is no tool called 'Raed'. Did you mean Read?")
 
 
 @pytest.mark.slow

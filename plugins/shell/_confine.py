@@ -8,6 +8,7 @@ from __future__ import annotations
 import shutil
 import sys
 from functools import lru_cache
+from pathlib import Path
 from typing import Literal
 
 __all__ = ["Backend", "backend_for", "bwrap_works", "can_confine", "landlock_abi"]
@@ -25,10 +26,26 @@ def _bwrap() -> str | None:
 
 @lru_cache(maxsize=1)
 def bwrap_works() -> str | None:
-    """None when bubblewrap runs a confined command here, else why not."""
+    """None when bubblewrap runs a confined command here, else why not.
+
+    The trial sandbox is a process of its own (about 10 ms); its answer is
+    kept for this boot, this user and this bwrap binary (``_kept_trial``),
+    so that each new process deciding a Bash call does not start it again.
+    A kept answer that went stale fails closed either way: a box that no
+    longer starts makes the command fail, a "no" only makes calls ask."""
     exe = _bwrap()
     if exe is None:
         return "bwrap is not installed (apt-get install bubblewrap)"
+    key = _trial_key(exe)
+    kept = _kept_trial(key)
+    if kept is not None:
+        return kept[0]
+    why = _bwrap_trial(exe)
+    _keep_trial(key, why)
+    return why
+
+
+def _bwrap_trial(exe: str) -> str | None:
     import subprocess  # here: registering Bash asks Landlock first and starts no process
 
     try:
@@ -41,6 +58,65 @@ def bwrap_works() -> str | None:
     if proc.returncode != 0:
         return f"bwrap cannot create a sandbox here: {proc.stderr.decode(errors='replace').strip()[:300]}"
     return None
+
+
+def _trial_key(exe: str) -> list[object] | None:
+    """What the trial's answer depends on: the binary, the boot (a sysctl
+    that allows user namespaces changes with it), the user. None: unknown."""
+    import os
+
+    try:
+        st = os.stat(exe)
+        with open("/proc/sys/kernel/random/boot_id", encoding="ascii") as f:
+            boot = f.read().strip()
+    except OSError:
+        return None
+    return [exe, st.st_ino, st.st_mtime_ns, st.st_size, boot, os.getuid()]
+
+
+def _trial_file() -> Path:
+    from pegboard.paths import config_dir
+
+    return config_dir() / "cache" / "shell-bwrap-trial.json"
+
+
+def _kept_trial(key: list[object] | None) -> tuple[str | None] | None:
+    """The kept answer for ``key``, as a 1-tuple (None: nothing kept for it). Only a file of this
+    user's that nobody else may write is read."""
+    import json
+    import os
+    import stat
+
+    if key is None:
+        return None
+    path = _trial_file()
+    try:
+        with open(path, encoding="utf-8") as f:
+            st = os.fstat(f.fileno())
+            if st.st_uid != os.getuid() or st.st_mode & (stat.S_IWGRP | stat.S_IWOTH) or not stat.S_ISREG(st.st_mode):
+                return None
+            data = json.loads(f.read(4096))
+    except (OSError, ValueError):
+        return None
+    why = data.get("why") if isinstance(data, dict) else None
+    if not isinstance(data, dict) or data.get("key") != key or not (why is None or isinstance(why, str)):
+        return None
+    return (why,)
+
+
+def _keep_trial(key: list[object] | None, why: str | None) -> None:
+    import json
+
+    from pegboard.paths import PathChanged, atomic_write, resolve_path
+
+    if key is None:
+        return
+    path = _trial_file()
+    try:
+        path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
+        atomic_write(resolve_path(path, path.parent), json.dumps({"key": key, "why": why}), default_mode=0o600)
+    except (OSError, PathChanged, ValueError):
+        pass  # only speed is lost: the next process runs the trial again
 
 
 @lru_cache(maxsize=1)
