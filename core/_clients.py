@@ -9,8 +9,9 @@ operator's config sets a client's mode and rules (docs/permissions.md).
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 from ._levels import LEVELS, Level
-from ._records import record
 
 __all__ = ["Client", "MAX_CLIENT_ID"]
 
@@ -18,7 +19,7 @@ MAX_CLIENT_ID = 200
 """The longest client id kept (the audit log's and the pending calls' column)."""
 
 
-@record(frozen=True)
+@dataclass(frozen=True, slots=True)
 class Client:
     """A signed-in client: ``Toolbox.session(client=...)``, ``session.client``,
     ``request.client`` in a vote."""
@@ -34,14 +35,12 @@ class Client:
     scopes: tuple[str, ...] = ()
     """The scopes its credential carries (OAuth), for votes that care."""
 
-    def __init__(self, id: str, via: str = "host", level: Level | None = None, scopes: tuple[str, ...] = ()) -> None:
-        if not isinstance(id, str) or not id.strip() or len(id) > MAX_CLIENT_ID:
+    def __post_init__(self) -> None:
+        if not isinstance(self.id, str) or not self.id.strip() or len(self.id) > MAX_CLIENT_ID:
             raise ValueError(f"a client id is a non-empty string of at most {MAX_CLIENT_ID} characters, "
-                             f"not {id!r}")
-        if level is not None and level not in LEVELS:
-            raise ValueError(f"unknown level {level!r}; expected one of: {', '.join(LEVELS)}")
-        _set = object.__setattr__
-        _set(self, "id", id)
-        _set(self, "via", via)
-        _set(self, "level", level)
-        _set(self, "scopes", tuple(scopes))
+                             f"not {self.id!r}")
+        if self.level is not None and self.level not in LEVELS:
+            raise ValueError(f"unknown level {self.level!r}; expected one of: {', '.join(LEVELS)}")
+        object.__setattr__(self, "scopes", tuple(self.scopes))  # frozen: set once, here
+
+

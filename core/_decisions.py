@@ -5,7 +5,7 @@ from __future__ import annotations
 import os
 import stat
 from collections.abc import Callable, Iterable, Mapping
-from dataclasses import field
+from dataclasses import dataclass, field
 from functools import cached_property, lru_cache
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal, Protocol
@@ -153,7 +153,7 @@ class Decision:
         return {"decision": self.decision, "reason": self.reason, "source": self.source}
 
 
-@record(frozen=True)
+@dataclass(frozen=True)
 class Rule:
     """``Tool`` or ``Tool(specifier)`` from one config layer or a session grant.
 
@@ -171,15 +171,6 @@ class Rule:
     """Where it was written: the config file's path, or ``"session grant"``."""
     base_dir: Path | None = None
     """The folder relative paths in the specifier are read from (the project root), when it has one."""
-
-    def __init__(self, tool: str, specifier: str | None, behavior: DecisionKind, source: str,
-                 base_dir: Path | None = None) -> None:
-        _set = object.__setattr__
-        _set(self, "tool", tool)
-        _set(self, "specifier", specifier)
-        _set(self, "behavior", behavior)
-        _set(self, "source", source)
-        _set(self, "base_dir", base_dir)
 
     @cached_property
     def text(self) -> str:
@@ -228,7 +219,7 @@ def strip_group_wildcard(text: str) -> str:
     return text
 
 
-@record(frozen=True)
+@dataclass(frozen=True, slots=True)
 class ToolNamespace:
     """A family of tool names a plugin declares (``pegboard_tool_namespaces``):
     its tools are called ``<name>__<group>__<tool>``, and a rule naming
@@ -251,13 +242,6 @@ class ToolNamespace:
     """What a group is called in messages (``"MCP server"``)."""
     unknown_hint: str = ""
     """Added where ``pegboard doctor`` warns that a rule names a group or tool nobody provides."""
-
-    def __init__(self, name: str, label: str = "group", unknown_hint: str = "") -> None:
-        _set = object.__setattr__
-        _set(self, "name", name)
-        _set(self, "label", label)
-        _set(self, "unknown_hint", unknown_hint)
-        self.__post_init__()
 
     def __post_init__(self) -> None:
         if not isinstance(self.name, str) or not _is_tool_name(self.name) or GROUP_SEPARATOR in self.name \
@@ -379,7 +363,7 @@ class RuleSamples:
         self.__dict__.update(rules=tuple(rules), calls=tuple((str(t), dict(i)) for t, i in calls))
 
 
-@record(frozen=True)
+@dataclass(frozen=True)
 class CompiledRule:
     """A rule in force: the rule as written, the matcher its plugin compiled
     for it, and the config layer (or "session") it came from."""
@@ -393,19 +377,13 @@ class CompiledRule:
     """The config layer it came from (``"user"``, ``"project"``, ``"explicit"``, ``"policy"``,
     ``"user grants"``...) or ``"session"`` for a session's grant."""
 
-    def __init__(self, rule: Rule, matcher: RuleMatcher, layer: str = "session") -> None:
-        _set = object.__setattr__
-        _set(self, "rule", rule)
-        _set(self, "matcher", matcher)
-        _set(self, "layer", layer)
-
     @cached_property
     def where(self) -> str:
         """``"rule Read(./.env) in /path/config.toml"``: the rule and its file, for messages."""
         return f"rule {self.rule.text} in {self.rule.source}"
 
 
-@record()
+@dataclass(slots=True)
 class Grant:
     """A rule granted for this session (``session.grant``); ``revoke()`` ends it."""
 
@@ -413,19 +391,15 @@ class Grant:
     """The session the rule was granted in."""
     compiled: CompiledRule
     """The rule in force."""
-
-    def __init__(self, session: PluginSession, compiled: CompiledRule,
-                 revoke: Callable[[CompiledRule], None]) -> None:
-        self.session = session
-        self.compiled = compiled
-        self._revoke = revoke  # the session's own: it holds its grants
+    _revoke: Callable[[CompiledRule], None] = field(repr=False, compare=False)
+    """The session's own way to end it: the session holds its grants."""
 
     def revoke(self) -> None:
         """End the grant: later calls of the session are decided without it."""
         self._revoke(self.compiled)
 
 
-@record(frozen=True)
+@dataclass(frozen=True, slots=True)
 class Answer:
     """The person's answer to an ask.
 
@@ -452,18 +426,6 @@ class Answer:
     approver: str | None = None
     """Who answered (a person's name or account), when the host knows: kept
     with a pending call's answer and written in the audit log's ``host``."""
-
-    def __init__(self, allow: bool, remember: Literal["session", "project", "user"] | None = None,
-                 rule: str | None = None, message: str | None = None, asked: bool = True,
-                 pending: bool = False, approver: str | None = None) -> None:
-        _set = object.__setattr__
-        _set(self, "allow", allow)
-        _set(self, "remember", remember)
-        _set(self, "rule", rule)
-        _set(self, "message", message)
-        _set(self, "asked", asked)
-        _set(self, "pending", pending)
-        _set(self, "approver", approver)
 
     @classmethod
     def later(cls) -> Answer:

@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol, TypeVar
 
-from ._records import FACTORY, record
+from ._records import record
 
 if TYPE_CHECKING:
     from sqlalchemy import Connection, Engine, MetaData
@@ -55,7 +55,7 @@ class HookDispatch(Protocol):
         ...
 
 
-@record(frozen=True)
+@dataclass(frozen=True, slots=True)
 class PluginContext:
     """What a plugin's hooks learn about where they run: the ``context``
     argument of every hook that takes one, and ``ctx.plugin_context`` in a
@@ -107,28 +107,6 @@ class PluginContext:
     """The names hosts are registered under; use ``host_implements``."""
     own_contexts: Callable[[str], PluginContext | None] | None = field(default=None, compare=False, repr=False)
     """The core's lookup behind ``each``'s ``context`` (each plugin's own); use ``each``."""
-
-    def __init__(self, name: str, package: str, root: Path, config_dir: Path, data_dir: Path, settings: Settings,
-                 hook: Any = None, watched: list[Path] = FACTORY, stores: Callable[[str], PluginStore] | None = None, listing_only: bool = False,
-                 notes: list[str] = FACTORY, on_tools_changed: Callable[[], None] | None = None,
-                 hooks: HookDispatch | None = None, host_names: set[str] = FACTORY,
-                 own_contexts: Callable[[str], PluginContext | None] | None = None) -> None:
-        _set = object.__setattr__
-        _set(self, "name", name)
-        _set(self, "package", package)
-        _set(self, "root", root)
-        _set(self, "config_dir", config_dir)
-        _set(self, "data_dir", data_dir)
-        _set(self, "settings", settings)
-        _set(self, "hook", hook)
-        _set(self, "watched", [] if watched is FACTORY else watched)
-        _set(self, "stores", stores)
-        _set(self, "listing_only", listing_only)
-        _set(self, "notes", [] if notes is FACTORY else notes)
-        _set(self, "on_tools_changed", on_tools_changed)
-        _set(self, "hooks", hooks)
-        _set(self, "host_names", set() if host_names is FACTORY else host_names)
-        _set(self, "own_contexts", own_contexts)
 
     def host_implements(self, hook: str) -> bool:
         """Whether a host (the embedding code's object or module given as

@@ -7,7 +7,7 @@ import functools
 import os
 import traceback
 from collections.abc import Callable, Iterable, Mapping
-from dataclasses import field
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
@@ -16,10 +16,9 @@ from pydantic import BaseModel, ValidationError
 
 from . import _hookspecs
 from ._hookcheck import HOOK_PREFIX, describe_validation_error, unmatched_hooks
-from ._errors import report_failure, short_error
+from ._errors import short_error
 from ._hooks import Hooks, Manager
 from ._plugin_context import PluginContext, StoreSchema
-from ._records import FACTORY, record
 from ._version import API_VERSION, api_mismatch
 from ._config import Settings, config_dir, data_dir, describe_errors
 from ._entrypoints import ENTRY_POINT_GROUP, installed_plugins
@@ -38,7 +37,7 @@ BUILTIN_DISTRIBUTION = "pegboard"
 
 
 
-@record()
+@dataclass(slots=True)
 class PluginRecord:
     """One discovered plugin and what became of it."""
 
@@ -70,27 +69,6 @@ class PluginRecord:
     hooks: list[str] = field(default_factory=list)
     """The hooks it implements that pegboard (or a loaded plugin) declares:
     known once it is registered, so none for a disabled or failed plugin."""
-
-    def __init__(self, name: str, module: str, distribution: str | None, version: str | None, enabled: bool = True,
-                 origin: Literal["entry point", "local", "given", "core"] = "entry point", file: str | None = None,
-                 error: str | None = None, tools: list[str] = FACTORY, config: Any = None, obj: object | None = None,
-                 defer: str = "auto", warnings: list[str] = FACTORY, broken: dict[str, str] = FACTORY,
-                 hooks: list[str] = FACTORY) -> None:
-        self.name = name
-        self.module = module
-        self.distribution = distribution
-        self.version = version
-        self.enabled = enabled
-        self.origin = origin
-        self.file = file
-        self.error = error
-        self.tools = [] if tools is FACTORY else tools
-        self.config = config
-        self.obj = obj
-        self.defer = defer
-        self.warnings = [] if warnings is FACTORY else warnings
-        self.broken = {} if broken is FACTORY else broken
-        self.hooks = [] if hooks is FACTORY else hooks
 
     @property
     def builtin(self) -> bool:
