@@ -47,10 +47,13 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 from urllib.parse import parse_qsl, urlencode
 
-from ._audit import preview, recorded
+from ._audit import newest_id, preview, recorded
 from ._calls import PendingCall
-from ._pending import list_pending, recently_answered
+from ._pending import AlreadyAnswered, ChangedSinceShown, list_pending, local_user, recently_answered
 from ._redact import redact
+from ._decisions import Answer
+from ._store import CORE_COMPONENT
+from ._tables import sessions
 
 if TYPE_CHECKING:
     from ._toolbox import Toolbox
@@ -211,8 +214,6 @@ class ApprovalsPage:
     # --- reading -------------------------------------------------------------
 
     def _store(self) -> Any:
-        from ._store import CORE_COMPONENT
-
         return self.toolbox.plugins.stores(CORE_COMPONENT)
 
     def _visible(self, approver: Approver, calls: list[PendingCall], client: str) -> list[PendingCall]:
@@ -244,8 +245,6 @@ class ApprovalsPage:
             return {}
         from sqlalchemy import select
 
-        from ._tables import sessions
-
         with self._store().begin(read_only=True) as conn:
             rows = conn.execute(select(sessions.c.id, sessions.c.root, sessions.c.parent_id)
                                 .where(sessions.c.id.in_(sorted(ids))))
@@ -256,8 +255,6 @@ class ApprovalsPage:
         return self._fingerprint(*self._calls(approver, client))
 
     def _fingerprint(self, waiting: list[PendingCall], answered: list[PendingCall]) -> str:
-        from ._audit import newest_id
-
         seen = ([(c.id, c.status) for c in waiting], [(c.id, c.status) for c in answered], newest_id(self._store()))
         return hashlib.sha256(repr(seen).encode()).hexdigest()[:16]
 
@@ -318,7 +315,6 @@ class ApprovalsPage:
 
     def _settle(self, approver: Approver, pending_id: str, digest: str, action: str, form: Mapping[str, str]) -> str:
         """Record the answer through ``Toolbox.answer_pending``; the notice to show."""
-        from ._decisions import Answer
 
         call = next((c for c in self._visible(approver, list_pending(self.toolbox), "") if c.id == pending_id), None)
         if call is None:
@@ -336,7 +332,6 @@ class ApprovalsPage:
                             approver=approver.name)
         else:
             answer = Answer(allow=True, approver=approver.name)
-        from ._pending import AlreadyAnswered, ChangedSinceShown
 
         try:
             self.toolbox.answer_pending(pending_id, answer, shown_digest=digest)
@@ -684,7 +679,6 @@ def serve(toolbox: Toolbox, port: int, *, open_browser: bool, say: Callable[[str
         raise OSError(f"cannot listen on 127.0.0.1:{port}: {exc.strerror or exc}") from None
     sock.set_inheritable(False)
     port = sock.getsockname()[1]
-    from ._pending import local_user
 
     token = secrets.token_urlsafe(32)
     url = f"http://127.0.0.1:{port}/?{urlencode({'token': token})}"

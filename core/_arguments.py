@@ -16,7 +16,7 @@ from pydantic import BaseModel, ValidationError
 
 from ._decisions import Decision, PermissionRequest
 from ._tools import Tool, ToolResult
-from ._tracing import tracer
+from ._tracing import decision_span, record_decision, tracer
 
 if TYPE_CHECKING:
     from ._session import Session
@@ -474,7 +474,6 @@ def decide_call(session: Session, name: str, arguments: Any) -> Decision:
     found = tracer()
     if found is None:
         return toolbox.permissions.evaluate(request)
-    from ._tracing import decision_span, record_decision
 
     with decision_span(found, name, None) as current:
         decision = toolbox.permissions.evaluate(request)

@@ -27,6 +27,10 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from ._redact import redact  # re-exported: one redaction for the audit and every other output
+from ._atomic import atomic_write
+from ._dirs import data_dir, private_dir
+from ._paths import resolve_path
+from ._tables import audit, count_upto, ensure_indexes
 
 if TYPE_CHECKING:
     from ._decisions import Decision, PermissionRequest
@@ -246,7 +250,6 @@ class _Writer:
         """One transaction per batch, at the driver's own speed where it has
         one (COPY on psycopg, executemany on sqlite3: SQLAlchemy's insert
         costs twice as much per row, in the process whose calls it records)."""
-        from ._tables import audit
 
         columns = [c.name for c in audit.columns if c.name != "id"]
         values = [tuple(row.get(name) for name in columns) for row in batch]
@@ -279,8 +282,6 @@ class _Writer:
     # --- the spool: rows the store refused, kept on disk ---------------------
 
     def spool_dir(self) -> Path:
-        from ._dirs import data_dir
-
         key = hashlib.sha256(self.store.url.encode()).hexdigest()[:16]
         return data_dir() / "audit-spool" / key
 
@@ -289,12 +290,8 @@ class _Writer:
             return
         folder = self.spool_dir()
         try:
-            from ._dirs import private_dir
-
             private_dir(folder)
             path = folder / f"{os.getpid()}-{time.time_ns()}.jsonl"
-            from ._atomic import atomic_write
-            from ._paths import resolve_path
 
             atomic_write(resolve_path(path, folder), "".join(json.dumps(row) + "\n" for row in rows),
                          default_mode=0o600)
@@ -363,8 +360,6 @@ def recorded(store: ComponentStore, *, session: str | None = None, since: float 
     with ``after``, the first ``limit`` with a greater id)."""
     from sqlalchemy import select
 
-    from ._tables import audit, ensure_indexes
-
     ensure_indexes(store, audit)
     filters = _filters(session, since, tool, decision, client)
     if after is not None:
@@ -383,8 +378,6 @@ def recorded_page(store: ComponentStore, *, session: str | None = None, since: f
     more match (counted no further than ``more_cap``)."""
     from sqlalchemy import select
 
-    from ._tables import audit, count_upto, ensure_indexes
-
     ensure_indexes(store, audit)
     filters = _filters(session, since, tool, decision, client)
     with store.begin(read_only=True) as conn:
@@ -396,8 +389,6 @@ def recorded_page(store: ComponentStore, *, session: str | None = None, since: f
 
 def _filters(session: str | None, since: float | None, tool: str | None, decision: str | None,
              client: str | None = None) -> list[Any]:
-    from ._tables import audit
-
     filters: list[Any] = [column == value for column, value in ((audit.c.session_id, session), (audit.c.tool, tool),
                                                                 (audit.c.decision, decision), (audit.c.client, client))
                           if value]
@@ -412,7 +403,6 @@ def newest_first(query: Any, filters: list[Any]) -> Any:
     with the time; the time alone) gives the rows in order, and a filter
     that matches nothing finds so at once (``ensure_indexes`` makes any an
     older database lacks)."""
-    from ._tables import audit
 
     return query.where(*filters).order_by(audit.c.at.desc(), audit.c.id.desc())
 
@@ -420,8 +410,6 @@ def newest_first(query: Any, filters: list[Any]) -> Any:
 def newest_id(store: ComponentStore) -> int:
     """The id of the newest recorded decision (0: none)."""
     from sqlalchemy import func, select
-
-    from ._tables import audit
 
     with store.begin(read_only=True) as conn:
         return int(conn.execute(select(func.max(audit.c.id))).scalar() or 0)
@@ -431,8 +419,6 @@ def prune(store: ComponentStore, max_age_days: float, max_rows: int) -> int:
     """Delete rows older than ``max_age_days`` and past the newest
     ``max_rows`` (0: no limit); the number deleted."""
     from sqlalchemy import delete, select
-
-    from ._tables import audit
 
     deleted = 0
     with store.begin() as conn:

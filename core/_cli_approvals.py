@@ -11,6 +11,9 @@ import click
 from ._cli_sessions import store_failure, when
 from ._cli_shared import JSON, global_options
 from ._cli_shared import current_state as _state
+from ._approvals_page import serve
+from ._decisions import Answer
+from ._pending import list_pending, local_user
 
 __all__ = ["approvals_group"]
 
@@ -46,9 +49,6 @@ def approvals_list(session_id: str | None, as_json: bool) -> None:
 
 
 def _answer(pending_id: str, allow: bool, remember: str | None, rule: str | None, message: str | None) -> None:
-    from ._decisions import Answer
-    from ._pending import local_user
-
     toolbox = _state().toolbox()
     try:
         call = toolbox.answer_pending(pending_id, Answer(allow=allow, remember=remember,  # type: ignore[arg-type]
@@ -106,7 +106,6 @@ def approvals_serve(port: int, open_browser: bool) -> None:
 
     Exit status: 0 stopped with Ctrl-C; 1 the store failed or the port could
     not be taken (the reason on stderr); 2 a usage or configuration error."""
-    from ._pending import list_pending
 
     toolbox = _state().toolbox(listing=True)
     try:
@@ -114,7 +113,6 @@ def approvals_serve(port: int, open_browser: bool) -> None:
     except Exception as exc:
         store_failure(toolbox, exc)
         return
-    from ._approvals_page import serve
 
     def say(text: str) -> None:
         click.echo(text)

@@ -11,7 +11,7 @@ from typing import Any
 
 import click
 
-from ._audit import newest_id, recorded, recorded_page
+from ._audit import newest_id, prune, recorded, recorded_page
 from ._cli_sessions import MORE_CAP, more_line, store_failure, when
 from ._cli_shared import JSON, global_options
 from ._cli_shared import current_state as _state
@@ -158,7 +158,6 @@ def audit_prune() -> None:
 
     Exit status: 0 pruned; 1 the store failed (the reason on stderr, the URL's password hidden); 2 a
     usage or configuration error."""
-    from ._audit import prune
 
     toolbox, store = _audit_store()
     config = toolbox.settings.core.audit

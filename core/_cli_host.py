@@ -9,9 +9,10 @@ import click
 
 from ._hookspecs import hookimpl
 from ._progress import paused
+from ._decisions import Answer
 
 if TYPE_CHECKING:
-    from ._decisions import Answer, Decision, PermissionRequest
+    from ._decisions import Decision, PermissionRequest
 
 __all__ = ["TerminalHost"]
 
@@ -21,8 +22,6 @@ class TerminalHost:
 
     @hookimpl
     def pegboard_ask(self, request: PermissionRequest, decision: Decision) -> Answer:
-        from ._decisions import Answer
-
         who = f" (asked by {' > '.join(request.session.chain)})" if request.session.parent is not None else ""
         suggestion = decision.suggestions[0] if decision.suggestions else request.tool.name
         with paused():  # no spinner over the question

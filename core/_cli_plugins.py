@@ -10,6 +10,10 @@ from pathlib import Path
 import click
 
 from ._cli_shared import JSON, complete_plugin_names, current_state, fail_config, global_options
+from ._config import ConfigError
+from ._plugincheck import check_plugin
+from ._progress import progress
+from ._scaffold import ScaffoldError, new_plugin
 
 __all__ = ["plugins_group"]
 
@@ -63,8 +67,6 @@ def plugins_check(name: str, as_json: bool) -> None:
 
     Exit status: 0 no problem found; 1 a problem found (one line each); 2 a usage or configuration
     error."""
-    from ._config import ConfigError
-    from ._plugincheck import check_plugin
 
     state = current_state()
     try:
@@ -94,8 +96,6 @@ def plugins_new(name: str, parent: Path, tool: str | None) -> None:
 
     Exit status: 0 the folder made; 2 a usage error, or a NAME or folder that cannot be used (the
     reason on stderr)."""
-    from ._progress import progress
-    from ._scaffold import ScaffoldError, new_plugin
 
     try:
         with progress(f"Making pegboard-{name}") as shown:

@@ -11,19 +11,18 @@ import click
 
 from ._cli_shared import JSON, global_options
 from ._cli_shared import current_state as _state
+from ._sessions import SessionRecords
+from ._store import StoreError
 
 __all__ = ["MORE_CAP", "more_line", "sessions_group", "store_failure"]
 
 
 def _records() -> Any:
-    from ._sessions import SessionRecords
-
     return SessionRecords(_state().toolbox())
 
 
 def store_failure(toolbox: Any, exc: Exception) -> None:
     """End a command the store failed: the reason, with the URL redacted."""
-    from ._store import StoreError
 
     detail = str(exc) if isinstance(exc, StoreError) else toolbox.plugins.stores.store.describe_error(exc)
     click.echo(f"pegboard: the store failed: {detail}", err=True)

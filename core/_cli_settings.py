@@ -20,6 +20,11 @@ from typing import TYPE_CHECKING, Any
 import click
 
 from ._cli_shared import EXIT_FAILED, CLIState
+from ._config import ConfigError, config_dir, load_settings
+from ._decisions import Rule
+from ._grants import edit_toml
+from ._toolbox import Toolbox
+from ._trust import TrustStore
 
 if TYPE_CHECKING:
     from ._config import Settings
@@ -37,8 +42,6 @@ def target_file(state: CLIState, project: bool) -> Path:
     """The file a change goes to: the user config, or with ``project`` the
     project's ``.pegboard/config.toml`` (a trusted project's only: an
     untrusted one's files may only narrow what runs)."""
-    from ._config import config_dir
-    from ._trust import TrustStore
 
     if not project:
         return config_dir() / "config.toml"
@@ -95,8 +98,6 @@ def add_rule(state: CLIState, behavior: str, text: str, project: bool) -> tuple[
     The file, and whether it changed (False: the rule was there)."""
     import tomlkit
 
-    from ._decisions import Rule
-
     target = target_file(state, project)
     toolbox = state.toolbox(inventory=True, listing=True)
     try:
@@ -130,8 +131,6 @@ def add_rule(state: CLIState, behavior: str, text: str, project: bool) -> tuple[
 
 
 def edit(target: Path, change: Callable[[Any], bool]) -> None:
-    from ._grants import edit_toml
-
     try:
         edit_toml(target, change)
     except ValueError as exc:
@@ -154,8 +153,6 @@ def _problems(state: CLIState, replaced: dict[Path, dict[str, Any]] | None) -> l
     """Every problem of the configuration (``replaced``: with those files
     holding that data): config errors, plugins that fail on their tables,
     what a project's file sets that is not applied."""
-    from ._config import ConfigError, load_settings
-    from ._toolbox import Toolbox
 
     root = state.cwd or Path.cwd()
     try:

@@ -10,6 +10,10 @@ import click
 
 from ._cli_shared import JSON, global_options
 from ._cli_shared import current_state as _state
+from ._audit import writer_for
+from ._dirs import PRIVATE_DIR_MODE, PRIVATE_FILE_MODE, data_dir, data_folders, wider_than
+from ._doctor import Check
+from ._store import CORE_COMPONENT, StoreError, sqlite_files
 
 __all__ = ["audit_checks", "file_checks", "migrate", "store_checks", "store_group", "store_report"]
 
@@ -22,7 +26,6 @@ def store_group() -> None:
 def store_report(toolbox: Any) -> dict[str, Any]:
     """URL (redacted), backend, and each component's schema version in the
     database against the version this code knows. Creates nothing."""
-    from ._store import StoreError
 
     store = toolbox.plugins.stores.store
     report: dict[str, Any] = {"url": store.redacted_url, "source": store.source, "backend": store.backend,
@@ -61,8 +64,6 @@ def file_checks(toolbox: Any) -> list[Any]:
     """``pegboard doctor``'s line for files at rest: pegboard's data folders
     0700, the SQLite database, its side files and the audit spool 0600.
     Looked at before the store is opened, since opening it narrows them."""
-    from ._dirs import PRIVATE_DIR_MODE, PRIVATE_FILE_MODE, data_dir, data_folders, wider_than
-    from ._store import sqlite_files
 
     base = data_dir()
     folders = data_folders()
@@ -75,7 +76,6 @@ def file_checks(toolbox: Any) -> list[Any]:
     wide = [f"{path} ({mode:o}, want {want:o})" for paths, want in ((folders, PRIVATE_DIR_MODE),
                                                                       (files, PRIVATE_FILE_MODE))
             for path in dict.fromkeys(paths) if (mode := wider_than(path, want)) is not None]
-    from ._doctor import Check
 
     if wide:
         return [Check("files at rest", "warn",
@@ -94,7 +94,6 @@ def _listed(paths: Any) -> list[Any]:
 def store_checks(toolbox: Any) -> list[Any]:
     """``pegboard doctor``'s lines for the store: files at rest (before the
     store is opened), reachable, schemas current."""
-    from ._doctor import Check
 
     at_rest = file_checks(toolbox)
     report = store_report(toolbox)
@@ -118,12 +117,9 @@ def store_checks(toolbox: Any) -> list[Any]:
 
 def audit_checks(toolbox: Any) -> list[Any]:
     """Whether the audit is on, and whether decisions wait for the store."""
-    from ._doctor import Check
 
     if not toolbox.settings.core.audit.enabled:
         return [Check("audit", "ok", f"off ([audit] enabled in {toolbox.settings.source_of('audit', 'enabled')})")]
-    from ._audit import writer_for
-    from ._store import CORE_COMPONENT
 
     writer = writer_for(toolbox.plugins.stores(CORE_COMPONENT))
     waiting = 0
@@ -180,7 +176,6 @@ def store_migrate() -> None:
 
     Exit status: 0 every schema is up to date; 1 the store could not be reached or an upgrade failed
     (the reason on stderr); 2 a usage or configuration error."""
-    from ._store import StoreError
 
     toolbox = _state().toolbox()
     store = toolbox.plugins.stores.store

@@ -10,11 +10,13 @@ from typing import TYPE_CHECKING
 import click
 
 from ._cli_shared import JSON, current_state, fail_config, global_options
+from ._config import ConfigError, config_dir
+from ._toolbox import Toolbox
+from ._trust import TrustStore, real_root
 
 if TYPE_CHECKING:
     from ._config import Settings
     from ._scope import Ignored
-    from ._toolbox import Toolbox
 
 __all__ = ["offer_trust", "trust_command", "trust_lines", "unknown_rule_lines"]
 
@@ -22,8 +24,6 @@ __all__ = ["offer_trust", "trust_command", "trust_lines", "unknown_rule_lines"]
 def _settings(root: Path, config: Path | None, trusted: bool) -> Settings:
     """The settings as the folder gets them trusted or not, plugins loaded
     (they report the project files they leave out: skills, servers)."""
-    from ._config import ConfigError
-    from ._toolbox import Toolbox
 
     try:
         return Toolbox.load(cwd=root, config=config, trust_project=trusted, listing=True).settings
@@ -59,8 +59,6 @@ def trust_command(folder: Path | None, revoke: bool, list_: bool, as_json: bool)
 
     Exit status: 0 done; 1 the trusted-folders file could not be read or written (the reason on
     stderr); 2 a usage error (a folder that is not a directory, --list with a folder or --revoke)."""
-    from ._config import config_dir
-    from ._trust import TrustStore, real_root
 
     store = TrustStore(config_dir())
     if list_:
@@ -111,8 +109,6 @@ def offer_trust(root: Path, config: Path | None) -> None:
     hold something that would widen what runs: list it and ask, as Claude
     Code asks "Do you trust the files in this folder?". Never elsewhere:
     headless, an untrusted folder stays untrusted."""
-    from ._config import config_dir
-    from ._trust import TrustStore, real_root
 
     store = TrustStore(config_dir())
     try:

@@ -35,6 +35,9 @@ from ._scope import (
 )
 from ._tools import Level
 from ._trust import TrustStore, project_grants_file
+from ._layercache import describe_file_type, read_toml
+from ._nearest import nearest
+from ._policy import policy_for
 
 __all__ = [
     "ConfigError",
@@ -124,8 +127,6 @@ class PermissionsConfig(_Strict):
     @field_validator("mode")
     @classmethod
     def _known_mode(cls, value: str) -> str:
-        from ._policy import policy_for
-
         policy_for(value)
         return value
 
@@ -183,8 +184,6 @@ class ClientConfig(_Strict):
     @field_validator("mode")
     @classmethod
     def _known_mode(cls, value: str | None) -> str | None:
-        from ._policy import policy_for
-
         if value is not None:
             policy_for(value)
         return value
@@ -336,8 +335,6 @@ def _read_toml(path: Path, remember: bool = True) -> dict[str, Any]:
     # is about 1% of a permissions check).
     import tomllib
 
-    from ._layercache import read_toml
-
     try:
         return read_toml(path, layer_cache_dir() if remember else None)
     except (tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:
@@ -426,7 +423,6 @@ def _is_config_file(name: str, path: Path) -> bool:
     that cannot be looked at) is a ``ConfigError`` naming it, never a layer
     skipped without a word: for the system policy, every deny rule would
     be gone, so no call runs until it is fixed."""
-    from ._layercache import describe_file_type
 
     try:
         st = os.stat(path)
@@ -598,7 +594,6 @@ def describe_errors(exc: ValidationError, provenance: Mapping[tuple[str, ...], s
 
 def _unknown_key(model: type[BaseModel], loc: tuple[str, ...], value: Any, prefix: tuple[str, ...]) -> str:
     """"unknown key" (or table), with the nearest key the table at ``loc`` has."""
-    from ._nearest import nearest
 
     table = isinstance(value, Mapping)
     found = nearest(loc[-1], model_keys(model, loc[:-1]))

@@ -27,6 +27,10 @@ from __future__ import annotations
 
 import os
 from typing import TYPE_CHECKING, Any, NamedTuple
+from ._atomic import atomic_write
+from ._dirs import config_dir
+from ._layercache import stamp
+from ._paths import resolve_path
 
 if TYPE_CHECKING:
     from importlib.metadata import EntryPoint
@@ -157,9 +161,6 @@ def _kept() -> tuple[list[Installed], bool]:
     import json
     import sys
 
-    from ._dirs import config_dir
-    from ._layercache import stamp
-
     key = [_FORMAT, sys.executable, [[p, stamp(p)] for p in sys.path]]
     digest = hashlib.sha256(sys.executable.encode("utf-8", "surrogatepass")).hexdigest()[:16]
     path = config_dir() / "cache" / f"entrypoints-{digest}.json"
@@ -174,8 +175,6 @@ def _kept() -> tuple[list[Installed], bool]:
         pass
     eps, pydantic = _scan()
     found = _installed(eps)
-    from ._atomic import atomic_write
-    from ._paths import resolve_path
 
     try:
         path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)

@@ -44,6 +44,8 @@ import stat
 import sys
 from pathlib import Path
 from typing import Any
+from ._atomic import atomic_write
+from ._paths import resolve_path
 
 __all__ = ["TOML_MIN_BYTES", "describe_file_type", "mark_rules_checked", "package_files", "read_compiled",
            "read_plain", "read_regular_file", "read_toml", "rules_checked", "stamp", "write_compiled", "write_plain"]
@@ -243,9 +245,6 @@ def _read_entry(slot: Path) -> dict[str, Any] | None:
 
 
 def _write(slot: Path, encoded: bytes) -> bool:
-    from ._atomic import atomic_write
-    from ._paths import resolve_path
-
     try:
         slot.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
         atomic_write(resolve_path(slot, slot.parent), encoded, default_mode=0o600)

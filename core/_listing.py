@@ -21,6 +21,8 @@ from typing import Any
 from ._layercache import package_files as _package_files
 from ._layercache import stamp as _stat
 from ._trust import TRUST_FILE, project_grants_file
+from ._atomic import atomic_write
+from ._paths import resolve_path
 
 __all__ = ["load_rows", "store_rows"]
 
@@ -91,9 +93,6 @@ def store_rows(root: Path, explicit: Path | None, rows: list[dict[str, Any]], mo
     payload = {"key": _key(root, explicit), "files": [[f, _stat(f)] for f in files], "rows": rows, "notes": notes or []}
     target = _cache_file(root, explicit, mode)
     try:
-        from ._atomic import atomic_write
-        from ._paths import resolve_path
-
         target.parent.mkdir(parents=True, exist_ok=True)
         atomic_write(resolve_path(target, target.parent), json.dumps(payload))
     except (OSError, ValueError):

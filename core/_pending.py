@@ -28,11 +28,13 @@ from typing import TYPE_CHECKING, Any
 
 from ._calls import PendingCall, answer_json
 from ._decisions import Answer, Decision
+from ._store import CORE_COMPONENT
+from ._tables import pending
+from ._tools import ToolResult
 
 if TYPE_CHECKING:
     from ._session import Session
     from ._toolbox import Toolbox
-    from ._tools import ToolResult
 
 __all__ = ["AlreadyAnswered", "ChangedSinceShown", "PendingQueue", "answer_pending", "list_pending", "local_user",
            "recently_answered"]
@@ -94,8 +96,6 @@ class PendingQueue:
                            input=dict(input), reason=decision.reason, source=decision.source,
                            suggestions=tuple(decision.suggestions), requester=_requester(session))
         if session.durable:
-            from ._tables import pending
-
             with _store(session.toolbox).begin() as conn:
                 conn.execute(pending.insert().values(
                     id=call.id, session_id=call.session_id, call_id=call.call_id, tool=call.tool,
@@ -123,7 +123,6 @@ class PendingQueue:
         approval (a deny rule still wins); denied, the result says so. The
         result is the call's, for the host to give the model; the host hears
         ``approval.resolved``."""
-        from ._tools import ToolResult
 
         call = self.get(pending_id)
         if call is None:
@@ -184,8 +183,6 @@ def _requester(session: Session) -> str:
 
 
 def _store(toolbox: Toolbox) -> Any:
-    from ._store import CORE_COMPONENT
-
     return toolbox.plugins.stores(CORE_COMPONENT)
 
 
@@ -194,8 +191,6 @@ def list_pending(toolbox: Toolbox, session_id: str | None = None, *, requester: 
     """Pending calls of durable sessions in the store (one session's, or all;
     one requester's, or everyone's), not run yet, oldest first."""
     from sqlalchemy import select
-
-    from ._tables import pending
 
     query = select(pending).where(pending.c.status != "done").order_by(pending.c.created_at).limit(limit)
     if session_id is not None:
@@ -210,8 +205,6 @@ def recently_answered(toolbox: Toolbox, *, requester: str | None = None, limit: 
     """Durable sessions' pending calls that were answered (run or not yet),
     the most recently answered or settled first."""
     from sqlalchemy import select
-
-    from ._tables import pending
 
     query = (select(pending).where(pending.c.resolved_at.is_not(None))
              .order_by(pending.c.resolved_at.desc()).limit(limit))
@@ -248,8 +241,6 @@ def _record(toolbox: Toolbox, pending_id: str, answer: Answer, status: str, *, w
             digest: str | None) -> bool:
     """Change the row from status ``was`` only; False when it had changed meanwhile."""
     from sqlalchemy import update
-
-    from ._tables import pending
 
     with _store(toolbox).begin() as conn:
         changed = conn.execute(update(pending).where(pending.c.id == pending_id, pending.c.status == was).values(

@@ -47,6 +47,7 @@ from ._policy import Policy, clamp_policy, policy_for
 from ._protected import Protection, protected_patterns
 from ._tracing import optional_span
 from ._trust import project_grants_file
+from ._nearest import nearest
 
 if TYPE_CHECKING:
     from ._clients import Client
@@ -1031,7 +1032,6 @@ class _KnownNames:
         if same is not None:
             raise ValueError(f"no tool is called {rule.tool!r}; tool names are case-sensitive: did you mean "
                              f"{same!r}? (this {rule.behavior} rule would match nothing)")
-        from ._nearest import nearest
 
         unknown.append((rule, nearest(rule.tool, self.names)))
 

@@ -43,7 +43,8 @@ from ._paths import resolve_path
 from ._errors import report_failure, short_error
 from ._scope import ignored_note
 from ._tools import TextContent, Tool, ToolContext, ToolResult
-from ._tracing import tracer as _tracer
+from ._tracing import (FRAMEWORK_SPAN, OUTCOME, decision_span, record_decision, record_result, span,
+                       tool_attributes, tracer as _tracer)
 
 if TYPE_CHECKING:
     from ._session import Session
@@ -118,8 +119,6 @@ async def _traced_decision(tracer: Any, session: Session, request: PermissionReq
                            approval: Answer | None) -> Decision:
     """``_decide`` in a ``permission {tool}`` span; the decision goes on it and on the call's span."""
     from opentelemetry.trace import get_current_span
-
-    from ._tracing import decision_span, record_decision
 
     call_span = get_current_span()
     with decision_span(tracer, request.tool.name, request.extra.get("call_id")) as current:
@@ -273,8 +272,6 @@ async def _execute(session: Session, tool: Tool, validated: Any, call_id: str, u
                    request: PermissionRequest, timeout_s: float | None = None) -> ToolResult:
     tracer = _tracer()
     if tracer is not None:
-        from ._tracing import span
-
         with span(tracer, f"run {tool.name}", {"gen_ai.tool.name": tool.name, "gen_ai.tool.call.id": call_id}):
             return await _run_handler(session, tool, validated, call_id, uncapped, request, timeout_s)
     return await _run_handler(session, tool, validated, call_id, uncapped, request, timeout_s)
@@ -409,8 +406,6 @@ def _append_notes(result: ToolResult, notes: list[str]) -> ToolResult:
     return result.model_copy(update={"content": [*result.content, *(TextContent(text=n) for n in notes)]})
 
 
-
-
 async def run_call(session: Session, name: str, arguments: Any, call_id: str,
                    approval: Answer | None = None, timeout_s: float | None = None) -> ToolResult:
     """One call, start to finish. Never raises for anything a tool, a hook or
@@ -425,7 +420,6 @@ async def _traced_call(tracer: Any, session: Session, name: str, arguments: Any,
                        approval: Answer | None, timeout_s: float | None) -> ToolResult:
     """``_call`` in an ``execute_tool {name}`` span (or, inside a framework's
     own span for this call, on that span: see ``_tracing.framework_span``)."""
-    from ._tracing import FRAMEWORK_SPAN, OUTCOME, record_result, span, tool_attributes
 
     attributes = tool_attributes(name, call_id)
     attributes["pegboard.session.id"] = session.id
@@ -450,13 +444,10 @@ def _note_outcome(kind: str) -> None:
     """Why a traced call failed (``error.type``); called on the failing paths only."""
     if _tracer() is None:
         return
-    from ._tracing import OUTCOME
 
     holder = OUTCOME.get()
     if holder is not None and holder[0] is None:
         holder[0] = kind
-
-
 
 
 async def _call(session: Session, name: str, arguments: Any, call_id: str, approval: Answer | None,

@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol, TypeVar
 
 from ._records import record
+from ._errors import report_failure
 
 if TYPE_CHECKING:
     from sqlalchemy import Connection, Engine, MetaData
@@ -169,7 +170,6 @@ class PluginContext:
     def notify(self, hook: str, /, **kwargs: Any) -> None:
         """``each`` for a hook called for its effect: an implementation that
         raises is reported on stderr, and the others still run."""
-        from ._errors import report_failure
 
         for outcome in self.each(hook, **kwargs):
             if outcome.error is not None:

@@ -21,6 +21,9 @@ from ._decisions import PermissionRequest, Rule, RuleSamples
 from ._hookcheck import HOOK_PREFIX
 from ._errors import short_error
 from ._toolbox import Toolbox
+from ._arguments import Refusal, as_mapping, validate
+from ._nearest import did_you_mean
+from ._plugins import BUILTIN_DISTRIBUTION, ENTRY_POINT_GROUP
 
 if TYPE_CHECKING:
     from ._decisions import CompiledRule
@@ -77,8 +80,6 @@ def check_plugin(name: str, plugin: object | None = None, *, cwd: str | os.PathL
     toolbox = Toolbox.load(cwd=cwd, config=config, plugins=only, extra_plugins=given, listing=True)
     record = toolbox.records.get(name)
     if record is None:
-        from ._nearest import did_you_mean
-
         found = ", ".join(sorted(toolbox.records)) or "none"
         hint = did_you_mean(name, toolbox.records)
         result.problems.append(f"no plugin called {name!r} is installed{'; ' + hint if hint else ''} "
@@ -103,8 +104,6 @@ def check_plugin(name: str, plugin: object | None = None, *, cwd: str | os.PathL
 
 def _builtin_names() -> list[str]:
     from importlib.metadata import entry_points
-
-    from ._plugins import BUILTIN_DISTRIBUTION, ENTRY_POINT_GROUP
 
     return [ep.name for ep in entry_points(group=ENTRY_POINT_GROUP)
             if ep.dist is not None and ep.dist.metadata["Name"] == BUILTIN_DISTRIBUTION]
@@ -226,8 +225,6 @@ def _check_rules(toolbox: Toolbox, record: PluginRecord, tools: list[Tool], extr
 
 def _request(session: Session, own: Mapping[str, Tool], number: int, tool_name: str,
              arguments: Mapping[str, Any], result: PluginCheck) -> PermissionRequest | None:
-    from ._arguments import Refusal, as_mapping, validate
-
     tool = own.get(tool_name)
     if tool is None:
         result.problems.append(f"sample call {number}: {tool_name} is not a tool of this plugin")

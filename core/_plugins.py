@@ -25,6 +25,7 @@ from ._entrypoints import ENTRY_POINT_GROUP, installed_plugins
 from ._localplugins import Source, given_sources, local_sources
 from ._decisions import ToolNamespace
 from ._tools import CORE_PLUGIN, Tool
+from ._nearest import did_you_mean
 
 if TYPE_CHECKING:
     from ._store import ComponentStore, Stores
@@ -33,8 +34,6 @@ __all__ = ["PluginContext", "PluginRecord", "Plugins", "ENTRY_POINT_GROUP"]
 
 # The distribution pegboard itself ships in: its plugins are the built-ins.
 BUILTIN_DISTRIBUTION = "pegboard"
-
-
 
 
 @dataclass(slots=True)
@@ -571,7 +570,6 @@ class Plugins:
     def _check_unknown_plugin_tables(self) -> None:
         if self.only is not None:
             return
-        from ._nearest import did_you_mean
 
         for name in self.settings.merged.get("plugins", {}):
             if name not in self.records:

@@ -10,10 +10,11 @@ from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
-from ._config import DEFAULT_PROTECTED, Settings
+from ._config import DEFAULT_PROTECTED, Settings, layer_cache_dir
 from ._dirs import config_dir, policy_path
 from ._gitdirs import enclosing_git_dir
 from ._paths import gitignore_form
+from ._layercache import read_plain, stamp, write_plain
 
 __all__ = ["Protection", "ProtectedPaths", "path_matcher", "protected_patterns"]
 
@@ -286,8 +287,6 @@ def _pathspec_files() -> list[Any] | None:
     import importlib.util
     import os
 
-    from ._layercache import stamp
-
     found = importlib.util.find_spec("pathspec")
     if found is None or not found.origin:
         return None
@@ -306,8 +305,6 @@ def _kept(patterns: list[str]) -> tuple[set[str], tuple[str, ...]] | None:
     """The names and expressions an earlier process made of these patterns
     with this pathspec (``_layercache``), so that the first write decided in
     a process need not import pathspec; None when none were kept."""
-    from ._config import layer_cache_dir
-    from ._layercache import read_plain
 
     entry = read_plain(layer_cache_dir(), _slot(patterns))
     if entry is None or entry.get("patterns") != patterns or entry.get("pathspec") != _pathspec_files():
@@ -320,9 +317,6 @@ def _kept(patterns: list[str]) -> tuple[set[str], tuple[str, ...]] | None:
 
 
 def _keep(patterns: list[str], names: set[str], bodies: tuple[str, ...]) -> None:
-    from ._config import layer_cache_dir
-    from ._layercache import write_plain
-
     files = _pathspec_files()
     if files is not None:
         write_plain(layer_cache_dir(), _slot(patterns), {"patterns": patterns, "pathspec": files,

@@ -19,6 +19,7 @@ from dataclasses import dataclass
 from typing import Any, Literal
 
 from pydantic import BaseModel
+from ._policy import narrower_or_equal, policy_for
 
 
 __all__ = ["Ignored", "UserScope", "ignored_note", "untrusted_part", "user_scope_paths"]
@@ -227,8 +228,6 @@ def _narrowed(path: tuple[str, ...], value: Any, below: Mapping[str, Any]) -> tu
     if path == ("permissions", "disable_bypass_permissions"):
         return value is True, value
     if path == ("permissions", "mode") and isinstance(value, str):
-        from ._policy import narrower_or_equal, policy_for
-
         current = under.get("mode", "default")
         try:
             return narrower_or_equal(policy_for(value), policy_for(current if isinstance(current, str)

@@ -16,6 +16,7 @@ from ._levels import ACCESSES, Access
 from ._policy import clamp_policy
 from ._session_state import SessionState
 from ._tools import ToolResult
+from ._paths import is_within
 
 if TYPE_CHECKING:
     from ._catalogue import Catalogue
@@ -153,7 +154,6 @@ class Session(SessionState):
         same path in the copy too (``originals``), so a rule anchored at the
         project root still holds in the worktree. Inherited down the chain.
         """
-        from ._paths import is_within
 
         granted = self._granted(access or {})
         if working_dirs is not None:

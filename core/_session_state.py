@@ -22,6 +22,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from ._errors import report_failure as _report
+from ._config import data_dir
+from ._dirs import private_dir
 
 if TYPE_CHECKING:
     import asyncio
@@ -187,7 +189,6 @@ class SessionState:
     @property
     def data_path(self) -> Path:
         """Where this session's private files live, without creating it."""
-        from ._config import data_dir
 
         return data_dir() / "sessions" / self.id
 
@@ -195,8 +196,6 @@ class SessionState:
     def data_dir(self) -> Path:
         """A private directory for this session's files (spilled output, logs), created on first use."""
         if self._data_dir is None:
-            from ._dirs import private_dir
-
             path = private_dir(self.data_path)  # the data dir and sessions/ 0700 too, not only the leaf
             self._data_dir = path
         return self._data_dir

@@ -18,6 +18,9 @@ from collections.abc import Iterable
 from typing import TYPE_CHECKING, Any
 
 from ._store import CORE_COMPONENT, SCHEMA_TABLE
+from ._config import data_dir
+from ._errors import short_error
+from ._tables import count_upto, pending, scratchpad, sessions
 
 if TYPE_CHECKING:
     from ._store import ComponentStore
@@ -59,8 +62,6 @@ class SessionRecords:
         """Create the record, or resume it: (resumed?, scratchpad entries)."""
         from sqlalchemy import select, update
 
-        from ._tables import scratchpad, sessions
-
         self.prune_now_and_then()
         now = time.time()
         with self._store.begin() as conn:
@@ -79,15 +80,11 @@ class SessionRecords:
         """The recorded parent of a durable session (None: none, or no such session)."""
         from sqlalchemy import select
 
-        from ._tables import sessions
-
         with self._store.begin(read_only=True) as conn:
             return conn.execute(select(sessions.c.parent_id).where(sessions.c.id == session_id)).scalar()
 
     def touch(self, session_id: str) -> None:
         from sqlalchemy import update
-
-        from ._tables import sessions
 
         with self._store.begin() as conn:
             conn.execute(update(sessions).where(sessions.c.id == session_id).values(last_active=time.time()))
@@ -95,8 +92,6 @@ class SessionRecords:
     def save_entry(self, session_id: str, name: str, text: str | None) -> None:
         """Write (or, with None, delete) one scratchpad entry."""
         from sqlalchemy import delete
-
-        from ._tables import scratchpad
 
         with self._store.begin() as conn:
             conn.execute(delete(scratchpad).where(scratchpad.c.session_id == session_id,
@@ -113,8 +108,6 @@ class SessionRecords:
         (counted up to ``more_cap``). What they hold is looked up for the
         sessions shown only."""
         from sqlalchemy import func, select
-
-        from ._tables import count_upto, scratchpad, sessions
 
         query = select(sessions).order_by(sessions.c.last_active.desc())  # its index gives the order
         with self._store.begin(read_only=True) as conn:
@@ -149,8 +142,6 @@ class SessionRecords:
         its rows: it is a record of what was decided, pruned by its own rules."""
         from sqlalchemy import delete, select
 
-        from ._tables import pending, scratchpad, sessions
-
         ids = self._with_children(list(dict.fromkeys(session_ids)))
         problems = self._tell_plugins(ids)
         with self._store.begin() as conn:
@@ -160,7 +151,6 @@ class SessionRecords:
             conn.execute(delete(scratchpad).where(scratchpad.c.session_id.in_(ids)))
             conn.execute(delete(pending).where(pending.c.session_id.in_(ids)))
             conn.execute(delete(sessions).where(sessions.c.id.in_(ids)))
-        from ._config import data_dir
 
         for sid in ids:
             folder = data_dir() / "sessions" / sid
@@ -177,8 +167,6 @@ class SessionRecords:
         however deep: a sub-agent's session goes with the session that made it."""
         from sqlalchemy import select
 
-        from ._tables import sessions
-
         found = list(ids)
         frontier = list(ids)
         with self._store.begin(read_only=True) as conn:
@@ -191,8 +179,6 @@ class SessionRecords:
 
     def expired(self, max_age_days: float) -> list[str]:
         from sqlalchemy import select
-
-        from ._tables import sessions
 
         cutoff = time.time() - max_age_days * 86400
         with self._store.begin(read_only=True) as conn:
@@ -221,8 +207,6 @@ class SessionRecords:
     # --- helpers -----------------------------------------------------------
 
     def _tell_plugins(self, ids: list[str]) -> list[str]:
-        from ._errors import short_error
-
         plugins = self._toolbox.plugins
         problems = []
         for record in plugins.records.values():

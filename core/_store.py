@@ -17,13 +17,14 @@ from __future__ import annotations
 import os
 import threading
 import time
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
 
 from ._redact import redact_url
+from ._dirs import PRIVATE_FILE_MODE, data_dir, narrow_data_dir, private_dir, tighten
 
 if TYPE_CHECKING:
     from sqlalchemy import Connection, Engine, MetaData
@@ -61,7 +62,6 @@ def make_private(path: Path) -> None:
     wider, and so its side files, at every start. SQLite gives a new ``-wal``
     and ``-shm`` the database's own mode, so a 0600 database keeps them 0600
     without touching the process's umask (which other threads share)."""
-    from ._dirs import PRIVATE_FILE_MODE, private_dir, tighten
 
     private_dir(path.parent)
     if not os.path.lexists(path):
@@ -94,8 +94,6 @@ def _normalise(url: str) -> str:
 
 
 def default_url() -> str:
-    from ._dirs import data_dir
-
     return f"sqlite:///{data_dir() / DEFAULT_FILE}"
 
 
@@ -161,7 +159,6 @@ class Store:
             from sqlalchemy import event
         except ImportError as exc:  # pragma: no cover - a declared dependency
             raise StoreError(f"the store needs SQLAlchemy: {exc}") from None
-        from ._dirs import narrow_data_dir
 
         narrow_data_dir()  # sessions' files and the audit spool live there, whatever the backend
         if self.ambiguous:

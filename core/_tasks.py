@@ -10,6 +10,7 @@ from collections.abc import Awaitable, Callable, Coroutine
 from contextvars import ContextVar
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Literal
+from ._redact import redact
 
 if TYPE_CHECKING:
     import asyncio
@@ -115,7 +116,6 @@ class BackgroundTasks:
                 if inspect.iscoroutine(outcome):
                     await outcome
             except Exception as exc:  # the task is stopped below regardless
-                from ._redact import redact
 
                 print(f"pegboard: on_stop of {task_id} failed: {redact(repr(exc))}", file=sys.stderr)
         if record._task is not None and not record._task.done():

@@ -24,13 +24,20 @@ import pytest
 
 from ._decisions import Answer, Decision, PermissionRequest
 from ._hookspecs import hookimpl
+from ._arguments import decide_call
+from ._cli import cli
+from ._cli_shared import CLIState
+from ._cli_store import migrate
+from ._dirs import config_dir, data_dir
+from ._plugincheck import check_plugin
+from ._toolbox import Toolbox
+from ._trust import TrustStore
 
 if TYPE_CHECKING:
     from click.testing import Result
 
     from ._plugincheck import PluginCheck
     from ._session import Session
-    from ._toolbox import Toolbox
     from ._tools import ToolResult
 
 __all__ = [
@@ -112,7 +119,6 @@ def isolate(home: Path, monkeypatch: pytest.MonkeyPatch) -> PegboardEnv:
     where the platform's folders ignore XDG), every ``PEGBOARD_*`` variable
     unset, ``PEGBOARD_POLICY`` at a file of the test's own. Raises when
     pegboard's folders still land outside ``home``."""
-    from ._dirs import config_dir, data_dir
 
     for name in [n for n in os.environ if n.startswith("PEGBOARD_")]:
         monkeypatch.delenv(name)
@@ -149,8 +155,6 @@ class Project:
 
     def trust(self) -> Path:
         """Trust the folder as ``pegboard trust`` does (its files may then widen, not only narrow)."""
-        from ._dirs import config_dir
-        from ._trust import TrustStore
 
         TrustStore(config_dir()).trust(self.root)
         return self.root
@@ -275,7 +279,6 @@ def load_toolbox(plugins: Mapping[str, object] | None = None, *, cwd: str | os.P
     of them). ``strict``: a handed-over plugin that fails to load raises
     ``PluginLoadError`` with its error, instead of leaving a toolbox
     without its tools."""
-    from ._toolbox import Toolbox
 
     toolbox = Toolbox.load(cwd=cwd, config=config, plugins=None if installed is None else list(installed),
                            host=host, trust_project=trust_project, extra_plugins=dict(plugins or {}))
@@ -309,8 +312,6 @@ def _run(session: Session, coroutine: Any) -> Any:
 
 
 def _session_of(target: Session | Toolbox) -> Session:
-    from ._toolbox import Toolbox
-
     return target.session() if isinstance(target, Toolbox) else target
 
 
@@ -324,7 +325,6 @@ def call(target: Session | Toolbox, name: str, input: Any = None, **options: Any
 def decide(target: Session | Toolbox, name: str, input: Any = None) -> Decision:
     """The permission decision for a call, without running it or asking
     anyone (``Session.decide``): "allow", "deny" or "ask"."""
-    from ._arguments import decide_call
 
     return decide_call(_session_of(target), name, input)
 
@@ -358,9 +358,6 @@ class CLIRunner:
 
     def __call__(self, *args: str, input: str | None = None, cwd: Path | None = None) -> Result:
         from click.testing import CliRunner
-
-        from ._cli import cli
-        from ._cli_shared import CLIState
 
         state = CLIState(_given=dict(self.plugins), _only=None if self.installed is None else list(self.installed))
         return CliRunner().invoke(cli, ["--cwd", str(cwd or self.root), *args], input=input, obj=state,
@@ -406,7 +403,6 @@ class StoreUpgrade:
     def migrate(self, toolbox: Toolbox) -> dict[str, tuple[int | None, int | None]]:
         """``pegboard store migrate`` for ``toolbox``'s components: each one's
         version in the database before and after."""
-        from ._cli_store import migrate
 
         return migrate(toolbox)
 
@@ -508,7 +504,6 @@ def pegboard_cli(pegboard_project: Project, pegboard_plugins: Mapping[str, objec
 def pegboard_check(pegboard_project: Project, pegboard_plugins: Mapping[str, object]) -> Callable[..., PluginCheck]:
     """``pegboard_check(name)``: ``pegboard.check_plugin`` on one of the
     test's plugins (or an installed one), in the test's project."""
-    from ._plugincheck import check_plugin
 
     def check(name: str, **options: Any) -> PluginCheck:
         return check_plugin(name, pegboard_plugins.get(name), cwd=pegboard_project.root, **options)

@@ -12,17 +12,18 @@ from typing import TYPE_CHECKING, Any
 import pluggy
 
 from ._builtin_tools import CorePlugin
-from ._config import ConfigError, Settings, load_settings
-from ._decisions import GROUP_SEPARATOR
-from ._descriptions import DescriptionOverrides, PackageDescriptions
+from ._config import ConfigError, Settings, format_key, load_settings
+from ._decisions import GROUP_SEPARATOR, PermissionRequest
+from ._descriptions import DescriptionOverrides, PackageDescriptions, clip_summary
 from ._errors import report_failure, short_error
 from ._permissions import PermissionEngine
 from ._plugin_context import PluginContext
 from ._plugins import PluginRecord, Plugins
-from ._policy import Policy
+from ._policy import POLICY_NAMES, Policy
 from ._session import Session
 from ._levels import Access, narrowest_access
 from ._tools import CORE_PLUGIN, LEVELS, Level, Loading, LazyReferenceError, Tool, check_reference, replace_tool
+from ._nearest import nearest
 
 if TYPE_CHECKING:
     from ._calls import PendingCall
@@ -160,8 +161,6 @@ class Toolbox:
                    if name not in known and name.partition("__")[0] not in self.plugins.namespaces]
         if not unknown:
             return []
-        from ._config import format_key
-        from ._nearest import nearest
 
         known.update(self.plugins.reserved_names())  # the built-ins' own names, switched off or not
         problems = []
@@ -489,8 +488,6 @@ class Toolbox:
         """Why tool ``name`` is not offered to ``session``, for the model (a near name suggested)."""
         status = self.statuses.get(name)
         if status is None:
-            from ._nearest import nearest
-
             close = nearest(name, self.statuses)
             hint = f" Did you mean {close}?" if close else ""
             if not close and "__" in name:
@@ -520,7 +517,6 @@ class Toolbox:
     def catalogue(self, session: Session) -> Catalogue:
         """What ``session`` offers the model now (``Session.catalogue``)."""
         from ._catalogue import Catalogue, CatalogueTool, DeferredTool, augmented_schema
-        from ._descriptions import clip_summary
 
         background = self.settings.core.background.enabled
         tools, deferred = [], []
@@ -629,8 +625,6 @@ class Toolbox:
         input model to validate them (a cold ``tools list`` imports none)."""
         if not tool.permission_examples:
             return {}
-        from ._decisions import PermissionRequest
-        from ._policy import POLICY_NAMES
 
         out: dict[str, list[dict[str, str]]] = {}
         # One session through every mode: what a plugin learns for its votes

@@ -20,6 +20,8 @@ from dataclasses import dataclass
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
+from ._grants import update_toml
+from ._layercache import read_regular_file
 
 
 __all__ = ["TRUST_FILE", "TrustStore", "TrustedFolder", "project_grants_file", "project_key"]
@@ -54,7 +56,6 @@ class TrustStore:
     def folders(self) -> list[TrustedFolder]:
         """Every trusted folder. ``ValueError`` (naming the file) for a file
         that does not parse: nobody's trust is guessed."""
-        from ._layercache import read_regular_file
 
         try:
             raw, _ = read_regular_file(self.path)  # a FIFO there is an error, not a wait
@@ -106,8 +107,6 @@ class TrustStore:
         return removed
 
     def _update(self, change: Any) -> None:
-        from ._grants import update_toml
-
         update_toml(self.path, change, _HEADER)
 
 
