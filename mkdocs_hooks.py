@@ -122,7 +122,7 @@ def _plugin_of(module: str, plugins: dict[str, str]) -> str:
 def _commands(project: Path) -> list[tuple[tuple[str, ...], click.Command, click.Context, str]]:
     """Every command of ``pegboard`` as the console script loads it, in
     ``project``: (its words, the command, its context, the plugin that adds it)."""
-    from pegboard._cli import cli
+    from pegboard._cli.main import cli
     from pegboard.cli import CLIState
 
     found: list[tuple[tuple[str, ...], click.Command, click.Context, str]] = []
@@ -258,7 +258,7 @@ def exit_status_lines(status: str | None) -> list[str]:
 def command_line_page() -> str:
     """The command-line reference: every command of the loaded program,
     its usage, options, arguments and exit status."""
-    from pegboard._policy import POLICY_NAMES
+    from pegboard._api.policy import POLICY_NAMES
 
     glossary = set(POLICY_NAMES)
     with isolated_pegboard() as project:
@@ -503,8 +503,8 @@ def inspect_doc(model: type[Any]) -> str:
 def configuration_page() -> str:
     """The configuration reference: every key of the core's tables and of each
     loaded plugin's ``[plugins.<name>]``, from the config models."""
-    from pegboard._config import CoreConfig
-    from pegboard._scope import UserScope
+    from pegboard._loading.config import CoreConfig
+    from pegboard._loading.scope import UserScope
 
     with isolated_pegboard() as project:
         from pegboard import Toolbox

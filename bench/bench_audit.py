@@ -40,7 +40,7 @@ def isolate(tmp: Path) -> None:
 
 
 async def timed(session: Any, path: str, calls: int, flush: bool) -> float:
-    from pegboard._audit import flush_all
+    from pegboard._services.audit import flush_all
 
     start = time.perf_counter()
     for _ in range(calls):
@@ -117,7 +117,7 @@ def main() -> None:
                 report(Ratio(f"a Read with the audit on, {label} / audit off", ratio, target or 0,
                              bound="at most" if target else "info", low=min(per_round), high=max(per_round)))
         finally:
-            from pegboard._store import dispose_all
+            from pegboard._services.store import dispose_all
 
             dispose_all()
             if pg is not None:

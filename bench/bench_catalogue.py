@@ -59,7 +59,7 @@ def _handle(args: Any, ctx: Any) -> str:
 
 def _first_catalogue(project: Path, plugin: _ManyTools) -> float:
     from pegboard import Toolbox
-    from pegboard._schemas import _MODEL_SCHEMAS  # the bench measures a new process's first catalogue
+    from pegboard._api.schemas import _MODEL_SCHEMAS  # the bench measures a new process's first catalogue
 
     toolbox = Toolbox.load(cwd=project, extra_plugins={"many": plugin})
     _MODEL_SCHEMAS.clear()

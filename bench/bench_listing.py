@@ -46,7 +46,7 @@ def _store(tmp: Path, url: str) -> Any:
 
 
 def _fill_sessions(toolbox: Any, n: int) -> None:
-    from pegboard._tables import scratchpad, sessions
+    from pegboard._services.tables import scratchpad, sessions
 
     store = toolbox.plugins.stores("pegboard")
     with store.begin() as conn:
@@ -68,7 +68,7 @@ def _analyze(store: Any) -> None:
 def _fill_decisions(toolbox: Any, n: int) -> None:
     from sqlalchemy import text
 
-    from pegboard._tables import audit, ensure_indexes
+    from pegboard._services.tables import audit, ensure_indexes
 
     store = toolbox.plugins.stores("pegboard")
     ensure_indexes(store, audit)
@@ -96,9 +96,9 @@ def _time(fn: Any, repeat: int = 5) -> float:
 
 
 def measure(tmp: Path, url_for: Any, rounds: int, backend: str) -> list[Any]:
-    from pegboard._audit import recorded_page
-    from pegboard._cli_sessions import MORE_CAP
-    from pegboard._sessions import SessionRecords
+    from pegboard._services.audit import recorded_page
+    from pegboard._cli.commands.sessions import MORE_CAP
+    from pegboard._engine.session_records import SessionRecords
 
     listings = {}
     for n in SESSIONS:
@@ -146,7 +146,7 @@ def main() -> None:
         if not args.no_postgres:
             reported += _postgres(tmp, args.rounds)
     finally:
-        from pegboard._store import dispose_all
+        from pegboard._services.store import dispose_all
 
         dispose_all()
         shutil.rmtree(tmp, ignore_errors=True)
@@ -177,7 +177,7 @@ def _postgres(tmp: Path, rounds: int) -> list[Any]:
 
             return measure(tmp, url_for, rounds, "PostgreSQL")
         finally:
-            from pegboard._store import dispose_all
+            from pegboard._services.store import dispose_all
 
             dispose_all()
             admin.execute(f'DROP DATABASE "{database}" WITH (FORCE)')

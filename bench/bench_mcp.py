@@ -91,7 +91,7 @@ async def _bench_client(work: Path, calls: int) -> dict[str, Any]:
                       '[permissions]\nallow = ["mcp__ks"]\n')
     toolbox = Toolbox.load(cwd=work, config=config, plugins=["mcp"])
     # Record the tool list once, as `pegboard mcp refresh` would, then reload.
-    from pegboard._config import data_dir
+    from pegboard._loading.config import data_dir
     from pegboard.plugins.mcp._config import collect_servers
     from pegboard.plugins.mcp._pool import ServerPool
 

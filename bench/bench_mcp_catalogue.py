@@ -45,7 +45,7 @@ def _record(home: Path, project: Path) -> Path:
 
 def _first_catalogue(project: Path, cfg: Path) -> str:
     from pegboard import Toolbox
-    from pegboard._schemas import _MODEL_SCHEMAS
+    from pegboard._api.schemas import _MODEL_SCHEMAS
 
     # A new process's first catalogue: the built-ins' schemas are made once
     # per process (per model class), so a later toolbox in this one would

@@ -13,7 +13,7 @@ It measures with the built-in plugins (fs, shell, web), whose own matchers
 and votes decide, which is what an operator gets: with the shell's sandbox
 off (target: at most 20 validations) and on (for information: what the
 sandbox plan adds to a Bash vote); then the engine alone, with the
-permission tests' stand-in plugin (tests/test_permissions_plugin.py)
+permission tests' stand-in plugin (tests/core/engine/permissions/test_permissions_plugin.py)
 installed through an entry point in a temporary site folder. A temporary
 config home is used, so nothing of the machine's own config is read.
 
@@ -195,7 +195,7 @@ def main() -> None:
 
         from click.testing import CliRunner
 
-        from pegboard._cli import cli
+        from pegboard._cli.main import cli
 
         start = time.perf_counter()
         result = CliRunner().invoke(cli, ["permissions", "check", "--batch", "-", "--cwd", str(root)], input=text)
@@ -214,7 +214,7 @@ def _trust(root: Path) -> None:
     project's allow rules would be left out."""
     from click.testing import CliRunner
 
-    from pegboard._cli import cli
+    from pegboard._cli.main import cli
 
     result = CliRunner().invoke(cli, ["trust", str(root)])
     assert result.exit_code == 0, result.output
@@ -309,7 +309,7 @@ def builtin_plugins(sandbox: str = "off") -> None:
                  for i, (name, args) in zip(range(10_000), __import__("itertools").cycle(calls.values()))]
         from click.testing import CliRunner
 
-        from pegboard._cli import cli
+        from pegboard._cli.main import cli
 
         start = time.perf_counter()
         result = CliRunner().invoke(cli, ["permissions", "check", "--batch", "-", "--cwd", str(root)],
@@ -354,7 +354,7 @@ def load_scaling(rules: int = 10_000, rounds: int = 7) -> None:
         first_s = time.perf_counter() - start
         assert len(first.permissions.rules) == rules, len(first.permissions.rules)
         # Later loads find the file's parse and its rules' checks remembered
-        # (core/_layercache.py): the rules are compiled per tool when first used.
+        # (core/_loading/layer_cache.py): the rules are compiled per tool when first used.
         many = Toolbox.load(cwd=roots["many"])
         load_ratios, none_s, many_s = [], [], []
         for _ in range(rounds):

@@ -237,7 +237,7 @@ def main() -> None:
         )
         tb.context_for("schedule").store._store.dispose()
     finally:
-        from pegboard._store import dispose_all
+        from pegboard._services.store import dispose_all
 
         dispose_all()
         admin.execute(f'DROP DATABASE "{name}" WITH (FORCE)')

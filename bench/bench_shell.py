@@ -151,7 +151,7 @@ def bench_deny_rules(counts: tuple[int, ...], rounds: int) -> dict[int, list[flo
     import json
 
     from pegboard import Toolbox
-    from pegboard._decisions import PermissionRequest
+    from pegboard._api.decisions import PermissionRequest
 
     base = Path(tempfile.mkdtemp(prefix="pb-bench-deny-")).resolve()
     try:

@@ -9,84 +9,87 @@ quick paths) stay cheap.
 
 import typing as _typing
 
-from ._hookspecs import hookimpl, hookspec
-from ._version import API_VERSION
+from ._api.hookspecs import hookimpl, hookspec
+from ._api.version import API_VERSION
+from ._util.deprecation import keep_old_module_paths as _keep_old
+
+_keep_old()
 
 if _typing.TYPE_CHECKING:
-    from ._approvals_page import ApprovalsPage, Approver, PageRequest
-    from ._catalogue import Catalogue, CatalogueTool
-    from ._clients import Client
-    from ._streams import CallEvent, CallStream
-    from ._sync import SyncCallStream, SyncSession
-    from ._config import ConfigError, Settings
-    from ._decisions import (Answer, CompiledRule, Decision, Grant, PermissionRequest, Rule, RuleMatcher,
+    from ._cli.approvals_page import ApprovalsPage, Approver, PageRequest
+    from ._api.catalogue import Catalogue, CatalogueTool
+    from ._api.clients import Client
+    from ._engine.streams import CallEvent, CallStream
+    from ._engine.sync_facade import SyncCallStream, SyncSession
+    from ._loading.config import ConfigError, Settings
+    from ._api.decisions import (Answer, CompiledRule, Decision, Grant, PermissionRequest, Rule, RuleMatcher,
                              RuleSamples, ToolNamespace, Vote)
-    from ._plugincheck import PluginCheck, check_plugin
-    from ._doctor import Check
-    from ._matchers import InputFieldMatcher
-    from ._plugin_context import PluginContext, PluginStore, StoreSchema
-    from ._plugin_session import PluginSession
-    from ._policy import Policy, clamp_policy, policy_for
-    from ._scope import UserScope
-    from ._calls import CallInfo, PreCall
-    from ._session import Session
-    from ._store import StoreError
-    from ._toolbox import Toolbox
-    from ._tools import Absent, Content, ImageContent, ResourceContent, TextContent, Tool, ToolContext, ToolResult
+    from ._engine.plugin_check import PluginCheck, check_plugin
+    from ._api.checks import Check
+    from ._api.matchers import InputFieldMatcher
+    from ._api.plugin_context import PluginContext, PluginStore, StoreSchema
+    from ._api.plugin_session import PluginSession
+    from ._api.policy import Policy, clamp_policy, policy_for
+    from ._loading.scope import UserScope
+    from ._api.calls import CallInfo, PreCall
+    from ._engine.session import Session
+    from ._services.store import StoreError
+    from ._engine.toolbox import Toolbox
+    from ._api.tools import Absent, Content, ImageContent, ResourceContent, TextContent, Tool, ToolContext, ToolResult
 
 _LAZY = {
-    "Absent": "pegboard._tools",
-    "Answer": "pegboard._decisions",
-    "ApprovalsPage": "pegboard._approvals_page",
-    "Approver": "pegboard._approvals_page",
-    "CallInfo": "pegboard._calls",
-    "CallEvent": "pegboard._streams",
-    "CallStream": "pegboard._streams",
-    "Catalogue": "pegboard._catalogue",
-    "CatalogueTool": "pegboard._catalogue",
-    "Check": "pegboard._doctor",
-    "Client": "pegboard._clients",
-    "CompiledRule": "pegboard._decisions",
-    "ConfigError": "pegboard._config",
-    "Content": "pegboard._tools",
-    "Decision": "pegboard._decisions",
-    "Grant": "pegboard._decisions",
-    "ImageContent": "pegboard._tools",
-    "InputFieldMatcher": "pegboard._matchers",
-    "PageRequest": "pegboard._approvals_page",
-    "PermissionRequest": "pegboard._decisions",
-    "PluginCheck": "pegboard._plugincheck",
-    "PluginContext": "pegboard._plugin_context",
-    "PluginSession": "pegboard._plugin_session",
-    "PluginStore": "pegboard._plugin_context",
-    "Policy": "pegboard._policy",
-    "PreCall": "pegboard._calls",
-    "ResourceContent": "pegboard._tools",
-    "Rule": "pegboard._decisions",
-    "RuleMatcher": "pegboard._decisions",
-    "RuleSamples": "pegboard._decisions",
-    "Session": "pegboard._session",
-    "Settings": "pegboard._config",
-    "SyncCallStream": "pegboard._sync",
-    "SyncSession": "pegboard._sync",
-    "StoreError": "pegboard._store",
-    "StoreSchema": "pegboard._plugin_context",
-    "TextContent": "pegboard._tools",
-    "Tool": "pegboard._tools",
-    "ToolContext": "pegboard._tools",
-    "ToolNamespace": "pegboard._decisions",
-    "ToolResult": "pegboard._tools",
-    "Toolbox": "pegboard._toolbox",
-    "UserScope": "pegboard._scope",
-    "check_plugin": "pegboard._plugincheck",
-    "Vote": "pegboard._decisions",
-    "clamp_policy": "pegboard._policy",
-    "policy_for": "pegboard._policy",
+    "Absent": "pegboard._api.tools",
+    "Answer": "pegboard._api.decisions",
+    "ApprovalsPage": "pegboard._cli.approvals_page",
+    "Approver": "pegboard._cli.approvals_page",
+    "CallInfo": "pegboard._api.calls",
+    "CallEvent": "pegboard._engine.streams",
+    "CallStream": "pegboard._engine.streams",
+    "Catalogue": "pegboard._api.catalogue",
+    "CatalogueTool": "pegboard._api.catalogue",
+    "Check": "pegboard._api.checks",
+    "Client": "pegboard._api.clients",
+    "CompiledRule": "pegboard._api.decisions",
+    "ConfigError": "pegboard._loading.config",
+    "Content": "pegboard._api.tools",
+    "Decision": "pegboard._api.decisions",
+    "Grant": "pegboard._api.decisions",
+    "ImageContent": "pegboard._api.tools",
+    "InputFieldMatcher": "pegboard._api.matchers",
+    "PageRequest": "pegboard._cli.approvals_page",
+    "PermissionRequest": "pegboard._api.decisions",
+    "PluginCheck": "pegboard._engine.plugin_check",
+    "PluginContext": "pegboard._api.plugin_context",
+    "PluginSession": "pegboard._api.plugin_session",
+    "PluginStore": "pegboard._api.plugin_context",
+    "Policy": "pegboard._api.policy",
+    "PreCall": "pegboard._api.calls",
+    "ResourceContent": "pegboard._api.tools",
+    "Rule": "pegboard._api.decisions",
+    "RuleMatcher": "pegboard._api.decisions",
+    "RuleSamples": "pegboard._api.decisions",
+    "Session": "pegboard._engine.session",
+    "Settings": "pegboard._loading.config",
+    "SyncCallStream": "pegboard._engine.sync_facade",
+    "SyncSession": "pegboard._engine.sync_facade",
+    "StoreError": "pegboard._services.store",
+    "StoreSchema": "pegboard._api.plugin_context",
+    "TextContent": "pegboard._api.tools",
+    "Tool": "pegboard._api.tools",
+    "ToolContext": "pegboard._api.tools",
+    "ToolNamespace": "pegboard._api.decisions",
+    "ToolResult": "pegboard._api.tools",
+    "Toolbox": "pegboard._engine.toolbox",
+    "UserScope": "pegboard._loading.scope",
+    "check_plugin": "pegboard._engine.plugin_check",
+    "Vote": "pegboard._api.decisions",
+    "clamp_policy": "pegboard._api.policy",
+    "policy_for": "pegboard._api.policy",
 }
 
 # Written out, not computed: type checkers read only a literal list as the
 # module's explicit exports (mypy --strict in a plugin author's project);
-# tests/test_core_api.py holds it to _LAZY's names and the three above.
+# tests/contract/test_core_api.py holds it to _LAZY's names and the three above.
 __all__ = [
     "API_VERSION", "Absent", "Answer", "ApprovalsPage", "Approver", "CallEvent", "CallInfo", "CallStream",
     "Catalogue", "CatalogueTool", "Check", "Client", "CompiledRule", "ConfigError", "Content", "Decision", "Grant",

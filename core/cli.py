@@ -34,9 +34,9 @@ stderr (what plugins print while they are imported goes there already).
             shown.step(f"indexed {name}")
 """
 
-from ._cli_shared import JSON, MODE, CLIState, current_state, fail_config, global_options, terminal_host
-from ._progress import Progress, progress
-from ._stdout import claim_stdout
+from ._cli.shared import JSON, MODE, CLIState, current_state, fail_config, global_options, terminal_host
+from ._util.progress import Progress, progress
+from ._util.stdout import claim_stdout
 
 __all__ = ["CLIState", "JSON", "MODE", "Progress", "claim_stdout", "current_state", "fail_config", "global_options",
            "progress", "terminal_host"]

@@ -25,10 +25,10 @@ folder) and ``looks_like_git_dir`` (the names a listing found) say what git
 takes for one.
 """
 
-from ._atomic import MultiplyLinked, NotRegular, PathChanged, atomic_write, open_dir, walk_error
-from ._dirs import config_dir, data_dir
-from ._gitdirs import is_git_dir, looks_like_git_dir
-from ._paths import gitignore_form, is_within, relative_posix, resolve_path
+from ._util.atomic import MultiplyLinked, NotRegular, PathChanged, atomic_write, open_dir, walk_error
+from ._util.folders import config_dir, data_dir
+from ._util.git_dirs import is_git_dir, looks_like_git_dir
+from ._util.path_facts import gitignore_form, is_within, relative_posix, resolve_path
 
 __all__ = [
     "MultiplyLinked",

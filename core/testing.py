@@ -29,7 +29,7 @@ Importing it imports nothing of the engine (pytest loads it in every run);
 
 import typing as _typing
 
-from ._testing import (
+from ._kit.fixtures import (
     Asked,
     CLIRunner,
     PegboardEnv,
@@ -86,7 +86,7 @@ __all__ = [
 ]
 
 if _typing.TYPE_CHECKING:
-    from ._plugincheck import PluginCheck, check_plugin
+    from ._engine.plugin_check import PluginCheck, check_plugin
 
 _LAZY = ("PluginCheck", "check_plugin")
 
@@ -94,7 +94,7 @@ _LAZY = ("PluginCheck", "check_plugin")
 def __getattr__(name: str) -> _typing.Any:
     if name not in _LAZY:
         raise AttributeError(f"module 'pegboard.testing' has no attribute {name!r}")
-    from . import _plugincheck
+    from ._engine import plugin_check as _plugincheck
 
     value = getattr(_plugincheck, name)
     globals()[name] = value

@@ -12,8 +12,8 @@ plugins (``plugins/``). A ``Path`` is what tests compare it by:
   code (a plugin's or a library's frame in between is not an edge of the core);
 - ``back_and_forth``: pairs of core modules each of which calls the other.
 
-tests/test_core_call_paths.py follows a Read, a Bash decision and an Agent
-call; ``uv run pytest tests/test_core_call_paths.py -s`` prints the files
+tests/core/engine/test_core_call_paths.py follows a Read, a Bash decision and an Agent
+call; ``uv run pytest tests/core/engine/test_core_call_paths.py -s`` prints the files
 each passes through and the calls between core modules (with
 ``CALL_PATHS_FUNCTIONS=1``, every function too).
 """

@@ -1,7 +1,7 @@
 """Local HTTP servers that speak the Anthropic Messages API (plain and
 streamed, the beta endpoint included), the OpenAI Chat Completions API and the
 OpenAI Responses API exactly, for the reference runners' tests, the adapters'
-and the examples' (tests/test_examples.py).
+and the examples' (tests/docs/test_examples.py).
 
 A server answers each request with the next step of its script. Every
 request it gets is checked against the official SDK's request types, and

@@ -19,7 +19,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, Field
 
 from pegboard import Tool, ToolContext, ToolResult, Vote, hookimpl
-from pegboard._decisions import PermissionRequest
+from pegboard._api.decisions import PermissionRequest
 
 
 class SleepIn(BaseModel):

@@ -136,7 +136,7 @@ def pg_store(postgres_database: str, user_config: Callable[[str], Path]) -> Iter
     url = f"{postgres_database}?options=-csearch_path%3D{schema}"
     user_config(f'[store]\nurl = "{url}"\n')
     yield url
-    from pegboard._store import dispose_all
+    from pegboard._services.store import dispose_all
 
     dispose_all()
     with psycopg.connect(conninfo, autocommit=True) as conn:

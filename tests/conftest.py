@@ -11,6 +11,14 @@ import pytest
 
 from pegboard.testing import PegboardEnv
 
+# Test modules import fixtures and helpers from each other by module name
+# (test_web_support, test_permissions_plugin), wherever their folder sits in
+# the tree that mirrors the code: every test folder is importable, as tests/
+# alone was when it was flat. Module names stay unique (pytest insists).
+for _folder in sorted({path.parent for path in Path(__file__).parent.rglob("test_*.py")}):
+    if str(_folder) not in sys.path:
+        sys.path.append(str(_folder))
+
 
 @pytest.fixture(autouse=True)
 def isolated_env(pegboard_env: PegboardEnv) -> Path:
@@ -39,7 +47,7 @@ def anyio_backend() -> str:
 def _close_stores() -> Iterator[None]:
     """Every test's store pools are closed after it (only if it used one)."""
     yield
-    store = sys.modules.get("pegboard._store")
+    store = sys.modules.get("pegboard._services.store")
     if store is not None:
         store.dispose_all()
 
@@ -72,7 +80,7 @@ def postgres_database() -> Iterator[str]:
         try:
             yield f"{POSTGRES_SERVER}/{name}"
         finally:
-            store = sys.modules.get("pegboard._store")
+            store = sys.modules.get("pegboard._services.store")
             if store is not None:
                 store.dispose_all()
             admin.execute(f'DROP DATABASE "{name}" WITH (FORCE)')
@@ -100,7 +108,7 @@ def store_url(request: pytest.FixtureRequest, isolated_env: Path) -> Iterator[st
     url = f"{database}?options=-csearch_path%3D{schema}"
     write_user_config(isolated_env, f'[store]\nurl = "{url}"\n')
     yield url
-    store = sys.modules.get("pegboard._store")
+    store = sys.modules.get("pegboard._services.store")
     if store is not None:
         store.dispose_all()
     with psycopg.connect(conninfo, autocommit=True) as conn:

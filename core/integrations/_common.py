@@ -10,10 +10,10 @@ from typing import TYPE_CHECKING, Any
 if TYPE_CHECKING:
     from collections.abc import Awaitable, Callable
 
-    from .._decisions import Answer
-    from .._session import Session
-    from .._streams import CallEvent
-    from .._tools import ToolResult
+    from .._api.decisions import Answer
+    from .._engine.session import Session
+    from .._engine.streams import CallEvent
+    from .._api.tools import ToolResult
 
 __all__ = ["OfferedTool", "data_url", "offered_tools", "require", "result_parts", "run_streamed", "text_of"]
 
@@ -54,7 +54,7 @@ def result_parts(result: ToolResult) -> list[tuple[str, Any]]:
     parts, as pegboard's own converters see the result (``_wire``): images of
     types the model APIs do not take, and other binary resources, are
     described in text."""
-    from .._wire import OPENAI_IMAGE_TYPES, parts_of, unsupported_image
+    from .._api.wire import OPENAI_IMAGE_TYPES, parts_of, unsupported_image
 
     parts: list[tuple[str, Any]] = []
     for kind, value in parts_of(result):
@@ -93,7 +93,7 @@ async def run_streamed(session: Session, name: str, arguments: Any, *, call_id: 
             try:
                 await on_output(text, event)
             except Exception as exc:  # the framework refused the event: the call goes on without it
-                from .._errors import report_failure
+                from .._util.errors import report_failure
 
                 report_failure(f"streaming the output of {name} to the framework", exc)
                 streaming = False

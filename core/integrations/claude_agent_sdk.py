@@ -35,7 +35,7 @@ require("claude_agent_sdk", "claude-agent-sdk")
 from claude_agent_sdk import McpSdkServerConfig, SdkMcpTool, create_sdk_mcp_server  # noqa: E402
 
 if TYPE_CHECKING:
-    from .._session import Session
+    from .._engine.session import Session
 
 __all__ = ["mcp_server"]
 

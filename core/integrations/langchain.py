@@ -58,9 +58,9 @@ from langchain_core.tools import BaseTool, StructuredTool, ToolException  # noqa
 if TYPE_CHECKING:
     from langgraph.prebuilt import ToolNode
 
-    from .._session import Session
-    from .._streams import CallEvent
-    from .._tools import ToolResult
+    from .._engine.session import Session
+    from .._engine.streams import CallEvent
+    from .._api.tools import ToolResult
 
 __all__ = ["images_after_tool_messages", "model", "tool_node", "tools"]
 

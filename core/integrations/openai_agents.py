@@ -40,8 +40,8 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from .._decisions import Answer
-from .._schemas import strict_schema
+from .._api.decisions import Answer
+from .._api.schemas import strict_schema
 from ._common import data_url, offered_tools, require, result_parts, text_of
 
 require("agents", "openai-agents")
@@ -59,8 +59,8 @@ from agents.run_config import CallModelData, ModelInputData  # noqa: E402
 from agents.tool_context import ToolContext  # noqa: E402
 
 if TYPE_CHECKING:
-    from .._session import Session
-    from .._tools import ToolResult
+    from .._engine.session import Session
+    from .._api.tools import ToolResult
 
 __all__ = ["function_tools", "images_after_tool_outputs"]
 

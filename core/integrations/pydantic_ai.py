@@ -32,7 +32,7 @@ from typing import TYPE_CHECKING, Any
 
 from dataclasses import dataclass
 
-from .._decisions import Answer
+from .._api.decisions import Answer
 from ._common import offered_tools, require, result_parts, run_streamed, text_of
 
 require("pydantic_ai", "pydantic-ai")
@@ -46,8 +46,8 @@ from pydantic_ai.toolsets.abstract import AbstractToolset, ToolsetTool  # noqa: 
 if TYPE_CHECKING:
     from pydantic_ai import RunContext
 
-    from .._session import Session
-    from .._tools import ToolResult
+    from .._engine.session import Session
+    from .._api.tools import ToolResult
 
 __all__ = ["PegboardOutput", "PegboardToolset"]
 
@@ -124,7 +124,7 @@ class PegboardToolset(AbstractToolset[Any]):
         if framework is None:
             return await run_streamed(self.session, name, tool_args, call_id=ctx.tool_call_id, approval=approval,
                                       on_output=output)
-        from .._tracing import FRAMEWORK_SPAN
+        from .._engine.tracing import FRAMEWORK_SPAN
 
         token = FRAMEWORK_SPAN.set(framework)
         try:
@@ -137,7 +137,7 @@ class PegboardToolset(AbstractToolset[Any]):
 def _framework_span(ctx: RunContext[Any]) -> Any:
     """pydantic-ai's own ``execute_tool`` span of this call, when the agent is
     instrumented and pegboard traces too (else None)."""
-    from .._tracing import tracer
+    from .._engine.tracing import tracer
 
     if tracer() is None:
         return None

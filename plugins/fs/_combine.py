@@ -1,5 +1,5 @@
 """Many path rules as one lookup: the ``combine`` protocol of the permission
-engine (``pegboard._permissions._Group``) for the fs plugin's matchers.
+engine (``pegboard._engine.permissions.engine._Group``) for the fs plugin's matchers.
 
 A ``PathRule`` matches a resolved path when the path lies under the rule's
 anchor, is not the anchor itself, and its relative text matches the rule's

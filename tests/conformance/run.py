@@ -104,7 +104,7 @@ def start_serve(home: Path) -> tuple[subprocess.Popen[bytes], str]:
     pegboard = Path(sys.executable).parent / "pegboard"
     # --no-auth: the suite's server scenarios (0.1.16) send no credential and its `server` command has
     # no option for a header, so this throwaway server, in a home of its own and stopped after the run,
-    # asks none. serve --http's own token is tested in tests/test_mcp_serve_auth.py.
+    # asks none. serve --http's own token is tested in tests/plugins/mcp/test_mcp_serve_auth.py.
     proc = subprocess.Popen([str(pegboard), "serve", "--cwd", str(project), "--http", f"127.0.0.1:{port}",
                              "--no-auth"],
                             env=env, stderr=subprocess.DEVNULL, start_new_session=True)

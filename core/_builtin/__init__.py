@@ -1,0 +1,1 @@
+"""The core's own tools (ToolSearch, the scratchpad, background tasks), as a plugin registers tools."""

@@ -1,0 +1,1 @@
+"""The pegboard command line (the public part is pegboard.cli)."""

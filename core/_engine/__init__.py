@@ -1,0 +1,1 @@
+"""Toolboxes, sessions, the call pipeline and the permission engine."""

@@ -1,0 +1,1 @@
+"""Deciding a call: rules, votes, the policy, protected paths, previews."""

@@ -1,0 +1,1 @@
+"""The plugin author's test kit behind pegboard.testing."""

@@ -1,0 +1,1 @@
+"""From files and entry points to plugins: config layers, trust, scope, plugins, hooks, descriptions."""

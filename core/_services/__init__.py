@@ -1,0 +1,1 @@
+"""What the engine keeps: the store and its tables, pending calls, the audit log."""

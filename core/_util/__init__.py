@@ -1,0 +1,1 @@
+"""Helpers with no pegboard imports: atomic writes, path facts, pegboard's folders, redaction."""
