@@ -33,17 +33,15 @@ class Notes:
     def pegboard_register_tools(self, register: Any) -> None:
         register(Tool(name="Note", handler=self.note, input_schema={
             "type": "object", "properties": {"text": {"type": "string"}}, "required": ["text"]},
-            permission="workspace", description="Keeps a note."))
+            permission="workspace", description="Keeps a note.", vote=self.vote))
 
     @staticmethod
     async def note(args: dict[str, Any], ctx: Any) -> str:
         ctx.emit("note.kept", {"text": args["text"]})
         return f"kept: {args['text']}"
 
-    @hookimpl
-    def pegboard_permission(self, request: Any, context: Any) -> Vote | None:
-        if request.tool.plugin != context.name:
-            return None
+    @staticmethod
+    def vote(request: Any) -> Vote:
         return Vote.ask("Note keeps what it is given", suggest=("Note",))
 
 
