@@ -490,14 +490,16 @@ class Toolbox:
         if status is None:
             close = nearest(name, self.statuses)
             hint = f" Did you mean {close}?" if close else ""
-            if not close and "__" in name:
+            siblings = []
+            if "__" in name:
                 # A tool of a group (an MCP server's) that is not there now:
-                # name what the group does offer (the sign-in tools, say).
+                # what the group does offer (the sign-in tools, say) says more
+                # than the one nearest name.
                 prefix = name.rsplit("__", 1)[0] + "__"
                 siblings = sorted(n for n in self.tools if n.startswith(prefix))
-                if siblings:
-                    more = f" and {len(siblings) - 8} more" if len(siblings) > 8 else ""
-                    hint = f" Offered under {prefix}: {', '.join(siblings[:8])}{more}."
+            if siblings:
+                more = f" and {len(siblings) - 8} more" if len(siblings) > 8 else ""
+                hint = f" Offered under {prefix}: {', '.join(siblings[:8])}{more}."
             return f"There is no tool called {name!r}.{hint}"
         if status.tool.absent is not None and status.status.startswith(ABSENT):
             return f"{name} is not available here: {status.tool.absent}."

@@ -13,6 +13,7 @@ mcp login`` or through the model's ``authenticate`` tools (``SignIn``).
 from __future__ import annotations
 
 import asyncio
+import logging
 import socket
 import time
 from collections.abc import Awaitable, Callable
@@ -64,6 +65,18 @@ def find_sign_in_required(exc: BaseException) -> SignInRequired | None:
             if linked is not None:
                 stack.append(linked)
     return None
+
+
+def _not_our_refusal(record: logging.LogRecord) -> bool:
+    """False for the SDK's traceback of a SignInRequired: the refusal is
+    pegboard's own and is reported where the call or listing fails."""
+    exc = record.exc_info[1] if record.exc_info else None
+    return exc is None or find_sign_in_required(exc) is None
+
+
+# The SDK logs every exception out of its auth flow with a traceback; with no
+# logging configured, Python prints it to the person's terminal.
+logging.getLogger("mcp.client.auth.oauth2").addFilter(_not_our_refusal)
 
 
 class _Storage(TokenStorage):
